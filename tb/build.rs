@@ -39,8 +39,8 @@ struct Variant<'a> {
     prefix: String,
     m: &'a Emitted,
     gate_level: bool,
-    opt: u8,
-    slow_opt: u8,
+    opt: String,
+    slow_opt: String,
     dir: PathBuf,
 }
 
@@ -131,7 +131,7 @@ fn generate(v: &Variant, shim_text: &str) -> Vec<cxx::Unit> {
     std::fs::create_dir_all(v.objdir()).unwrap();
     // Verilator's split of hot (per-cycle) and run-once code.
     let classes = std::fs::read_to_string(mdir.join(format!("V{}_classes.mk", v.prefix))).unwrap();
-    let mut files: Vec<(String, u8)> = Vec::new();
+    let mut files: Vec<(String, String)> = Vec::new();
     let mut section = "";
     for line in classes.lines() {
         let t = line.trim().trim_end_matches('\\').trim();
@@ -140,15 +140,15 @@ fn generate(v: &Variant, shim_text: &str) -> Vec<cxx::Unit> {
             continue;
         }
         let opt = match section {
-            "VM_CLASSES_FAST" | "VM_SUPPORT_FAST" => v.opt,
-            "VM_CLASSES_SLOW" | "VM_SUPPORT_SLOW" => v.slow_opt,
+            "VM_CLASSES_FAST" | "VM_SUPPORT_FAST" => v.opt.clone(),
+            "VM_CLASSES_SLOW" | "VM_SUPPORT_SLOW" => v.slow_opt.clone(),
             _ => continue,
         };
         if !t.is_empty() && !t.starts_with('#') {
             files.push((format!("{t}.cpp"), opt));
         }
     }
-    files.push((shim_path.file_name().unwrap().to_string_lossy().into_owned(), v.opt));
+    files.push((shim_path.file_name().unwrap().to_string_lossy().into_owned(), v.opt.clone()));
     bundle(&mdir, &v.objdir(), files)
 }
 
@@ -156,10 +156,10 @@ fn generate(v: &Variant, shim_text: &str) -> Vec<cxx::Unit> {
 /// verilated.h (about 1 s of parsing), so small files of one -O level are
 /// compiled together, as Verilator's own `__ALL.cpp` does; big ones alone,
 /// to spread them over the cores.
-fn bundle(mdir: &Path, objdir: &Path, files: Vec<(String, u8)>) -> Vec<cxx::Unit> {
+fn bundle(mdir: &Path, objdir: &Path, files: Vec<(String, String)>) -> Vec<cxx::Unit> {
     const ALONE: u64 = 128 * 1024;
     const BUNDLE: u64 = 512 * 1024;
-    let unit = |src: PathBuf, obj: &str, opt: u8, size: u64| cxx::Unit {
+    let unit = |src: PathBuf, obj: &str, opt: String, size: u64| cxx::Unit {
         src,
         obj: objdir.join(obj),
         opt,
@@ -167,9 +167,9 @@ fn bundle(mdir: &Path, objdir: &Path, files: Vec<(String, u8)>) -> Vec<cxx::Unit
         size,
     };
     let mut units = Vec::new();
-    let mut open: Vec<(u8, Vec<String>, u64)> = Vec::new(); // per -O level: files, bytes
+    let mut open: Vec<(String, Vec<String>, u64)> = Vec::new(); // per -O level: files, bytes
     let mut n = 0;
-    let mut flush = |opt: u8, group: Vec<String>, size: u64, units: &mut Vec<cxx::Unit>| {
+    let mut flush = |opt: String, group: Vec<String>, size: u64, units: &mut Vec<cxx::Unit>| {
         let name = format!("kvf_bundle{n}_O{opt}.cpp");
         n += 1;
         let text: String = group.iter().map(|f| format!("#include \"{f}\"\n")).collect();
@@ -247,8 +247,8 @@ fn main() {
                 prefix,
                 m,
                 gate_level: true,
-                opt: s.net_opt,
-                slow_opt: s.slow_opt,
+                opt: s.net_opt.clone(),
+                slow_opt: s.slow_opt.clone(),
                 dir: dir.join("net"),
             });
         }
@@ -256,8 +256,8 @@ fn main() {
             prefix: s.name.clone(),
             m,
             gate_level: false,
-            opt: s.opt,
-            slow_opt: s.slow_opt,
+            opt: s.opt.clone(),
+            slow_opt: s.slow_opt.clone(),
             dir: dir.join("rtl"),
         });
     }
@@ -290,7 +290,7 @@ fn main() {
 
     // Verilator's runtime, shared by all models.
     let rt_dir = out.join("verilated");
-    let rt_stamp = hash_hex(&[&identity, "runtime -O2"]);
+    let rt_stamp = hash_hex(&[&identity, "runtime -Os"]);
     let rt_fresh = up_to_date(&rt_dir, &rt_stamp);
     if !rt_fresh {
         let _ = std::fs::remove_dir_all(&rt_dir);
@@ -302,7 +302,7 @@ fn main() {
                 size: 8 * std::fs::metadata(&src).map(|m| m.len()).unwrap_or(0),
                 src,
                 obj: rt_dir.join(format!("{f}.o")),
-                opt: 2,
+                opt: "s".into(), // as verilated.mk (OPT_GLOBAL)
                 includes: vec![],
             });
         }

@@ -91,6 +91,7 @@ pub fn emit(unit: &str, params: &toml::Table, opts: &EmitOptions) -> Result<Emis
         (format!("{module}.json"), serde_json::to_string_pretty(&manifest).unwrap() + "\n"),
         (format!("{module}.sdc"), sdc(&manifest)),
         (format!("{module}.yosys.tcl"), yosys_script(&module)),
+        (format!("{module}.sta.tcl"), STA_TEMPLATE.replace("@MODULE@", &module)),
         (format!("{module}.config.mk"), orfs_config(&module, opts.clock_ns)),
     ];
     files.sort();
@@ -99,6 +100,7 @@ pub fn emit(unit: &str, params: &toml::Table, opts: &EmitOptions) -> Result<Emis
 
 const SDC_TEMPLATE: &str = include_str!("../../constraints/unit.sdc.in");
 const YOSYS_TEMPLATE: &str = include_str!("../../constraints/synth.tcl.in");
+const STA_TEMPLATE: &str = include_str!("../../constraints/sta.tcl.in");
 const ORFS_TEMPLATE: &str = include_str!("../../constraints/orfs.config.mk.in");
 
 fn sdc(m: &Manifest) -> String {

@@ -255,11 +255,11 @@ fn build_fp16(t: &toml::Table) -> Result<Built, GenError> {
             ("u", "units(x), 42-bit two's complement, combinational"),
             ("v", "value in units, 42-bit two's complement"),
             ("mode", "0 RD, 1 RU, 2 RNE"),
-            ("y", "FP16 of v rounded by mode, saturating; two advancing cycles later"),
+            ("y", "FP16 of v rounded by mode, saturating; three advancing cycles later"),
         ])
         .collect();
     let e = elaborate(Fp16Convert::default(), "fp16_convert", &docs)?;
-    Ok(Built { module: "fp16_convert".into(), params: json(&p), elaborated: e, latency: Some(2) })
+    Ok(Built { module: "fp16_convert".into(), params: json(&p), elaborated: e, latency: Some(3) })
 }
 
 const QUANTIZER_DOCS: &[(&str, &str)] = &[
@@ -293,16 +293,15 @@ fn build_quantizer(t: &toml::Table) -> Result<Built, GenError> {
     p.validate().map_err(|e| GenError(format!("oaken-quantizer: {e}")))?;
     let m = "oaken_quantizer";
     let d = QUANTIZER_DOCS;
-    // the divider width is 42 + inlier_bits (spec §2.7 ranges), at least 44;
-    // the third parameter packs 3 divisors per quotient step
+    // the second parameter packs 3 divisors (16 bits) per quotient step
     let e = match p.inlier_bits {
-        2 => elaborate(OakenQuantizer::<2, 44, 396>::new(&p), m, d),
-        3 => elaborate(OakenQuantizer::<3, 45, 540>::new(&p), m, d),
-        4 => elaborate(OakenQuantizer::<4, 46, 690>::new(&p), m, d),
-        5 => elaborate(OakenQuantizer::<5, 47, 846>::new(&p), m, d),
-        6 => elaborate(OakenQuantizer::<6, 48, 1008>::new(&p), m, d),
-        7 => elaborate(OakenQuantizer::<7, 49, 1176>::new(&p), m, d),
-        8 => elaborate(OakenQuantizer::<8, 50, 1350>::new(&p), m, d),
+        2 => elaborate(OakenQuantizer::<2, 144>::new(&p), m, d),
+        3 => elaborate(OakenQuantizer::<3, 192>::new(&p), m, d),
+        4 => elaborate(OakenQuantizer::<4, 240>::new(&p), m, d),
+        5 => elaborate(OakenQuantizer::<5, 288>::new(&p), m, d),
+        6 => elaborate(OakenQuantizer::<6, 336>::new(&p), m, d),
+        7 => elaborate(OakenQuantizer::<7, 384>::new(&p), m, d),
+        8 => elaborate(OakenQuantizer::<8, 432>::new(&p), m, d),
         _ => unreachable!("validated"),
     }?;
     let lat = Geometry::new(&p).latency as u32;

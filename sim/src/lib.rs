@@ -9,4 +9,5 @@ pub mod kvset;
 pub mod metrics;
 pub mod npy;
 pub mod oaken;
+pub mod shifter;
 pub mod testgen;

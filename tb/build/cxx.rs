@@ -12,7 +12,7 @@ use std::process::Command;
 pub struct Unit {
     pub src: PathBuf,
     pub obj: PathBuf,
-    pub opt: u8,
+    pub opt: String,
     pub includes: Vec<PathBuf>,
     /// Bytes of source, bundled files included (for scheduling).
     pub size: u64,

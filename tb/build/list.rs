@@ -11,12 +11,35 @@ struct File {
     model: Vec<Entry>,
 }
 
-#[derive(Deserialize, Clone, Copy)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct Defaults {
-    opt: u8,
-    net_opt: u8,
-    slow_opt: u8,
+    opt: Opt,
+    net_opt: Opt,
+    slow_opt: Opt,
+}
+
+/// A g++ -O level as written in the TOML: an integer 0..=3 or "s".
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum Opt {
+    Level(u8),
+    Name(String),
+}
+
+impl Opt {
+    fn flag(&self, path: &Path) -> String {
+        let s = match self {
+            Opt::Level(n) => n.to_string(),
+            Opt::Name(s) => s.clone(),
+        };
+        assert!(
+            matches!(s.as_str(), "0" | "1" | "2" | "3" | "s"),
+            "{}: C++ optimisation levels are 0, 1, 2, 3 or \"s\", got {s}",
+            path.display()
+        );
+        s
+    }
 }
 
 #[derive(Deserialize)]
@@ -28,9 +51,9 @@ struct Entry {
     params: toml::Table,
     #[serde(default)]
     netlist: bool,
-    opt: Option<u8>,
-    net_opt: Option<u8>,
-    slow_opt: Option<u8>,
+    opt: Option<Opt>,
+    net_opt: Option<Opt>,
+    slow_opt: Option<Opt>,
 }
 
 /// One entry of the list, defaults filled in.
@@ -39,9 +62,10 @@ pub struct ModelSpec {
     pub unit: String,
     pub params: toml::Table,
     pub netlist: bool,
-    pub opt: u8,
-    pub net_opt: u8,
-    pub slow_opt: u8,
+    /// g++ -O suffixes: "0".."3" or "s".
+    pub opt: String,
+    pub net_opt: String,
+    pub slow_opt: String,
 }
 
 pub fn read(path: &Path) -> Vec<ModelSpec> {
@@ -56,17 +80,14 @@ pub fn read(path: &Path) -> Vec<ModelSpec> {
             && !e.name.ends_with("_net");
         assert!(ok, "{}: model name '{}' must be a lowercase identifier not ending in _net", path.display(), e.name);
         assert!(!specs.iter().any(|s| s.name == e.name), "{}: model name '{}' is listed twice", path.display(), e.name);
-        for o in [e.opt, e.net_opt, e.slow_opt, Some(d.opt), Some(d.net_opt), Some(d.slow_opt)].into_iter().flatten() {
-            assert!(o <= 3, "{}: C++ optimisation levels are 0..=3, got {o}", path.display());
-        }
         specs.push(ModelSpec {
             name: e.name,
             unit: e.unit,
             params: e.params,
             netlist: e.netlist,
-            opt: e.opt.unwrap_or(d.opt),
-            net_opt: e.net_opt.unwrap_or(d.net_opt),
-            slow_opt: e.slow_opt.unwrap_or(d.slow_opt),
+            opt: e.opt.as_ref().unwrap_or(&d.opt).flag(path),
+            net_opt: e.net_opt.as_ref().unwrap_or(&d.net_opt).flag(path),
+            slow_opt: e.slow_opt.as_ref().unwrap_or(&d.slow_opt).flag(path),
         });
     }
     specs

@@ -1,29 +1,33 @@
 //! One lane of the quantization engine's second pass.
 //! Paper: Oaken §4.4 Eq. 4 (group shift and uniform code), §4.5 (fused
 //! dense-and-sparse encoding). Spec: docs/spec.md §2.5 (coded value and side),
-//! §2.7 (q = floor((2n + step) / (2 step))), §2.8 (dense slot and COO fields).
+//! §2.7 (q = floor((2n + step) / (2 step))), §5.3 (the divider), §2.8 (dense
+//! slot and COO fields).
 //!
-//! Stages (all advance on `en`): L1 classify and convert to units; L2 negate
-//! lower-side values of shifted groups; L3 n = +-x + offset[subgroup];
-//! L4 N = 2n + step[group]; then one restoring step per quotient bit; then
-//! the code, split into the dense slot and the COO fields.
+//! Stages (all advance on `en`): L1 classify, magnitude in units; L2 signed
+//! value, negated on the lower side of a shifted group; L3 n = v + offset of
+//! the subgroup; L4 the divider's normalised dividend; one restoring step
+//! per quotient bit; then the code, split into the dense slot and COO fields.
 
 use super::classify::Classify;
-use crate::prim::div_round::DivStep;
+use crate::prim::div_round::{DivStep, NW};
 use crate::prim::fp16::{Fp16ToUnits, FX};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
 
+/// Offsets of the five subgroups, 42 bits each.
 pub const OFFW: usize = 5 * FX;
-pub const STEPW: usize = 3 * FX;
+/// Divisor fields of the three groups, 32 bits each: [15:0] m, [23:16] the
+/// right shift e-1, [24] shift left by one instead (e = 0), [25] step = 0
+/// (spec §5.3).
+pub const NORMW: usize = 96;
 
-/// `IB` = inlier_bits (dense slot width); `WD` = divider width, which must
-/// hold 2n + step and 2 step << IB (spec §2.7 ranges: 42 + IB bits);
-/// `D2W` = 3 * (IB + 1) * WD, the packed per-step divisors. Token-level
-/// inputs are packed buses: a child's port cannot be a `Vec` when the
-/// children are themselves a `Vec` (rust-hdl resolves one index per name).
+/// `IB` = inlier_bits (dense slot width); `D2W` = 48 * (IB + 1): per quotient
+/// step and group, 2m as 16 bits. Token-level inputs are packed buses: a
+/// child's port cannot be a `Vec` when the children are themselves a `Vec`
+/// (rust-hdl resolves one index per name).
 #[derive(LogicBlock)]
-pub struct EncodeLane<const IB: usize, const WD: usize, const D2W: usize> {
+pub struct EncodeLane<const IB: usize, const D2W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Pipeline advance.
@@ -34,11 +38,11 @@ pub struct EncodeLane<const IB: usize, const WD: usize, const D2W: usize> {
     pub k_lo_i: Signal<In, Bits<16>>,
     pub k_hi_i: Signal<In, Bits<16>>,
     pub k_hi_o: Signal<In, Bits<16>>,
-    /// L3: offset of subgroup s at [42s+41:42s]: n = (negated ? -x : x) + off.
+    /// L3: offset of subgroup s at [42s+41:42s]: n = v + off.
     pub off: Signal<In, Bits<OFFW>>,
-    /// L4: step of group g at [42g+41:42g], in units.
-    pub step: Signal<In, Bits<STEPW>>,
-    /// Step j: 2 * step of group g at slot j*3 + g, WD bits each.
+    /// L4: divisor fields of group g at [32g+31:32g].
+    pub norm: Signal<In, Bits<NORMW>>,
+    /// Step j: 2m of group g at slot j*3 + g, 16 bits each.
     pub d2: Signal<In, Bits<D2W>>,
     /// Dense slot.
     pub dense: Signal<Out, Bits<IB>>,
@@ -50,59 +54,65 @@ pub struct EncodeLane<const IB: usize, const WD: usize, const D2W: usize> {
     pub hi: Signal<Out, Bit>,
     cls: Classify,
     conv: Fp16ToUnits,
-    l1_xu: Reg<Bits<FX>>,
+    l1_mag: Reg<Bits<FX>>,
+    l1_neg: Reg<Bit>,
     l1_sg: Reg<Bits<3>>,
-    l2_xs: Reg<Bits<FX>>,
+    l2_v: Reg<Bits<FX>>,
     l2_sg: Reg<Bits<3>>,
     l3_n: Reg<Bits<FX>>,
     l3_g: Reg<Bits<2>>,
     l3_side: Reg<Bit>,
-    // index 0 after L4, j+1 after step j (rem only while steps remain)
-    rem: Vec<Reg<Bits<WD>>>,
+    // index 0 after L4, j+1 after step j (remainder only while steps remain)
+    rem: Vec<Reg<Bits<NW>>>,
     q: Vec<Reg<Bits<16>>>,
     g: Vec<Reg<Bits<2>>>,
     side: Vec<Reg<Bit>>,
     dz: Vec<Reg<Bit>>,
-    steps: Vec<DivStep<WD>>,
+    steps: Vec<DivStep<NW>>,
     out_dense: Reg<Bits<IB>>,
     out_keep: Reg<Bit>,
     out_grp: Reg<Bit>,
     out_hi: Reg<Bit>,
     // locals
+    flip: Signal<Local, Bit>,
     offv: Signal<Local, Bits<FX>>,
-    stepv: Signal<Local, Bits<FX>>,
-    dsh: Signal<Local, Bits<WD>>,
+    nf: Signal<Local, Bits<32>>,
+    shamt: Signal<Local, Bits<FX>>,
+    d2v: Signal<Local, Bits<16>>,
+    dsh: Signal<Local, Bits<NW>>,
     qf: Signal<Local, Bits<16>>,
     sidev: Signal<Local, Bit>,
     off_at: Vec<Constant<Bits<32>>>,
-    step_at: Vec<Constant<Bits<32>>>,
+    norm_at: Vec<Constant<Bits<32>>>,
     d2_at: Vec<Constant<Bits<32>>>,
     sgc: Vec<Constant<Bits<3>>>,
     gc: Vec<Constant<Bits<2>>>,
-    sh: Vec<Constant<Bits<WD>>>,
+    sh: Vec<Constant<Bits<NW>>>,
+    f_sh: Constant<Bits<32>>,
+    f_left: Constant<Bits<32>>,
+    f_dz: Constant<Bits<32>>,
     zero_fx: Constant<Bits<FX>>,
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
-    one_wd: Constant<Bits<WD>>,
+    one_fx: Constant<Bits<FX>>,
     /// Middle-group dense slot: code bits kept, and where the side goes
     /// (spec §2.5; the side is kept only in shifted mode).
     mid_mask: Constant<Bits<16>>,
     sh_side: Constant<Bits<IB>>,
     mid_side: Constant<Bit>,
     hi_bit: Constant<Bits<32>>,
-    /// The middle group is shifted (spec §2.5): its lower side is negated
-    /// and its code carries the side.
-    _mid_shifted: usize,
-    _mid_plain: usize,
     _q: usize,
 }
 
-impl<const IB: usize, const WD: usize, const D2W: usize> EncodeLane<IB, WD, D2W> {
+impl<const IB: usize, const D2W: usize> EncodeLane<IB, D2W> {
     pub fn new(mid_shifted: bool) -> Self {
-        assert!((2..=8).contains(&IB) && WD >= 44.max(42 + IB) && D2W == 3 * (IB + 1) * WD);
+        assert!((2..=8).contains(&IB) && D2W == 48 * (IB + 1));
         let q = IB + 1;
         fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
             (0..n).map(|_| Reg::default()).collect()
+        }
+        fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
+            Constant::new(v.into())
         }
         EncodeLane {
             clock: Default::default(),
@@ -114,7 +124,7 @@ impl<const IB: usize, const WD: usize, const D2W: usize> EncodeLane<IB, WD, D2W>
             k_hi_i: Default::default(),
             k_hi_o: Default::default(),
             off: Default::default(),
-            step: Default::default(),
+            norm: Default::default(),
             d2: Default::default(),
             dense: Default::default(),
             keep: Default::default(),
@@ -122,9 +132,10 @@ impl<const IB: usize, const WD: usize, const D2W: usize> EncodeLane<IB, WD, D2W>
             hi: Default::default(),
             cls: Classify::default(),
             conv: Fp16ToUnits::default(),
-            l1_xu: Reg::default(),
+            l1_mag: Reg::default(),
+            l1_neg: Reg::default(),
             l1_sg: Reg::default(),
-            l2_xs: Reg::default(),
+            l2_v: Reg::default(),
             l2_sg: Reg::default(),
             l3_n: Reg::default(),
             l3_g: Reg::default(),
@@ -139,27 +150,31 @@ impl<const IB: usize, const WD: usize, const D2W: usize> EncodeLane<IB, WD, D2W>
             out_keep: Reg::default(),
             out_grp: Reg::default(),
             out_hi: Reg::default(),
+            flip: Default::default(),
             offv: Default::default(),
-            stepv: Default::default(),
+            nf: Default::default(),
+            shamt: Default::default(),
+            d2v: Default::default(),
             dsh: Default::default(),
             qf: Default::default(),
             sidev: Default::default(),
-            off_at: (0..5).map(|i| Constant::new(((FX * i) as u64).into())).collect(),
-            step_at: (0..3).map(|i| Constant::new(((FX * i) as u64).into())).collect(),
-            d2_at: (0..3 * q).map(|i| Constant::new(((WD * i) as u64).into())).collect(),
-            sgc: (0..5).map(|i| Constant::new((i as u64).into())).collect(),
-            gc: (0..3).map(|i| Constant::new((i as u64).into())).collect(),
-            sh: (0..q - 1).map(|j| Constant::new(((q - 1 - j) as u64).into())).collect(),
-            zero_fx: Constant::new(0u64.into()),
-            zero16: Constant::new(0u64.into()),
-            one16: Constant::new(1u64.into()),
-            one_wd: Constant::new(1u64.into()),
-            mid_mask: Constant::new((if mid_shifted { (1u64 << (IB - 1)) - 1 } else { (1u64 << IB) - 1 }).into()),
-            sh_side: Constant::new(((IB - 1) as u64).into()),
+            off_at: (0..5).map(|i| c((FX * i) as u64)).collect(),
+            norm_at: (0..3).map(|i| c(32 * i as u64)).collect(),
+            d2_at: (0..3 * q).map(|i| c(16 * i as u64)).collect(),
+            sgc: (0..5).map(|i| c(i as u64)).collect(),
+            gc: (0..3).map(|i| c(i as u64)).collect(),
+            sh: (0..q - 1).map(|j| c((q - 1 - j) as u64)).collect(),
+            f_sh: c(16),
+            f_left: c(24),
+            f_dz: c(25),
+            zero_fx: c(0),
+            zero16: c(0),
+            one16: c(1),
+            one_fx: c(1),
+            mid_mask: c(if mid_shifted { (1u64 << (IB - 1)) - 1 } else { (1u64 << IB) - 1 }),
+            sh_side: c((IB - 1) as u64),
             mid_side: Constant::new(mid_shifted),
-            hi_bit: Constant::new((IB as u64).into()),
-            _mid_shifted: mid_shifted as usize,
-            _mid_plain: !mid_shifted as usize,
+            hi_bit: c(IB as u64),
             _q: q,
         }
     }
@@ -170,13 +185,14 @@ impl<const IB: usize, const WD: usize, const D2W: usize> EncodeLane<IB, WD, D2W>
     }
 }
 
-impl<const IB: usize, const WD: usize, const D2W: usize> Logic for EncodeLane<IB, WD, D2W> {
+impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, l1_xu, l1_sg, l2_xs, l2_sg, l3_n, l3_g, l3_side, out_dense, out_keep, out_grp, out_hi);
-        self.l1_xu.reset.next = self.reset.val();
+        clock!(self, clock, l1_mag, l1_neg, l1_sg, l2_v, l2_sg, l3_n, l3_g, l3_side, out_dense, out_keep, out_grp, out_hi);
+        self.l1_mag.reset.next = self.reset.val();
+        self.l1_neg.reset.next = self.reset.val();
         self.l1_sg.reset.next = self.reset.val();
-        self.l2_xs.reset.next = self.reset.val();
+        self.l2_v.reset.next = self.reset.val();
         self.l2_sg.reset.next = self.reset.val();
         self.l3_n.reset.next = self.reset.val();
         self.l3_g.reset.next = self.reset.val();
@@ -185,9 +201,10 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for EncodeLane<IB
         self.out_keep.reset.next = self.reset.val();
         self.out_grp.reset.next = self.reset.val();
         self.out_hi.reset.next = self.reset.val();
-        self.l1_xu.en.next = self.en.val();
+        self.l1_mag.en.next = self.en.val();
+        self.l1_neg.en.next = self.en.val();
         self.l1_sg.en.next = self.en.val();
-        self.l2_xs.en.next = self.en.val();
+        self.l2_v.en.next = self.en.val();
         self.l2_sg.en.next = self.en.val();
         self.l3_n.en.next = self.en.val();
         self.l3_g.en.next = self.en.val();
@@ -204,20 +221,19 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for EncodeLane<IB
         self.cls.k_hi_i.next = self.k_hi_i.val();
         self.cls.k_hi_o.next = self.k_hi_o.val();
         self.conv.x.next = self.x.val();
-        self.l1_xu.d.next = self.conv.u.val();
+        self.l1_mag.d.next = self.conv.mag.val();
+        self.l1_neg.d.next = self.conv.neg.val();
         self.l1_sg.d.next = self.cls.sg.val();
 
-        // L2: lower sides of shifted groups code lo_T - x (spec §2.5)
+        // L2: v = x, or lo_T - x on the lower side of a shifted group; the
+        // threshold part is in the offset (spec §2.5)
+        self.flip.next = (self.l1_sg.q.val() == self.sgc[0].val())
+            | (self.mid_side.val() & (self.l1_sg.q.val() == self.sgc[1].val()));
+        self.l2_v.d.next = self.l1_mag.q.val();
+        if self.l1_neg.q.val() ^ self.flip.val() {
+            self.l2_v.d.next = self.zero_fx.val() - self.l1_mag.q.val();
+        }
         self.l2_sg.d.next = self.l1_sg.q.val();
-        self.l2_xs.d.next = self.l1_xu.q.val();
-        if self.l1_sg.q.val() == self.sgc[0].val() {
-            self.l2_xs.d.next = self.zero_fx.val() - self.l1_xu.q.val();
-        }
-        for _s in 0..self._mid_shifted {
-            if self.l1_sg.q.val() == self.sgc[1].val() {
-                self.l2_xs.d.next = self.zero_fx.val() - self.l1_xu.q.val();
-            }
-        }
 
         // L3: n, group and side
         self.offv.next = self.off.val().get_bits::<FX>(self.off_at[4].val().index());
@@ -233,10 +249,11 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for EncodeLane<IB
         if self.l2_sg.q.val() == self.sgc[2].val() {
             self.l3_g.d.next = self.gc[2].val();
         }
-        self.l3_n.d.next = self.l2_xs.q.val() + self.offv.val();
+        self.l3_n.d.next = self.l2_v.q.val() + self.offv.val();
         self.l3_side.d.next = (self.l2_sg.q.val() == self.sgc[3].val()) | (self.l2_sg.q.val() == self.sgc[4].val());
 
-        // L4: N = 2n + step
+        // L4: the normalised dividend N' = (n >> (e-1)) + m, or 2n + m when
+        // e = 0 (spec §5.3)
         for i in 0..self._q {
             self.rem[i].clock.next = self.clock.val();
             self.rem[i].reset.next = self.reset.val();
@@ -256,21 +273,26 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for EncodeLane<IB
             self.dz[i].reset.next = self.reset.val();
             self.dz[i].en.next = self.en.val();
         }
-        self.stepv.next = self.step.val().get_bits::<FX>(self.step_at[0].val().index());
+        self.nf.next = self.norm.val().get_bits::<32>(self.norm_at[0].val().index());
         if self.l3_g.q.val() == self.gc[1].val() {
-            self.stepv.next = self.step.val().get_bits::<FX>(self.step_at[1].val().index());
+            self.nf.next = self.norm.val().get_bits::<32>(self.norm_at[1].val().index());
         }
         if self.l3_g.q.val() == self.gc[2].val() {
-            self.stepv.next = self.step.val().get_bits::<FX>(self.step_at[2].val().index());
+            self.nf.next = self.norm.val().get_bits::<32>(self.norm_at[2].val().index());
         }
-        self.rem[0].d.next = (bit_cast::<WD, FX>(self.l3_n.q.val()) << self.one_wd.val())
-            + bit_cast::<WD, FX>(self.stepv.val());
+        self.shamt.next = bit_cast::<FX, 8>(self.nf.val().get_bits::<8>(self.f_sh.val().index()));
+        self.rem[0].d.next = bit_cast::<NW, FX>(self.l3_n.q.val() >> self.shamt.val())
+            + bit_cast::<NW, 16>(self.nf.val().get_bits::<16>(0));
+        if self.nf.val().get_bit(self.f_left.val().index()) {
+            self.rem[0].d.next = bit_cast::<NW, FX>(self.l3_n.q.val() << self.one_fx.val())
+                + bit_cast::<NW, 16>(self.nf.val().get_bits::<16>(0));
+        }
         self.q[0].d.next = self.zero16.val();
         self.g[0].d.next = self.l3_g.q.val();
         self.side[0].d.next = self.l3_side.q.val();
-        self.dz[0].d.next = self.stepv.val() == self.zero_fx.val();
+        self.dz[0].d.next = self.nf.val().get_bit(self.f_dz.val().index());
 
-        // quotient steps, most significant bit first
+        // quotient steps against 2m * 2^(Q-1-j), most significant bit first
         for j in 0..self._q {
             self.g[j + 1].d.next = self.g[j].q.val();
             self.side[j + 1].d.next = self.side[j].q.val();
@@ -278,15 +300,16 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for EncodeLane<IB
             self.q[j + 1].d.next = self.q[j].q.val() << self.one16.val();
         }
         for j in 0..(self._q - 1) {
-            self.dsh.next = self.d2.val().get_bits::<WD>(self.d2_at[3 * j].val().index()) << self.sh[j].val();
+            self.d2v.next = self.d2.val().get_bits::<16>(self.d2_at[3 * j].val().index());
             if self.g[j].q.val() == self.gc[1].val() {
-                self.dsh.next = self.d2.val().get_bits::<WD>(self.d2_at[3 * j + 1].val().index()) << self.sh[j].val();
+                self.d2v.next = self.d2.val().get_bits::<16>(self.d2_at[3 * j + 1].val().index());
             }
             if self.g[j].q.val() == self.gc[2].val() {
-                self.dsh.next = self.d2.val().get_bits::<WD>(self.d2_at[3 * j + 2].val().index()) << self.sh[j].val();
+                self.d2v.next = self.d2.val().get_bits::<16>(self.d2_at[3 * j + 2].val().index());
             }
+            self.dsh.next = bit_cast::<NW, 16>(self.d2v.val());
             self.steps[j].rem.next = self.rem[j].q.val();
-            self.steps[j].dsh.next = self.dsh.val();
+            self.steps[j].dsh.next = self.dsh.val() << self.sh[j].val();
             self.rem[j + 1].d.next = self.steps[j].rem_out.val();
             if self.steps[j].take.val() {
                 self.q[j + 1].d.next = (self.q[j].q.val() << self.one16.val()) | self.one16.val();
@@ -294,13 +317,14 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for EncodeLane<IB
         }
         for j in (self._q - 1)..self._q {
             // the last step only compares
-            self.dsh.next = self.d2.val().get_bits::<WD>(self.d2_at[3 * j].val().index());
+            self.d2v.next = self.d2.val().get_bits::<16>(self.d2_at[3 * j].val().index());
             if self.g[j].q.val() == self.gc[1].val() {
-                self.dsh.next = self.d2.val().get_bits::<WD>(self.d2_at[3 * j + 1].val().index());
+                self.d2v.next = self.d2.val().get_bits::<16>(self.d2_at[3 * j + 1].val().index());
             }
             if self.g[j].q.val() == self.gc[2].val() {
-                self.dsh.next = self.d2.val().get_bits::<WD>(self.d2_at[3 * j + 2].val().index());
+                self.d2v.next = self.d2.val().get_bits::<16>(self.d2_at[3 * j + 2].val().index());
             }
+            self.dsh.next = bit_cast::<NW, 16>(self.d2v.val());
             if self.rem[j].q.val() >= self.dsh.val() {
                 self.q[j + 1].d.next = (self.q[j].q.val() << self.one16.val()) | self.one16.val();
             }

@@ -15,7 +15,7 @@
 //! whole.
 
 use super::classify::{Classify, Key, Sanitize};
-use super::encode_lane::{EncodeLane, OFFW, STEPW};
+use super::encode_lane::{EncodeLane, NORMW, OFFW};
 use super::extremes::{ExtremeTree, MinMax4, NODE, SUBGROUPS, TAG};
 use super::table::ThresholdTable;
 use super::token_params::TokenParams;
@@ -78,7 +78,7 @@ impl Geometry {
 }
 
 #[derive(LogicBlock)]
-pub struct OakenQuantizer<const IB: usize, const WD: usize, const D2W: usize> {
+pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // threshold table write port (spec §2.3)
@@ -175,22 +175,47 @@ pub struct OakenQuantizer<const IB: usize, const WD: usize, const D2W: usize> {
     rd_first: Signal<Local, Bit>,
     bc_out: Reg<Bits<16>>,
     p0_x: Vec<Reg<Bits<16>>>,
-    p0_rec: Reg<Bits<160>>,
+    p0_thr: Reg<Bits<64>>,
+    p0_step: Vec<Reg<Bits<16>>>,
     p0_key: Vec<Key>,
-    p1_conv: Vec<Fp16ToUnits>,
-    p1_u: Vec<Reg<Bits<FX>>>,
+    // token values: P0 magnitude and sign of lo_outer, hi_outer, the three
+    // minima (and lo_inner, hi_inner when the middle group is shifted),
+    // converted from the FIFO's output; P1 each signed or negated as its
+    // offset needs it; P2 the five offsets; divisor fields P1..P3
+    p0_conv: Vec<Fp16ToUnits>,
+    p0_mag: Vec<Reg<Bits<FX>>>,
+    p0_neg: Vec<Reg<Bit>>,
+    p1_t: Vec<Reg<Bits<FX>>>,
+    p1_norm: Vec<Reg<Bits<32>>>,
+    p2_norm: Vec<Reg<Bits<32>>>,
+    p3_norm: Vec<Reg<Bits<32>>>,
     p2_off: Vec<Reg<Bits<FX>>>,
-    p2_step: Vec<Reg<Bits<FX>>>,
-    p3_step: Vec<Reg<Bits<FX>>>,
-    dd: Vec<Reg<Bits<WD>>>,
-    lane: Vec<EncodeLane<IB, WD, D2W>>,
+    // 2m per group along the quotient steps, at j*3 + g
+    dd: Vec<Reg<Bits<16>>>,
+    lane: Vec<EncodeLane<IB, D2W>>,
     off_bus: Signal<Local, Bits<OFFW>>,
-    step_bus: Signal<Local, Bits<STEPW>>,
+    norm_bus: Signal<Local, Bits<NORMW>>,
     d2_bus: Signal<Local, Bits<D2W>>,
-    wtmp: Signal<Local, Bits<WD>>,
     off_sh: Vec<Constant<Bits<OFFW>>>,
-    step_sh: Vec<Constant<Bits<STEPW>>>,
+    norm_sh: Vec<Constant<Bits<NORMW>>>,
     d2_sh: Vec<Constant<Bits<D2W>>>,
+    // step FP16 -> divisor fields (spec §5.3)
+    sfp: Signal<Local, Bits<16>>,
+    sexp: Signal<Local, Bits<16>>,
+    smant: Signal<Local, Bits<16>>,
+    shv: Signal<Local, Bits<16>>,
+    nfield: Signal<Local, Bits<32>>,
+    ntmp: Signal<Local, Bits<32>>,
+    htmp16: Signal<Local, Bits<16>>,
+    exp_lo: Constant<Bits<16>>,
+    x1f: Constant<Bits<16>>,
+    mant_mask: Constant<Bits<16>>,
+    imp_bit: Constant<Bits<16>>,
+    two16: Constant<Bits<16>>,
+    f_sh32: Constant<Bits<32>>,
+    f_left32: Constant<Bits<32>>,
+    f_dz32: Constant<Bits<32>>,
+    one32: Constant<Bits<32>>,
     // per-beat valid, first, last and COO index base (beat * lanes mod 64)
     // along pass 2 (P0..assembly)
     pv: Vec<Reg<Bit>>,
@@ -211,6 +236,7 @@ pub struct OakenQuantizer<const IB: usize, const WD: usize, const D2W: usize> {
     zl: Vec<Reg<Bit>>,
     out_fire: Signal<Local, Bit>,
     stmp: Signal<Local, Bits<FX>>,
+    wantn: Signal<Local, Bit>,
     gtmp: Signal<Local, Bit>,
     htmp: Signal<Local, Bit>,
     st_d: Signal<Local, Bits<2>>,
@@ -219,11 +245,12 @@ pub struct OakenQuantizer<const IB: usize, const WD: usize, const D2W: usize> {
     lane_idx: Vec<Constant<Bits<8>>>,
     seg_idx: Vec<Constant<Bits<16>>>,
     byte_off: Vec<Constant<Bits<32>>>,
-    rec_off: Vec<Constant<Bits<32>>>,
+    step_off: Vec<Constant<Bits<32>>>,
     rec_sh: Vec<Constant<Bits<160>>>,
     thr_off: Vec<Constant<Bits<32>>>,
-    /// Set fields converted in pass 2: lo_outer, hi_outer, lo_inner, hi_inner.
+    /// Record fields converted at P0, and whether P1 negates each.
     cvt_off: Vec<Constant<Bits<32>>>,
+    want_neg: Vec<Constant<Bit>>,
     last_beat: Constant<Bits<16>>,
     buf_depth: Constant<Bits<16>>,
     seg_shift: Constant<Bits<16>>,
@@ -235,7 +262,6 @@ pub struct OakenQuantizer<const IB: usize, const WD: usize, const D2W: usize> {
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
     zero_fx: Constant<Bits<FX>>,
-    one_wd: Constant<Bits<WD>>,
     absent: Constant<Bits<NODE>>,
     tag_beat: Constant<Bits<32>>,
     tag_first: Constant<Bits<32>>,
@@ -262,7 +288,7 @@ pub struct OakenQuantizer<const IB: usize, const WD: usize, const D2W: usize> {
     _p1n: usize,
 }
 
-impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, D2W> {
+impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
     pub fn new(p: &OakenParams) -> Self {
         p.validate().expect("parameters are validated by the generator");
         assert_eq!(p.inlier_bits as usize, IB);
@@ -270,7 +296,7 @@ impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, 
         let l = g.lanes;
         let s = g.segments;
         let q = IB + 1;
-        let p2 = EncodeLane::<IB, WD, D2W>::latency();
+        let p2 = EncodeLane::<IB, D2W>::latency();
         let zl = ZeroRemove::<8>::latency(l, SHIFTER_PIPELINE);
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
         let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|gr| p.coding(gr).levels_minus_one());
@@ -285,9 +311,9 @@ impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, 
             Constant::new(v.into())
         }
         let bytes = 12 + s;
-        // pass-2 conversions: lo_outer, hi_outer, 3 minima, 3 steps, and the
-        // inner thresholds when the middle group is shifted
-        let p1n = if mid_shifted { 10 } else { 8 };
+        // pass-2 conversions: lo_outer, hi_outer, 3 minima, and the inner
+        // thresholds when the middle group is shifted
+        let p1n = if mid_shifted { 7 } else { 5 };
         OakenQuantizer {
             clock: Default::default(),
             reset: Default::default(),
@@ -376,22 +402,41 @@ impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, 
             rd_first: Default::default(),
             bc_out: Reg::default(),
             p0_x: regs(l),
-            p0_rec: Reg::default(),
+            p0_thr: Reg::default(),
+            p0_step: regs(3),
             p0_key: (0..4).map(|_| Key::default()).collect(),
-            p1_conv: (0..p1n).map(|_| Fp16ToUnits::default()).collect(),
-            p1_u: regs(p1n),
+            p0_conv: (0..p1n).map(|_| Fp16ToUnits::default()).collect(),
+            p0_mag: regs(p1n),
+            p0_neg: regs(p1n),
+            p1_t: regs(p1n),
+            p1_norm: regs(3),
+            p2_norm: regs(3),
+            p3_norm: regs(3),
             p2_off: regs(5),
-            p2_step: regs(3),
-            p3_step: regs(3),
             dd: regs(3 * q),
             lane: (0..l).map(|_| EncodeLane::new(mid_shifted)).collect(),
             off_bus: Default::default(),
-            step_bus: Default::default(),
+            norm_bus: Default::default(),
             d2_bus: Default::default(),
-            wtmp: Default::default(),
             off_sh: (0..5).map(|i| c((FX * i) as u64)).collect(),
-            step_sh: (0..3).map(|i| c((FX * i) as u64)).collect(),
-            d2_sh: (0..3 * q).map(|i| c((WD * i) as u64)).collect(),
+            norm_sh: (0..3).map(|i| c(32 * i as u64)).collect(),
+            d2_sh: (0..3 * q).map(|i| c(16 * i as u64)).collect(),
+            sfp: Default::default(),
+            sexp: Default::default(),
+            smant: Default::default(),
+            shv: Default::default(),
+            nfield: Default::default(),
+            ntmp: Default::default(),
+            htmp16: Default::default(),
+            exp_lo: c(10),
+            x1f: c(0x1F),
+            mant_mask: c(0x3FF),
+            imp_bit: c(0x400),
+            two16: c(2),
+            f_sh32: c(16),
+            f_left32: c(24),
+            f_dz32: c(25),
+            one32: c(1),
             pv: regs(p2 + 1),
             pf: regs(p2 + 1),
             pl: regs(p2 + 1),
@@ -407,6 +452,7 @@ impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, 
             zl: regs(zl),
             out_fire: Default::default(),
             stmp: Default::default(),
+            wantn: Default::default(),
             gtmp: Default::default(),
             htmp: Default::default(),
             st_d: Default::default(),
@@ -414,10 +460,11 @@ impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, 
             seg_idx: (0..s).map(|i| c(i as u64)).collect(),
             // metadata bytes 0..11 come from record bits 64.. (min, step pairs)
             byte_off: (0..12).map(|i| c(64 + 8 * i as u64)).collect(),
-            rec_off: (0..6).map(|i| c(64 + 16 * i as u64)).collect(),
+            step_off: (0..3).map(|g| c(80 + 32 * g as u64)).collect(),
             rec_sh: (0..6).map(|i| c(64 + 16 * i as u64)).collect(),
             thr_off: (0..4).map(|i| c(16 * i as u64)).collect(),
-            cvt_off: [0u64, 48, 16, 32][..p1n - 6].iter().map(|&o| c(o)).collect(),
+            cvt_off: [0u64, 48, 64, 96, 128, 16, 32][..p1n].iter().map(|&o| c(o)).collect(),
+            want_neg: [false, true, true, true, true, false, true][..p1n].iter().map(|&b| Constant::new(b)).collect(),
             last_beat: c((g.beats - 1) as u64),
             buf_depth: c(g.buffer as u64),
             seg_shift: c(g.seg_shift as u64),
@@ -429,7 +476,6 @@ impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, 
             zero16: c(0),
             one16: c(1),
             zero_fx: c(0),
-            one_wd: c(1),
             absent: c(0),
             tag_beat: c(64),
             tag_first: c(80),
@@ -456,7 +502,7 @@ impl<const IB: usize, const WD: usize, const D2W: usize> OakenQuantizer<IB, WD, 
     }
 }
 
-impl<const IB: usize, const WD: usize, const D2W: usize> Logic for OakenQuantizer<IB, WD, D2W> {
+impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
     #[hdl_gen]
     fn update(&mut self) {
         // ---------------- threshold table ----------------
@@ -474,7 +520,7 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for OakenQuantize
         clock!(
             self, clock, ready, alloc, bc_in, i0_v, i0_first, i0_last, i0_beat, i0_layer, i0_kv, i1_v, i1_first,
             i1_last, i1_beat, i1_set, i1_oob, thr_hold, oob_hold, i2_v, i2_tag, acc_nf, tok_v, tok_thr,
-            tok_status, bc_out, p0_rec
+            tok_status, bc_out, p0_thr
         );
         self.ready.reset.next = self.reset.val();
         self.alloc.reset.next = self.reset.val();
@@ -500,7 +546,7 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for OakenQuantize
         self.tok_thr.reset.next = self.reset.val();
         self.tok_status.reset.next = self.reset.val();
         self.bc_out.reset.next = self.reset.val();
-        self.p0_rec.reset.next = self.reset.val();
+        self.p0_thr.reset.next = self.reset.val();
 
         // Pass 2 issue (first, since pass 1's credit counts its reads): the
         // whole pass advances when its output register is empty or taken.
@@ -741,8 +787,14 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for OakenQuantize
             self.bc_out.d.next = self.zero16.val();
         }
         // P0: the beat, and its token's record (loaded at the first beat)
-        self.p0_rec.en.next = self.rd_beat.val() & self.rd_first.val();
-        self.p0_rec.d.next = self.cf_rec.rdata.val();
+        self.p0_thr.en.next = self.rd_beat.val() & self.rd_first.val();
+        self.p0_thr.d.next = self.cf_rec.rdata.val().get_bits::<64>(0);
+        for g in 0..3 {
+            self.p0_step[g].clock.next = self.clock.val();
+            self.p0_step[g].reset.next = self.reset.val();
+            self.p0_step[g].en.next = self.rd_beat.val() & self.rd_first.val();
+            self.p0_step[g].d.next = self.cf_rec.rdata.val().get_bits::<16>(self.step_off[g].val().index());
+        }
         for i in 0..(self._p2 + 1) {
             self.pv[i].clock.next = self.clock.val();
             self.pv[i].reset.next = self.reset.val();
@@ -768,62 +820,87 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for OakenQuantize
             self.pb[i].d.next = self.pb[i - 1].q.val();
         }
         for t in 0..4 {
-            self.p0_key[t].x.next = self.p0_rec.q.val().get_bits::<16>(self.thr_off[t].val().index());
+            self.p0_key[t].x.next = self.p0_thr.q.val().get_bits::<16>(self.thr_off[t].val().index());
         }
-        self.p1_conv[0].x.next = self.p0_rec.q.val().get_bits::<16>(self.cvt_off[0].val().index());
-        self.p1_conv[1].x.next = self.p0_rec.q.val().get_bits::<16>(self.cvt_off[1].val().index());
-        for g in 0..3 {
-            self.p1_conv[2 + g].x.next = self.p0_rec.q.val().get_bits::<16>(self.rec_off[2 * g].val().index());
-            self.p1_conv[5 + g].x.next = self.p0_rec.q.val().get_bits::<16>(self.rec_off[2 * g + 1].val().index());
-        }
-        for _s in 0..self._mid_shifted {
-            self.p1_conv[8].x.next = self.p0_rec.q.val().get_bits::<16>(self.cvt_off[2].val().index());
-            self.p1_conv[9].x.next = self.p0_rec.q.val().get_bits::<16>(self.cvt_off[3].val().index());
-        }
-        // P1: thresholds, minima and steps in units
+        // P0: thresholds and minima from the FIFO, as magnitude and sign
         for i in 0..self._p1n {
-            self.p1_u[i].clock.next = self.clock.val();
-            self.p1_u[i].reset.next = self.reset.val();
-            self.p1_u[i].en.next = self.en2.val();
-            self.p1_u[i].d.next = self.p1_conv[i].u.val();
+            self.p0_conv[i].x.next = self.cf_rec.rdata.val().get_bits::<16>(self.cvt_off[i].val().index());
+            self.p0_mag[i].clock.next = self.clock.val();
+            self.p0_mag[i].reset.next = self.reset.val();
+            self.p0_mag[i].en.next = self.rd_beat.val() & self.rd_first.val();
+            self.p0_mag[i].d.next = self.p0_conv[i].mag.val();
+            self.p0_neg[i].clock.next = self.clock.val();
+            self.p0_neg[i].reset.next = self.reset.val();
+            self.p0_neg[i].en.next = self.rd_beat.val() & self.rd_first.val();
+            self.p0_neg[i].d.next = self.p0_conv[i].neg.val();
+            // P1: +value for lo thresholds, -value for hi thresholds and minima
+            self.p1_t[i].clock.next = self.clock.val();
+            self.p1_t[i].reset.next = self.reset.val();
+            self.p1_t[i].en.next = self.en2.val();
+            self.wantn.next = self.want_neg[i].val();
+            self.p1_t[i].d.next = self.p0_mag[i].q.val();
+            if self.p0_neg[i].q.val() ^ self.wantn.val() {
+                self.p1_t[i].d.next = self.zero_fx.val() - self.p0_mag[i].q.val();
+            }
         }
-        // P2: offsets per subgroup (spec §2.5): n = v - min
+        // P2: offsets per subgroup (spec §2.5): n = v - min, v = x - hi_T,
+        // lo_T - x or x
         for i in 0..5 {
             self.p2_off[i].clock.next = self.clock.val();
             self.p2_off[i].reset.next = self.reset.val();
             self.p2_off[i].en.next = self.en2.val();
         }
-        for g in 0..3 {
-            self.p2_step[g].clock.next = self.clock.val();
-            self.p2_step[g].reset.next = self.reset.val();
-            self.p2_step[g].en.next = self.en2.val();
-            self.p2_step[g].d.next = self.p1_u[5 + g].q.val();
-            self.p3_step[g].clock.next = self.clock.val();
-            self.p3_step[g].reset.next = self.reset.val();
-            self.p3_step[g].en.next = self.en2.val();
-            self.p3_step[g].d.next = self.p2_step[g].q.val();
-        }
-        // outer lower: lo_outer - x - min; outer upper: x - hi_outer - min
-        self.p2_off[0].d.next = self.p1_u[0].q.val() - self.p1_u[2].q.val();
-        self.p2_off[4].d.next = self.zero_fx.val() - self.p1_u[1].q.val() - self.p1_u[2].q.val();
-        self.p2_off[2].d.next = self.zero_fx.val() - self.p1_u[4].q.val();
+        self.p2_off[0].d.next = self.p1_t[0].q.val() + self.p1_t[2].q.val();
+        self.p2_off[4].d.next = self.p1_t[1].q.val() + self.p1_t[2].q.val();
+        self.p2_off[2].d.next = self.p1_t[4].q.val();
         for _p in 0..self._mid_plain {
-            self.p2_off[1].d.next = self.zero_fx.val() - self.p1_u[3].q.val();
-            self.p2_off[3].d.next = self.zero_fx.val() - self.p1_u[3].q.val();
+            self.p2_off[1].d.next = self.p1_t[3].q.val();
+            self.p2_off[3].d.next = self.p1_t[3].q.val();
         }
         for _s in 0..self._mid_shifted {
-            self.p2_off[1].d.next = self.p1_u[8].q.val() - self.p1_u[3].q.val();
-            self.p2_off[3].d.next = self.zero_fx.val() - self.p1_u[9].q.val() - self.p1_u[3].q.val();
+            self.p2_off[1].d.next = self.p1_t[5].q.val() + self.p1_t[3].q.val();
+            self.p2_off[3].d.next = self.p1_t[6].q.val() + self.p1_t[3].q.val();
         }
-        // P4 on: 2 * step per group along the quotient steps
+        // divisor fields of each group's step (spec §5.3): m = 1024 + mantissa
+        // (mantissa for E = 0), right shift E - 2, left by one for E <= 1
+        for g in 0..3 {
+            self.sfp.next = self.p0_step[g].q.val();
+            self.sexp.next = (self.sfp.val() >> self.exp_lo.val()) & self.x1f.val();
+            self.smant.next = self.sfp.val() & self.mant_mask.val();
+            if self.sexp.val() != self.zero16.val() {
+                self.smant.next = self.smant.val() | self.imp_bit.val();
+            }
+            self.shv.next = self.sexp.val() - self.two16.val();
+            self.nfield.next = bit_cast::<32, 16>(self.smant.val());
+            if self.sexp.val() <= self.one16.val() {
+                self.nfield.next = self.nfield.val() | (self.one32.val() << self.f_left32.val());
+            } else {
+                self.nfield.next = self.nfield.val() | (bit_cast::<32, 16>(self.shv.val()) << self.f_sh32.val());
+            }
+            if self.sfp.val() == self.zero16.val() {
+                self.nfield.next = self.nfield.val() | (self.one32.val() << self.f_dz32.val());
+            }
+            self.p1_norm[g].clock.next = self.clock.val();
+            self.p1_norm[g].reset.next = self.reset.val();
+            self.p1_norm[g].en.next = self.en2.val();
+            self.p1_norm[g].d.next = self.nfield.val();
+            self.p2_norm[g].clock.next = self.clock.val();
+            self.p2_norm[g].reset.next = self.reset.val();
+            self.p2_norm[g].en.next = self.en2.val();
+            self.p2_norm[g].d.next = self.p1_norm[g].q.val();
+            self.p3_norm[g].clock.next = self.clock.val();
+            self.p3_norm[g].reset.next = self.reset.val();
+            self.p3_norm[g].en.next = self.en2.val();
+            self.p3_norm[g].d.next = self.p2_norm[g].q.val();
+        }
+        // 2m per group along the quotient steps
         for i in 0..(3 * self._q) {
             self.dd[i].clock.next = self.clock.val();
             self.dd[i].reset.next = self.reset.val();
             self.dd[i].en.next = self.en2.val();
         }
         for g in 0..3 {
-            self.stmp.next = self.p3_step[g].q.val();
-            self.dd[g].d.next = bit_cast::<WD, FX>(self.stmp.val()) << self.one_wd.val();
+            self.dd[g].d.next = self.p3_norm[g].q.val().get_bits::<16>(0) << self.one16.val();
         }
         for i in 3..(3 * self._q) {
             self.dd[i].d.next = self.dd[i - 3].q.val();
@@ -849,19 +926,19 @@ impl<const IB: usize, const WD: usize, const D2W: usize> Logic for OakenQuantize
             self.stmp.next = self.p2_off[i].q.val();
             self.off_bus.next = self.off_bus.val() | (bit_cast::<OFFW, FX>(self.stmp.val()) << self.off_sh[i].val());
         }
-        self.step_bus.next = bit_cast::<STEPW, 1>(false.into());
+        self.norm_bus.next = bit_cast::<NORMW, 1>(false.into());
         for g in 0..3 {
-            self.stmp.next = self.p3_step[g].q.val();
-            self.step_bus.next = self.step_bus.val() | (bit_cast::<STEPW, FX>(self.stmp.val()) << self.step_sh[g].val());
+            self.ntmp.next = self.p3_norm[g].q.val();
+            self.norm_bus.next = self.norm_bus.val() | (bit_cast::<NORMW, 32>(self.ntmp.val()) << self.norm_sh[g].val());
         }
         self.d2_bus.next = bit_cast::<D2W, 1>(false.into());
         for i in 0..(3 * self._q) {
-            self.wtmp.next = self.dd[i].q.val();
-            self.d2_bus.next = self.d2_bus.val() | (bit_cast::<D2W, WD>(self.wtmp.val()) << self.d2_sh[i].val());
+            self.htmp16.next = self.dd[i].q.val();
+            self.d2_bus.next = self.d2_bus.val() | (bit_cast::<D2W, 16>(self.htmp16.val()) << self.d2_sh[i].val());
         }
         for p in 0..self._lanes {
             self.lane[p].off.next = self.off_bus.val();
-            self.lane[p].step.next = self.step_bus.val();
+            self.lane[p].norm.next = self.norm_bus.val();
             self.lane[p].d2.next = self.d2_bus.val();
         }
 

@@ -17,7 +17,7 @@ use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
 
 /// Division steps per pipeline stage of the constant dividers.
-pub const DIV_PER_STAGE: usize = 6;
+pub const DIV_PER_STAGE: usize = 5;
 
 // Groups in metadata order: outer, middle, inner. Group g reads its lower
 // side from subgroup g and its upper side from subgroup 4-g (the inner group
@@ -29,7 +29,7 @@ pub struct TokenParams {
     pub reset: Signal<In, Bit>,
     /// One token's summary is present (a one-cycle pulse).
     pub in_valid: Signal<In, Bit>,
-    /// Subgroup nodes (spec extremes.rs layout).
+    /// Subgroup nodes (extremes.rs layout).
     pub in_node: Vec<Signal<In, Bits<NODE>>>,
     /// Threshold set {hi_outer, hi_inner, lo_inner, lo_outer}.
     pub in_thr: Signal<In, Bits<64>>,
@@ -43,45 +43,44 @@ pub struct TokenParams {
     pub out_thr: Signal<Out, Bits<64>>,
     pub out_counts: Vec<Signal<Out, Bits<8>>>,
     pub out_status: Signal<Out, Bits<2>>,
-    // stage 1: extremes and thresholds in units
+    // S1, S2: extremes (0..10) and thresholds (10 lo_outer, 11 hi_outer,
+    // 12 lo_inner, 13 hi_inner) as magnitude and sign, then signed
     conv: Vec<Fp16ToUnits>,
-    s1_u: Vec<Reg<Bits<FX>>>,
+    s1_mag: Vec<Reg<Bits<FX>>>,
+    s1_neg: Vec<Reg<Bit>>,
     s1_p: Vec<Reg<Bit>>,
-    s1_v: Reg<Bit>,
-    // stage 2: per group, v_min and v_max candidates of each side
-    s2_lmin: Vec<Reg<Bits<FX>>>,
-    s2_lmax: Vec<Reg<Bits<FX>>>,
-    s2_hmin: Vec<Reg<Bits<FX>>>,
-    s2_hmax: Vec<Reg<Bits<FX>>>,
-    s2_pl: Vec<Reg<Bit>>,
-    s2_ph: Vec<Reg<Bit>>,
-    s2_v: Reg<Bit>,
-    // stage 3: v_min, v_max, group present
-    s3_min: Vec<Reg<Bits<FX>>>,
-    s3_max: Vec<Reg<Bits<FX>>>,
-    s3_p: Vec<Reg<Bit>>,
-    s3_v: Reg<Bit>,
-    // stages 4-5: RD(v_min); v_max and present ride along
-    rd: Vec<UnitsToFp16>,
+    s2_u: Vec<Reg<Bits<FX>>>,
+    s2_p: Vec<Reg<Bit>>,
+    // S3: per group, v_min and v_max candidates of each side
+    s3_lmin: Vec<Reg<Bits<FX>>>,
+    s3_lmax: Vec<Reg<Bits<FX>>>,
+    s3_hmin: Vec<Reg<Bits<FX>>>,
+    s3_hmax: Vec<Reg<Bits<FX>>>,
+    s3_pl: Vec<Reg<Bit>>,
+    s3_ph: Vec<Reg<Bit>>,
+    // S4: v_min, v_max, group present
+    s4_min: Vec<Reg<Bits<FX>>>,
     s4_max: Vec<Reg<Bits<FX>>>,
-    s5_max: Vec<Reg<Bits<FX>>>,
     s4_p: Vec<Reg<Bit>>,
-    s5_p: Vec<Reg<Bit>>,
-    s4_v: Reg<Bit>,
-    s5_v: Reg<Bit>,
-    // stage 6: min back in units; stage 7: D
+    // RD(v_min), with v_max and present riding along (group g stage i at 3g+i)
+    rd: Vec<UnitsToFp16>,
+    rd_max: Vec<Reg<Bits<FX>>>,
+    rd_p: Vec<Reg<Bit>>,
+    // S8: min back in units; S9: D = v_max - min
     minconv: Vec<Fp16ToUnits>,
-    s6_minu: Vec<Reg<Bits<FX>>>,
-    s6_max: Vec<Reg<Bits<FX>>>,
-    s7_d: Vec<Reg<Bits<FX>>>,
-    s6_v: Reg<Bit>,
-    s7_v: Reg<Bit>,
+    s8_mag: Vec<Reg<Bits<FX>>>,
+    s8_neg: Vec<Reg<Bit>>,
+    s8_max: Vec<Reg<Bits<FX>>>,
+    s9_d: Vec<Reg<Bits<FX>>>,
     // then ceil(D / (2^m - 1)) and RU; min and present ride a delay line
     div: Vec<DivConstCeil<FX>>,
     ru: Vec<UnitsToFp16>,
     dl_min: Vec<Reg<Bits<16>>>,
     dl_p: Vec<Reg<Bit>>,
-    dl_v: Vec<Reg<Bit>>,
+    // token valid: S1..S4, the three RD stages, S8, S9, after the divider the
+    // three RU stages
+    vs: Vec<Reg<Bit>>,
+    vru: Vec<Reg<Bit>>,
     // side FIFO: thresholds, counts, status
     side: FifoCtrl,
     side_thr: FifoMem<64>,
@@ -92,32 +91,35 @@ pub struct TokenParams {
     mode_ru: Constant<Bits<2>>,
     sign16: Constant<Bits<16>>,
     zero16: Constant<Bits<16>>,
+    zero_fx: Constant<Bits<FX>>,
     max_off: Constant<Bits<32>>,
     present_bit: Constant<Bits<32>>,
     tkey: Signal<Local, Bits<16>>,
     tfp: Signal<Local, Bits<16>>,
-    /// Stage index and flags per group: the group codes a shifted value.
+    /// Per group: the group codes a shifted value / a plain one.
     _shifted: [usize; 3],
     _plain: [usize; 3],
-    _two_sided: [usize; 3],
     _segs: usize,
     _units: usize,
-    /// Registers from the D stage to the output: divider latency plus the
-    /// two RU stages; the min/present delay line is two longer.
-    _dl: usize,
+    /// Registers in the min/present delay line (RD output to the end).
     _dlm: usize,
 }
+
+/// Valid registers S1, S2, S3, S4, RD x3, S8, S9.
+const VS: usize = 9;
 
 impl TokenParams {
     /// `divisors[g] = 2^m - 1` and `shifted[g]` per group (spec §2.5);
     /// `fifo` = side FIFO depth.
     pub fn new(divisors: [u64; 3], shifted: [bool; 3], segments: usize, fifo: usize) -> Self {
-        let dl = DivConstCeil::<FX>::latency(DIV_PER_STAGE) + 2;
-        // extremes at 0..10, outer thresholds at 10, 11, inner ones (needed
-        // only by a shifted middle group) at 12, 13
+        let dlm = 2 + DivConstCeil::<FX>::latency(DIV_PER_STAGE) + 3;
+        // inner thresholds are needed only by a shifted middle group
         let units = if shifted[1] { 14 } else { 12 };
         fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
             (0..n).map(|_| Reg::default()).collect()
+        }
+        fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
+            Constant::new(v.into())
         }
         TokenParams {
             clock: Default::default(),
@@ -134,64 +136,59 @@ impl TokenParams {
             out_counts: (0..segments).map(|_| Default::default()).collect(),
             out_status: Default::default(),
             conv: (0..units).map(|_| Fp16ToUnits::default()).collect(),
-            s1_u: regs(units),
+            s1_mag: regs(units),
+            s1_neg: regs(units),
             s1_p: regs(SUBGROUPS),
-            s1_v: Reg::default(),
-            s2_lmin: regs(3),
-            s2_lmax: regs(3),
-            s2_hmin: regs(3),
-            s2_hmax: regs(3),
-            s2_pl: regs(3),
-            s2_ph: regs(3),
-            s2_v: Reg::default(),
-            s3_min: regs(3),
-            s3_max: regs(3),
-            s3_p: regs(3),
-            s3_v: Reg::default(),
-            rd: (0..3).map(|_| UnitsToFp16::default()).collect(),
+            s2_u: regs(units),
+            s2_p: regs(SUBGROUPS),
+            s3_lmin: regs(3),
+            s3_lmax: regs(3),
+            s3_hmin: regs(3),
+            s3_hmax: regs(3),
+            s3_pl: regs(3),
+            s3_ph: regs(3),
+            s4_min: regs(3),
             s4_max: regs(3),
-            s5_max: regs(3),
             s4_p: regs(3),
-            s5_p: regs(3),
-            s4_v: Reg::default(),
-            s5_v: Reg::default(),
+            rd: (0..3).map(|_| UnitsToFp16::default()).collect(),
+            rd_max: regs(9),
+            rd_p: regs(9),
             minconv: (0..3).map(|_| Fp16ToUnits::default()).collect(),
-            s6_minu: regs(3),
-            s6_max: regs(3),
-            s7_d: regs(3),
-            s6_v: Reg::default(),
-            s7_v: Reg::default(),
+            s8_mag: regs(3),
+            s8_neg: regs(3),
+            s8_max: regs(3),
+            s9_d: regs(3),
             div: divisors.iter().map(|&k| DivConstCeil::new(k, DIV_PER_STAGE)).collect(),
             ru: (0..3).map(|_| UnitsToFp16::default()).collect(),
-            dl_min: regs(3 * (dl + 2)),
-            dl_p: regs(3 * (dl + 2)),
-            dl_v: regs(2),
+            dl_min: regs(3 * dlm),
+            dl_p: regs(3 * dlm),
+            vs: regs(VS),
+            vru: regs(3),
             side: FifoCtrl::new(fifo),
             side_thr: FifoMem::new(fifo),
             side_cnt: (0..segments).map(|_| FifoMem::new(fifo)).collect(),
             side_st: FifoMem::new(fifo),
             // lo_outer, hi_outer, lo_inner, hi_inner in the set's bit layout
-            thr_off: [0u64, 48, 16, 32][..units - 10].iter().map(|&o| Constant::new(o.into())).collect(),
-            mode_rd: Constant::new(RD.into()),
-            mode_ru: Constant::new(RU.into()),
-            sign16: Constant::new(0x8000u64.into()),
-            zero16: Constant::new(0u64.into()),
-            max_off: Constant::new(16u64.into()),
-            present_bit: Constant::new(32u64.into()),
+            thr_off: [0u64, 48, 16, 32][..units - 10].iter().map(|&o| c(o)).collect(),
+            mode_rd: c(RD),
+            mode_ru: c(RU),
+            sign16: c(0x8000),
+            zero16: c(0),
+            zero_fx: c(0),
+            max_off: c(16),
+            present_bit: c(32),
             tkey: Default::default(),
             tfp: Default::default(),
             _shifted: shifted.map(|b| b as usize),
             _plain: shifted.map(|b| !b as usize),
-            _two_sided: [1, 1, 0],
             _segs: segments,
             _units: units,
-            _dl: dl,
-            _dlm: dl + 2,
+            _dlm: dlm,
         }
     }
 
     pub fn latency() -> usize {
-        7 + DivConstCeil::<FX>::latency(DIV_PER_STAGE) + 2
+        VS + DivConstCeil::<FX>::latency(DIV_PER_STAGE) + 3
     }
 }
 
@@ -203,13 +200,7 @@ macro_rules! token_params_logic {
         impl Logic for TokenParams {
             #[hdl_gen]
             fn update(&mut self) {
-                for i in 0..self._units {
-                    self.s1_u[i].clock.next = self.clock.val();
-                    self.s1_u[i].reset.next = self.reset.val();
-                    self.s1_u[i].en.next = true;
-                    self.s1_u[i].d.next = self.conv[i].u.val();
-                }
-                // stage 1: order keys back to FP16 (spec §2.2.2), then units
+                // S1: order keys back to FP16 (spec §2.2.2), magnitude and sign
                 for g in 0..5 {
                     self.tkey.next = self.in_node[g].val().get_bits::<16>(0);
                     if (self.tkey.val() & self.sign16.val()) != self.zero16.val() {
@@ -229,41 +220,52 @@ macro_rules! token_params_logic {
                     self.s1_p[g].reset.next = self.reset.val();
                     self.s1_p[g].en.next = true;
                     self.s1_p[g].d.next = self.in_node[g].val().get_bit(self.present_bit.val().index());
+                    self.s2_p[g].clock.next = self.clock.val();
+                    self.s2_p[g].reset.next = self.reset.val();
+                    self.s2_p[g].en.next = true;
+                    self.s2_p[g].d.next = self.s1_p[g].q.val();
                 }
                 for t in 0..(self._units - 10) {
                     self.conv[10 + t].x.next = self.in_thr.val().get_bits::<16>(self.thr_off[t].val().index());
                 }
-                clock!(self, clock, s1_v, s2_v, s3_v, s4_v, s5_v, s6_v, s7_v);
-                self.s1_v.reset.next = self.reset.val();
-                self.s2_v.reset.next = self.reset.val();
-                self.s3_v.reset.next = self.reset.val();
-                self.s4_v.reset.next = self.reset.val();
-                self.s5_v.reset.next = self.reset.val();
-                self.s6_v.reset.next = self.reset.val();
-                self.s7_v.reset.next = self.reset.val();
-                self.s1_v.en.next = true;
-                self.s2_v.en.next = true;
-                self.s3_v.en.next = true;
-                self.s4_v.en.next = true;
-                self.s5_v.en.next = true;
-                self.s6_v.en.next = true;
-                self.s7_v.en.next = true;
-                self.s1_v.d.next = self.in_valid.val();
-                self.s2_v.d.next = self.s1_v.q.val();
-                self.s3_v.d.next = self.s2_v.q.val();
-                self.s4_v.d.next = self.s3_v.q.val();
-                self.s5_v.d.next = self.s4_v.q.val();
-                self.s6_v.d.next = self.s5_v.q.val();
-                self.s7_v.d.next = self.s6_v.q.val();
-                for i in 0..2 {
-                    self.dl_v[i].clock.next = self.clock.val();
-                    self.dl_v[i].reset.next = self.reset.val();
-                    self.dl_v[i].en.next = true;
+                // S2: signed units
+                for i in 0..self._units {
+                    self.s1_mag[i].clock.next = self.clock.val();
+                    self.s1_mag[i].reset.next = self.reset.val();
+                    self.s1_mag[i].en.next = true;
+                    self.s1_mag[i].d.next = self.conv[i].mag.val();
+                    self.s1_neg[i].clock.next = self.clock.val();
+                    self.s1_neg[i].reset.next = self.reset.val();
+                    self.s1_neg[i].en.next = true;
+                    self.s1_neg[i].d.next = self.conv[i].neg.val();
+                    self.s2_u[i].clock.next = self.clock.val();
+                    self.s2_u[i].reset.next = self.reset.val();
+                    self.s2_u[i].en.next = true;
+                    self.s2_u[i].d.next = self.s1_mag[i].q.val();
+                    if self.s1_neg[i].q.val() {
+                        self.s2_u[i].d.next = self.zero_fx.val() - self.s1_mag[i].q.val();
+                    }
+                }
+                // token valid along the stages
+                for i in 0..9 {
+                    self.vs[i].clock.next = self.clock.val();
+                    self.vs[i].reset.next = self.reset.val();
+                    self.vs[i].en.next = true;
+                }
+                self.vs[0].d.next = self.in_valid.val();
+                for i in 1..9 {
+                    self.vs[i].d.next = self.vs[i - 1].q.val();
+                }
+                for i in 0..3 {
+                    self.vru[i].clock.next = self.clock.val();
+                    self.vru[i].reset.next = self.reset.val();
+                    self.vru[i].en.next = true;
                 }
                 // the three dividers run in step; their valids are equal
-                self.dl_v[0].d.next = self.div[0].out_valid.val() & self.div[1].out_valid.val() & self.div[2].out_valid.val();
-                self.dl_v[1].d.next = self.dl_v[0].q.val();
-                self.out_valid.next = self.dl_v[1].q.val();
+                self.vru[0].d.next = self.div[0].out_valid.val() & self.div[1].out_valid.val() & self.div[2].out_valid.val();
+                self.vru[1].d.next = self.vru[0].q.val();
+                self.vru[2].d.next = self.vru[1].q.val();
+                self.out_valid.next = self.vru[2].q.val();
                 // side FIFO: in with the summary, out with the result
                 self.side.clock.next = self.clock.val();
                 self.side.reset.next = self.reset.val();
@@ -292,118 +294,123 @@ macro_rules! token_params_logic {
                     self.side_cnt[s].wdata.next = self.in_counts[s].val();
                     self.out_counts[s].next = self.side_cnt[s].rdata.val();
                 }
-                for dl in (self._dl + 2)..(self._dl + 3) {
+                for dl in self._dlm..(self._dlm + 1) {
                     $(
                     // ---- group $g ----
                     for _grp in 0..1 {
-                        self.s2_lmin[$g].clock.next = self.clock.val();
-                        self.s2_lmin[$g].reset.next = self.reset.val();
-                        self.s2_lmin[$g].en.next = true;
-                        self.s2_lmax[$g].clock.next = self.clock.val();
-                        self.s2_lmax[$g].reset.next = self.reset.val();
-                        self.s2_lmax[$g].en.next = true;
-                        self.s2_hmin[$g].clock.next = self.clock.val();
-                        self.s2_hmin[$g].reset.next = self.reset.val();
-                        self.s2_hmin[$g].en.next = true;
-                        self.s2_hmax[$g].clock.next = self.clock.val();
-                        self.s2_hmax[$g].reset.next = self.reset.val();
-                        self.s2_hmax[$g].en.next = true;
-                        self.s2_pl[$g].clock.next = self.clock.val();
-                        self.s2_pl[$g].reset.next = self.reset.val();
-                        self.s2_pl[$g].en.next = true;
-                        self.s2_ph[$g].clock.next = self.clock.val();
-                        self.s2_ph[$g].reset.next = self.reset.val();
-                        self.s2_ph[$g].en.next = true;
-                        self.s2_pl[$g].d.next = self.s1_p[$g].q.val();
-                        self.s2_ph[$g].d.next = self.s1_p[$h].q.val();
-                        // stage 2: v of each side's extremes (spec §2.5)
+                        self.s3_lmin[$g].clock.next = self.clock.val();
+                        self.s3_lmin[$g].reset.next = self.reset.val();
+                        self.s3_lmin[$g].en.next = true;
+                        self.s3_lmax[$g].clock.next = self.clock.val();
+                        self.s3_lmax[$g].reset.next = self.reset.val();
+                        self.s3_lmax[$g].en.next = true;
+                        self.s3_hmin[$g].clock.next = self.clock.val();
+                        self.s3_hmin[$g].reset.next = self.reset.val();
+                        self.s3_hmin[$g].en.next = true;
+                        self.s3_hmax[$g].clock.next = self.clock.val();
+                        self.s3_hmax[$g].reset.next = self.reset.val();
+                        self.s3_hmax[$g].en.next = true;
+                        self.s3_pl[$g].clock.next = self.clock.val();
+                        self.s3_pl[$g].reset.next = self.reset.val();
+                        self.s3_pl[$g].en.next = true;
+                        self.s3_ph[$g].clock.next = self.clock.val();
+                        self.s3_ph[$g].reset.next = self.reset.val();
+                        self.s3_ph[$g].en.next = true;
+                        self.s3_pl[$g].d.next = self.s2_p[$g].q.val();
+                        self.s3_ph[$g].d.next = self.s2_p[$h].q.val();
+                        // S3: v of each side's extremes (spec §2.5)
                         for _s in 0..self._shifted[$g] {
-                            self.s2_lmin[$g].d.next = self.s1_u[$tlo].q.val() - self.s1_u[2 * $g + 1].q.val();
-                            self.s2_lmax[$g].d.next = self.s1_u[$tlo].q.val() - self.s1_u[2 * $g].q.val();
-                            self.s2_hmin[$g].d.next = self.s1_u[2 * $h].q.val() - self.s1_u[$thi].q.val();
-                            self.s2_hmax[$g].d.next = self.s1_u[2 * $h + 1].q.val() - self.s1_u[$thi].q.val();
+                            self.s3_lmin[$g].d.next = self.s2_u[$tlo].q.val() - self.s2_u[2 * $g + 1].q.val();
+                            self.s3_lmax[$g].d.next = self.s2_u[$tlo].q.val() - self.s2_u[2 * $g].q.val();
+                            self.s3_hmin[$g].d.next = self.s2_u[2 * $h].q.val() - self.s2_u[$thi].q.val();
+                            self.s3_hmax[$g].d.next = self.s2_u[2 * $h + 1].q.val() - self.s2_u[$thi].q.val();
                         }
                         for _p in 0..self._plain[$g] {
-                            self.s2_lmin[$g].d.next = self.s1_u[2 * $g].q.val();
-                            self.s2_lmax[$g].d.next = self.s1_u[2 * $g + 1].q.val();
-                            self.s2_hmin[$g].d.next = self.s1_u[2 * $h].q.val();
-                            self.s2_hmax[$g].d.next = self.s1_u[2 * $h + 1].q.val();
+                            self.s3_lmin[$g].d.next = self.s2_u[2 * $g].q.val();
+                            self.s3_lmax[$g].d.next = self.s2_u[2 * $g + 1].q.val();
+                            self.s3_hmin[$g].d.next = self.s2_u[2 * $h].q.val();
+                            self.s3_hmax[$g].d.next = self.s2_u[2 * $h + 1].q.val();
                         }
-                        // stage 3: across sides. Shifted values are positive
+                        // S4: across sides. Shifted values are positive
                         // (unsigned compare); plain lower-side values all lie
                         // below upper-side ones, so no compare is needed.
-                        self.s3_min[$g].clock.next = self.clock.val();
-                        self.s3_min[$g].reset.next = self.reset.val();
-                        self.s3_min[$g].en.next = true;
-                        self.s3_max[$g].clock.next = self.clock.val();
-                        self.s3_max[$g].reset.next = self.reset.val();
-                        self.s3_max[$g].en.next = true;
-                        self.s3_p[$g].clock.next = self.clock.val();
-                        self.s3_p[$g].reset.next = self.reset.val();
-                        self.s3_p[$g].en.next = true;
-                        self.s3_p[$g].d.next = self.s2_pl[$g].q.val() | self.s2_ph[$g].q.val();
-                        if self.s2_pl[$g].q.val() {
-                            self.s3_min[$g].d.next = self.s2_lmin[$g].q.val();
-                        } else {
-                            self.s3_min[$g].d.next = self.s2_hmin[$g].q.val();
-                        }
-                        if self.s2_ph[$g].q.val() {
-                            self.s3_max[$g].d.next = self.s2_hmax[$g].q.val();
-                        } else {
-                            self.s3_max[$g].d.next = self.s2_lmax[$g].q.val();
-                        }
-                        for _s in 0..self._shifted[$g] {
-                            if self.s2_pl[$g].q.val() & self.s2_ph[$g].q.val() {
-                                if self.s2_hmin[$g].q.val() < self.s2_lmin[$g].q.val() {
-                                    self.s3_min[$g].d.next = self.s2_hmin[$g].q.val();
-                                }
-                                if self.s2_lmax[$g].q.val() > self.s2_hmax[$g].q.val() {
-                                    self.s3_max[$g].d.next = self.s2_lmax[$g].q.val();
-                                }
-                            }
-                        }
-                        // stages 4-5: min = RD(v_min)
-                        self.rd[$g].clock.next = self.clock.val();
-                        self.rd[$g].reset.next = self.reset.val();
-                        self.rd[$g].en.next = true;
-                        self.rd[$g].v.next = self.s3_min[$g].q.val();
-                        self.rd[$g].mode.next = self.mode_rd.val();
+                        self.s4_min[$g].clock.next = self.clock.val();
+                        self.s4_min[$g].reset.next = self.reset.val();
+                        self.s4_min[$g].en.next = true;
                         self.s4_max[$g].clock.next = self.clock.val();
                         self.s4_max[$g].reset.next = self.reset.val();
                         self.s4_max[$g].en.next = true;
-                        self.s4_max[$g].d.next = self.s3_max[$g].q.val();
-                        self.s5_max[$g].clock.next = self.clock.val();
-                        self.s5_max[$g].reset.next = self.reset.val();
-                        self.s5_max[$g].en.next = true;
-                        self.s5_max[$g].d.next = self.s4_max[$g].q.val();
                         self.s4_p[$g].clock.next = self.clock.val();
                         self.s4_p[$g].reset.next = self.reset.val();
                         self.s4_p[$g].en.next = true;
-                        self.s4_p[$g].d.next = self.s3_p[$g].q.val();
-                        self.s5_p[$g].clock.next = self.clock.val();
-                        self.s5_p[$g].reset.next = self.reset.val();
-                        self.s5_p[$g].en.next = true;
-                        self.s5_p[$g].d.next = self.s4_p[$g].q.val();
-                        // stage 6: min in units; stage 7: D = v_max - min
+                        self.s4_p[$g].d.next = self.s3_pl[$g].q.val() | self.s3_ph[$g].q.val();
+                        if self.s3_pl[$g].q.val() {
+                            self.s4_min[$g].d.next = self.s3_lmin[$g].q.val();
+                        } else {
+                            self.s4_min[$g].d.next = self.s3_hmin[$g].q.val();
+                        }
+                        if self.s3_ph[$g].q.val() {
+                            self.s4_max[$g].d.next = self.s3_hmax[$g].q.val();
+                        } else {
+                            self.s4_max[$g].d.next = self.s3_lmax[$g].q.val();
+                        }
+                        for _s in 0..self._shifted[$g] {
+                            if self.s3_pl[$g].q.val() & self.s3_ph[$g].q.val() {
+                                if self.s3_hmin[$g].q.val() < self.s3_lmin[$g].q.val() {
+                                    self.s4_min[$g].d.next = self.s3_hmin[$g].q.val();
+                                }
+                                if self.s3_lmax[$g].q.val() > self.s3_hmax[$g].q.val() {
+                                    self.s4_max[$g].d.next = self.s3_lmax[$g].q.val();
+                                }
+                            }
+                        }
+                        // RD(v_min), three stages; v_max and present alongside
+                        self.rd[$g].clock.next = self.clock.val();
+                        self.rd[$g].reset.next = self.reset.val();
+                        self.rd[$g].en.next = true;
+                        self.rd[$g].v.next = self.s4_min[$g].q.val();
+                        self.rd[$g].mode.next = self.mode_rd.val();
+                        for i in 0..3 {
+                            self.rd_max[3 * $g + i].clock.next = self.clock.val();
+                            self.rd_max[3 * $g + i].reset.next = self.reset.val();
+                            self.rd_max[3 * $g + i].en.next = true;
+                            self.rd_p[3 * $g + i].clock.next = self.clock.val();
+                            self.rd_p[3 * $g + i].reset.next = self.reset.val();
+                            self.rd_p[3 * $g + i].en.next = true;
+                        }
+                        self.rd_max[3 * $g].d.next = self.s4_max[$g].q.val();
+                        self.rd_p[3 * $g].d.next = self.s4_p[$g].q.val();
+                        for i in 1..3 {
+                            self.rd_max[3 * $g + i].d.next = self.rd_max[3 * $g + i - 1].q.val();
+                            self.rd_p[3 * $g + i].d.next = self.rd_p[3 * $g + i - 1].q.val();
+                        }
+                        // S8: min as magnitude and sign; S9: D = v_max - min
                         self.minconv[$g].x.next = self.rd[$g].y.val();
-                        self.s6_minu[$g].clock.next = self.clock.val();
-                        self.s6_minu[$g].reset.next = self.reset.val();
-                        self.s6_minu[$g].en.next = true;
-                        self.s6_minu[$g].d.next = self.minconv[$g].u.val();
-                        self.s6_max[$g].clock.next = self.clock.val();
-                        self.s6_max[$g].reset.next = self.reset.val();
-                        self.s6_max[$g].en.next = true;
-                        self.s6_max[$g].d.next = self.s5_max[$g].q.val();
-                        self.s7_d[$g].clock.next = self.clock.val();
-                        self.s7_d[$g].reset.next = self.reset.val();
-                        self.s7_d[$g].en.next = true;
-                        self.s7_d[$g].d.next = self.s6_max[$g].q.val() - self.s6_minu[$g].q.val();
+                        self.s8_mag[$g].clock.next = self.clock.val();
+                        self.s8_mag[$g].reset.next = self.reset.val();
+                        self.s8_mag[$g].en.next = true;
+                        self.s8_mag[$g].d.next = self.minconv[$g].mag.val();
+                        self.s8_neg[$g].clock.next = self.clock.val();
+                        self.s8_neg[$g].reset.next = self.reset.val();
+                        self.s8_neg[$g].en.next = true;
+                        self.s8_neg[$g].d.next = self.minconv[$g].neg.val();
+                        self.s8_max[$g].clock.next = self.clock.val();
+                        self.s8_max[$g].reset.next = self.reset.val();
+                        self.s8_max[$g].en.next = true;
+                        self.s8_max[$g].d.next = self.rd_max[3 * $g + 2].q.val();
+                        self.s9_d[$g].clock.next = self.clock.val();
+                        self.s9_d[$g].reset.next = self.reset.val();
+                        self.s9_d[$g].en.next = true;
+                        self.s9_d[$g].d.next = self.s8_max[$g].q.val() - self.s8_mag[$g].q.val();
+                        if self.s8_neg[$g].q.val() {
+                            self.s9_d[$g].d.next = self.s8_max[$g].q.val() + self.s8_mag[$g].q.val();
+                        }
                         // then c = ceil(D / (2^m - 1)) and step = RU(c)
                         self.div[$g].clock.next = self.clock.val();
                         self.div[$g].reset.next = self.reset.val();
                         self.div[$g].en.next = true;
-                        self.div[$g].d.next = self.s7_d[$g].q.val();
-                        self.div[$g].in_valid.next = self.s7_v.q.val();
+                        self.div[$g].d.next = self.s9_d[$g].q.val();
+                        self.div[$g].in_valid.next = self.vs[8].q.val();
                         self.ru[$g].clock.next = self.clock.val();
                         self.ru[$g].reset.next = self.reset.val();
                         self.ru[$g].en.next = true;
@@ -419,7 +426,7 @@ macro_rules! token_params_logic {
                             self.dl_p[$g * dl + i].en.next = true;
                         }
                         self.dl_min[$g * dl].d.next = self.rd[$g].y.val();
-                        self.dl_p[$g * dl].d.next = self.s5_p[$g].q.val();
+                        self.dl_p[$g * dl].d.next = self.rd_p[3 * $g + 2].q.val();
                         for i in 1..self._dlm {
                             self.dl_min[$g * dl + i].d.next = self.dl_min[$g * dl + i - 1].q.val();
                             self.dl_p[$g * dl + i].d.next = self.dl_p[$g * dl + i - 1].q.val();

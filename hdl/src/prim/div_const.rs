@@ -20,6 +20,9 @@ pub struct DivConstSteps<const W: usize> {
     rem: Signal<Local, Bits<16>>,
     quo: Signal<Local, Bits<W>>,
     k: Constant<Bits<16>>,
+    /// The remainder stays below 2K: masking it to that many bits lets
+    /// synthesis drop the rest of the 16-bit datapath.
+    rmask: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
     one: Constant<Bits<W>>,
     msb: Constant<Bits<32>>,
@@ -38,6 +41,7 @@ impl<const W: usize> DivConstSteps<W> {
             rem: Default::default(),
             quo: Default::default(),
             k: Constant::new(k.into()),
+            rmask: Constant::new(((2 * k).next_power_of_two() - 1).into()),
             one16: Constant::new(1u64.into()),
             one: Constant::new(1u64.into()),
             msb: Constant::new((W as u64 - 1).into()),
@@ -53,7 +57,7 @@ impl<const W: usize> Logic for DivConstSteps<W> {
         self.rem.next = self.rem_in.val();
         self.quo.next = self.quo_in.val();
         for _i in 0..self._steps {
-            self.rem.next = self.rem.val() << self.one16.val();
+            self.rem.next = (self.rem.val() << self.one16.val()) & self.rmask.val();
             if self.d.val().get_bit(self.msb.val().index()) {
                 self.rem.next = self.rem.val() | self.one16.val();
             }

@@ -8,6 +8,10 @@
 use super::reg::Reg;
 use rust_hdl::prelude::*;
 
+/// Width of the normalised dividend of an FP16 divisor (spec §5.3):
+/// N' < 2^(Q+1) * 2048 + 2048 for Q <= 9 quotient bits.
+pub const NW: usize = 24;
+
 /// One restoring step, combinational: `rem >= dsh ? (rem - dsh, 1) : (rem, 0)`.
 #[derive(LogicBlock, Default)]
 pub struct DivStep<const W: usize> {

@@ -8,31 +8,32 @@ use rust_hdl::prelude::*;
 
 pub const FX: usize = 42;
 
-/// FP16 -> units, combinational: `(1024 + m) << (E - 1)`, or `m` when E = 0,
-/// negated for a set sign bit. Input must be finite (sanitised).
+/// FP16 -> units, combinational, as magnitude and sign: `(1024 + m) <<
+/// (E - 1)`, or `m` when E = 0. Input must be finite (sanitised). The
+/// negation, where a caller needs it, belongs in the next pipeline stage: a
+/// 42-bit shift and a 42-bit negation do not fit one 4 ns cycle on OSU018.
 #[derive(LogicBlock)]
 pub struct Fp16ToUnits {
     /// FP16 pattern.
     pub x: Signal<In, Bits<16>>,
-    /// Exact value in units, 42-bit two's complement.
-    pub u: Signal<Out, Bits<FX>>,
-    mag: Signal<Local, Bits<FX>>,
+    /// |value| in units (below 2^40).
+    pub mag: Signal<Out, Bits<FX>>,
+    /// The sign bit.
+    pub neg: Signal<Out, Bit>,
     one_k: Constant<Bits<FX>>,
     one: Constant<Bits<5>>,
     zero_e: Constant<Bits<5>>,
-    zero: Constant<Bits<FX>>,
 }
 
 impl Default for Fp16ToUnits {
     fn default() -> Self {
         Fp16ToUnits {
             x: Default::default(),
-            u: Default::default(),
             mag: Default::default(),
+            neg: Default::default(),
             one_k: Constant::new(1024u64.into()),
             one: Constant::new(1u64.into()),
             zero_e: Constant::new(0u64.into()),
-            zero: Constant::new(0u64.into()),
         }
     }
 }
@@ -46,11 +47,7 @@ impl Logic for Fp16ToUnits {
             self.mag.next = (self.one_k.val() + bit_cast::<FX, 10>(self.x.val().get_bits::<10>(0)))
                 << (self.x.val().get_bits::<5>(10) - self.one.val());
         }
-        if self.x.val().get_bit(15) {
-            self.u.next = self.zero.val() - self.mag.val();
-        } else {
-            self.u.next = self.mag.val();
-        }
+        self.neg.next = self.x.val().get_bit(15);
     }
 }
 
@@ -60,8 +57,8 @@ pub const RD: u64 = 0;
 pub const RU: u64 = 1;
 pub const RNE: u64 = 2;
 
-/// Units -> FP16, two pipeline stages (normalise; round and encode).
-/// Saturates at +-65504; a zero result is +0.
+/// Units -> FP16, three pipeline stages: magnitude; normalisation; round
+/// and encode. Saturates at +-65504; a zero result is +0.
 ///
 /// With the magnitude's leading one at bit e, the FP16 exponent field is
 /// e - 9; after normalising to bit 41, e = 41 - lz, so E = 32 - lz. Below
@@ -77,8 +74,14 @@ pub struct UnitsToFp16 {
     pub v: Signal<In, Bits<FX>>,
     /// RD, RU or RNE.
     pub mode: Signal<In, Bits<2>>,
-    /// FP16 result, two advancing cycles later.
+    /// FP16 result, three advancing cycles later.
     pub y: Signal<Out, Bits<16>>,
+    // stage 1: sign, magnitude, rounding direction on the magnitude
+    s0_neg: Reg<Bit>,
+    s0_up: Reg<Bit>,
+    s0_near: Reg<Bit>,
+    s0_mag: Reg<Bits<FX>>,
+    // stage 2: magnitude normalised to bit 41 (small ones kept as they are)
     s1_neg: Reg<Bit>,
     s1_up: Reg<Bit>,
     s1_near: Reg<Bit>,
@@ -86,7 +89,6 @@ pub struct UnitsToFp16 {
     s1_norm: Reg<Bits<FX>>,
     s1_lz: Reg<Bits<6>>,
     s2_y: Reg<Bits<16>>,
-    mag: Signal<Local, Bits<FX>>,
     norm: Signal<Local, Bits<FX>>,
     lz: Signal<Local, Bits<6>>,
     mant: Signal<Local, Bits<12>>,
@@ -141,6 +143,10 @@ impl Default for UnitsToFp16 {
             v: Default::default(),
             mode: Default::default(),
             y: Default::default(),
+            s0_neg: Reg::default(),
+            s0_up: Reg::default(),
+            s0_near: Reg::default(),
+            s0_mag: Reg::default(),
             s1_neg: Reg::default(),
             s1_up: Reg::default(),
             s1_near: Reg::default(),
@@ -148,7 +154,6 @@ impl Default for UnitsToFp16 {
             s1_norm: Reg::default(),
             s1_lz: Reg::default(),
             s2_y: Reg::default(),
-            mag: Default::default(),
             norm: Default::default(),
             lz: Default::default(),
             mant: Default::default(),
@@ -196,7 +201,11 @@ impl Default for UnitsToFp16 {
 impl Logic for UnitsToFp16 {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, s1_neg, s1_up, s1_near, s1_small, s1_norm, s1_lz, s2_y);
+        clock!(self, clock, s0_neg, s0_up, s0_near, s0_mag, s1_neg, s1_up, s1_near, s1_small, s1_norm, s1_lz, s2_y);
+        self.s0_neg.reset.next = self.reset.val();
+        self.s0_up.reset.next = self.reset.val();
+        self.s0_near.reset.next = self.reset.val();
+        self.s0_mag.reset.next = self.reset.val();
         self.s1_neg.reset.next = self.reset.val();
         self.s1_up.reset.next = self.reset.val();
         self.s1_near.reset.next = self.reset.val();
@@ -204,6 +213,10 @@ impl Logic for UnitsToFp16 {
         self.s1_norm.reset.next = self.reset.val();
         self.s1_lz.reset.next = self.reset.val();
         self.s2_y.reset.next = self.reset.val();
+        self.s0_neg.en.next = self.en.val();
+        self.s0_up.en.next = self.en.val();
+        self.s0_near.en.next = self.en.val();
+        self.s0_mag.en.next = self.en.val();
         self.s1_neg.en.next = self.en.val();
         self.s1_up.en.next = self.en.val();
         self.s1_near.en.next = self.en.val();
@@ -212,13 +225,22 @@ impl Logic for UnitsToFp16 {
         self.s1_lz.en.next = self.en.val();
         self.s2_y.en.next = self.en.val();
 
-        // Stage 1: magnitude, then a log-depth leading-zero normalisation.
+        // Stage 1: magnitude; the magnitude rounds up for RU of a positive
+        // or RD of a negative value.
         if self.v.val().get_bit(self.k_msb.val().index()) {
-            self.mag.next = self.k_zero.val() - self.v.val();
+            self.s0_mag.d.next = self.k_zero.val() - self.v.val();
         } else {
-            self.mag.next = self.v.val();
+            self.s0_mag.d.next = self.v.val();
         }
-        self.norm.next = self.mag.val();
+        self.s0_neg.d.next = self.v.val().get_bit(self.k_msb.val().index());
+        self.s0_up.d.next = (self.mode.val() == self.k_mode_ru.val()) ^ self.v.val().get_bit(self.k_msb.val().index());
+        if self.mode.val() == self.k_mode_rne.val() {
+            self.s0_up.d.next = false;
+        }
+        self.s0_near.d.next = self.mode.val() == self.k_mode_rne.val();
+
+        // Stage 2: log-depth leading-zero normalisation.
+        self.norm.next = self.s0_mag.q.val();
         self.lz.next = self.k_zero6.val();
         if self.norm.val().get_bits::<32>(self.k_top32.val().index()) == self.k_zero32.val() {
             self.norm.next = self.norm.val() << self.k_c32.val();
@@ -244,23 +266,19 @@ impl Logic for UnitsToFp16 {
             self.norm.next = self.norm.val() << self.k_c1.val();
             self.lz.next = self.lz.val() + self.k_c1.val();
         }
-        self.s1_neg.d.next = self.v.val().get_bit(self.k_msb.val().index());
-        // the magnitude rounds up for RU of a positive or RD of a negative value
-        self.s1_up.d.next = (self.mode.val() == self.k_mode_ru.val()) ^ self.v.val().get_bit(self.k_msb.val().index());
-        if self.mode.val() == self.k_mode_rne.val() {
-            self.s1_up.d.next = false;
-        }
-        self.s1_near.d.next = self.mode.val() == self.k_mode_rne.val();
-        self.s1_small.d.next = self.mag.val() < self.k_small_lim.val();
+        self.s1_neg.d.next = self.s0_neg.q.val();
+        self.s1_up.d.next = self.s0_up.q.val();
+        self.s1_near.d.next = self.s0_near.q.val();
+        self.s1_small.d.next = self.s0_mag.q.val() < self.k_small_lim.val();
         // a small magnitude is kept unnormalised: its pattern is itself
-        if self.mag.val() < self.k_small_lim.val() {
-            self.s1_norm.d.next = self.mag.val();
+        if self.s0_mag.q.val() < self.k_small_lim.val() {
+            self.s1_norm.d.next = self.s0_mag.q.val();
         } else {
             self.s1_norm.d.next = self.norm.val();
         }
         self.s1_lz.d.next = self.lz.val();
 
-        // Stage 2: 11-bit mantissa (bits 41..31), round from the bits below,
+        // Stage 3: 11-bit mantissa (bits 41..31), round from the bits below,
         // renormalise a carry out, encode, saturate, apply the sign.
         self.mant.next = bit_cast::<12, 11>(self.s1_norm.q.val().get_bits::<11>(self.k_mant_lo.val().index()));
         self.half.next = self.s1_norm.q.val().get_bit(self.k_half.val().index());
@@ -292,7 +310,8 @@ impl Logic for UnitsToFp16 {
 }
 
 /// Both converters side by side, as one unit for testing (`fp16-convert`).
-#[derive(LogicBlock, Default)]
+/// `u` is the signed value, combinational.
+#[derive(LogicBlock)]
 pub struct Fp16Convert {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -304,13 +323,35 @@ pub struct Fp16Convert {
     pub y: Signal<Out, Bits<16>>,
     to_units: Fp16ToUnits,
     round: UnitsToFp16,
+    zero: Constant<Bits<FX>>,
+}
+
+impl Default for Fp16Convert {
+    fn default() -> Self {
+        Fp16Convert {
+            clock: Default::default(),
+            reset: Default::default(),
+            en: Default::default(),
+            x: Default::default(),
+            u: Default::default(),
+            v: Default::default(),
+            mode: Default::default(),
+            y: Default::default(),
+            to_units: Fp16ToUnits::default(),
+            round: UnitsToFp16::default(),
+            zero: Constant::new(0u64.into()),
+        }
+    }
 }
 
 impl Logic for Fp16Convert {
     #[hdl_gen]
     fn update(&mut self) {
         self.to_units.x.next = self.x.val();
-        self.u.next = self.to_units.u.val();
+        self.u.next = self.to_units.mag.val();
+        if self.to_units.neg.val() {
+            self.u.next = self.zero.val() - self.to_units.mag.val();
+        }
         self.round.clock.next = self.clock.val();
         self.round.reset.next = self.reset.val();
         self.round.en.next = self.en.val();
