@@ -14,14 +14,14 @@ KVSIM        := target/release/kvsim
 WAIVERS      := constraints/lint_waivers.vlt
 
 # Units emitted by `make` (default parameters) and synthesised by `make synth`.
-UNITS        := oaken-quantizer zero-remove-shifter mul-pipe div-round div-const fp16-convert
-SYNTH_UNITS  ?= oaken-quantizer zero-remove-shifter div-round div-const
+UNITS        := oaken-quantizer oaken-dequantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
+SYNTH_UNITS  ?= oaken-quantizer oaken-dequantizer zero-remove-shifter zero-insert-shifter div-round div-const
 UNIT         ?= oaken-quantizer
 
 APT_PKGS     := verilator yosys opensta iverilog
 APT_NORECS   := qflow-tech-osu018
 
-.PHONY: all deps build rtl lint test waves synth bench clean
+.PHONY: all deps build rtl lint prove test waves synth bench clean
 
 all: deps build rtl lint
 
@@ -58,15 +58,24 @@ lint: rtl
 	  echo "lint clean: $$u"; \
 	done
 
-# The whole suite: sim, generator, co-simulation on RTL and netlists, lint.
+# SAT proof (Yosys) that the zero-insert shifter inverts the zero-remove
+# shifter at 8 lanes, for every mask and data word (spec §9).
+prove: deps build
+	constraints/prove_zero_shifters.sh $(RTLGEN)
+
+# The whole suite: sim, generator, co-simulation on RTL and netlists, lint,
+# proofs.
 test: deps
 	$(CARGO) test --release --workspace
+	$(MAKE) --no-print-directory prove
 	$(MAKE) --no-print-directory lint
 
-# A short co-simulation of UNIT with its waveform (for GTKWave).
+# A short co-simulation of UNIT with its waveform (for GTKWave); NETLIST=1
+# simulates the unit's gate-level netlist instead (<unit>-net.vcd).
 waves: deps build
 	@mkdir -p $(BUILD)/waves
-	$(CARGO) run --release -q -p tb --bin waves -- --unit $(UNIT) -o $(BUILD)/waves/$(UNIT).vcd
+	$(CARGO) run --release -q -p tb --bin waves -- --unit $(UNIT) \
+	  -o $(BUILD)/waves/$(UNIT)$(if $(NETLIST),-net).vcd $(if $(NETLIST),--netlist)
 
 # Yosys onto the OSU 0.18um cells and OpenSTA: area, critical path and
 # maximum clock per unit, in build/reports/.
@@ -84,8 +93,14 @@ bench: deps build
 	$(CARGO) run --release -q -p tb --bin bench -- -o $(REPORTS)/bench.md
 	$(KVSIM) gen -o $(BUILD)/kv.npy
 	$(KVSIM) profile --input $(BUILD)/kv.npy -o $(BUILD)/thresholds.json
-	$(KVSIM) metrics --input $(BUILD)/kv.npy --thresholds $(BUILD)/thresholds.json --middle-mode plain --json $(REPORTS)/metrics-plain.json | tee -a $(REPORTS)/bench.md
-	$(KVSIM) metrics --input $(BUILD)/kv.npy --thresholds $(BUILD)/thresholds.json --middle-mode shifted --json $(REPORTS)/metrics-shifted.json | tee -a $(REPORTS)/bench.md
+	@printf '## 4. Quantization metrics on the synthetic KV set\n\n`%s`, then `%s`.\n' \
+	  "kvsim gen -o $(BUILD)/kv.npy" "kvsim profile --input $(BUILD)/kv.npy -o $(BUILD)/thresholds.json" \
+	  | tee -a $(REPORTS)/bench.md
+	@for mode in plain shifted; do \
+	  cmd="$(KVSIM) metrics --input $(BUILD)/kv.npy --thresholds $(BUILD)/thresholds.json --middle-mode $$mode --json $(REPORTS)/metrics-$$mode.json"; \
+	  { printf '\n### Middle mode %s\n\n`%s`\n\n```\n' $$mode "$$cmd"; $$cmd; printf '```\n'; } | tee -a $(REPORTS)/bench.md; \
+	done
+	@echo "wrote $(REPORTS)/bench.md"
 
 clean:
 	rm -rf $(BUILD)

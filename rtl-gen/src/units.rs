@@ -6,6 +6,7 @@ use hdl::prim::div_const::DivConstCeil;
 use hdl::prim::div_round::DivRound;
 use hdl::prim::fp16::{Fp16Convert, FX};
 use hdl::prim::mul::MulPipe;
+use hdl::prim::zero_insert::ZeroInsertShifter;
 use hdl::prim::zero_remove::ZeroRemoveShifter;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -25,10 +26,22 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§2",
     },
     UnitInfo {
+        name: "oaken-dequantizer",
+        module: "oaken_dequantizer",
+        summary: "Oaken dequantization engine: dense codes, COO list, metadata to FP16 tokens",
+        spec: "§4",
+    },
+    UnitInfo {
         name: "zero-remove-shifter",
         module: "zero_remove_shifter",
         summary: "N-lane compaction network, log2(N) stages, optional pipeline",
         spec: "§3",
+    },
+    UnitInfo {
+        name: "zero-insert-shifter",
+        module: "zero_insert_shifter",
+        summary: "N-lane expansion network (inverse of zero-remove), optional pipeline",
+        spec: "§3.1",
     },
     UnitInfo {
         name: "mul-pipe",
@@ -164,6 +177,40 @@ fn build_shifter(t: &toml::Table) -> Result<Built, GenError> {
     }
     let e = w!(1, 2, 4, 8, 16, 32, 64)?;
     let lat = hdl::prim::zero_remove::ZeroRemove::<8>::latency(p.lanes, p.pipeline) as u32;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
+}
+
+/// The inverse of `zero-remove-shifter` (spec §3.1): same parameters and checks.
+fn build_insert_shifter(t: &toml::Table) -> Result<Built, GenError> {
+    let p: ShifterParams = parse("zero-insert-shifter", t)?;
+    if !p.lanes.is_power_of_two() || p.lanes > 128 {
+        return Err(GenError(format!("zero-insert-shifter: lanes must be a power of two in 1..=128, got {}", p.lanes)));
+    }
+    if p.pipeline > 7 {
+        return Err(GenError(format!("zero-insert-shifter: pipeline must be in 0..=7, got {}", p.pipeline)));
+    }
+    let docs: &[(&str, &str)] = &[
+        ("clock", "rising-edge clock"),
+        ("reset", "synchronous reset, active high"),
+        ("in_valid", "input vector valid"),
+        ("in_ready", "input vector accepted when in_valid and in_ready"),
+        ("in_data", "compacted elements, element j at [W*j+W-1:W*j]; lanes j >= popcount(in_mask) ignored"),
+        ("in_mask", "lane i of the output receives the next element"),
+        ("out_valid", "expanded vector valid"),
+        ("out_ready", "expanded vector taken when out_valid and out_ready"),
+        ("out_data", "element j in the lane of the j-th set mask bit; other lanes 0"),
+    ];
+    let m = "zero_insert_shifter";
+    macro_rules! w {
+        ($($w:literal),*) => {
+            match p.width {
+                $($w => elaborate(ZeroInsertShifter::<$w>::new(p.lanes, p.pipeline), m, docs),)*
+                w => return Err(GenError(format!("zero-insert-shifter: width must be one of 1, 2, 4, 8, 16, 32, 64, got {w}"))),
+            }
+        };
+    }
+    let e = w!(1, 2, 4, 8, 16, 32, 64)?;
+    let lat = hdl::prim::zero_insert::ZeroInsert::<8>::latency(p.lanes, p.pipeline) as u32;
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
 }
 
@@ -308,10 +355,61 @@ fn build_quantizer(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
 }
 
+const DEQUANTIZER_DOCS: &[(&str, &str)] = &[
+    ("clock", "rising-edge clock"),
+    ("reset", "synchronous reset, active high"),
+    ("tw_valid", "threshold-table write strobe, always accepted"),
+    ("tw_layer", "layer of the written set"),
+    ("tw_kv", "0 = K, 1 = V"),
+    ("tw_data", "{hi_outer, hi_inner, lo_inner, lo_outer}, FP16 each"),
+    ("tw_done", "one cycle after each write strobe"),
+    ("tw_err", "with tw_done: 0 written, 1 non-finite, 2 out of order, 3 layer out of range"),
+    ("d_valid", "dense beat valid"),
+    ("d_ready", "dense beat accepted when d_valid and d_ready"),
+    ("d_dense", "dense slots of the beat's elements, lane i at [IB*i+IB-1:IB*i]"),
+    ("d_meta", "token metadata word (spec §2.9), sampled with the token's first dense beat"),
+    ("d_layer", "token's layer, sampled with its first dense beat"),
+    ("d_kv", "token's K/V, sampled with its first dense beat"),
+    ("s_valid", "sparse beat valid"),
+    ("s_ready", "sparse beat accepted when s_valid and s_ready"),
+    ("s_coo", "COO entries in list order, entry j at [8j+7:8j]"),
+    ("s_count", "entries in this sparse beat (above lanes: malformed, counts as lanes)"),
+    ("s_last", "last sparse beat of the token"),
+    ("out_valid", "output beat valid"),
+    ("out_ready", "output beat taken when out_valid and out_ready"),
+    ("out_data", "FP16 elements of the beat, lane i at [16i+15:16i]"),
+    ("out_first", "first beat of a token"),
+    ("out_last", "last beat of a token"),
+    ("out_err", "on the last beat: the token's sparse record was malformed (spec §4.3)"),
+    ("out_layer_oob", "token's layer out of range (layer 0 used), constant over the token"),
+];
+
+fn build_dequantizer(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::oaken::dequantizer::{DeqGeometry, OakenDequantizer};
+    let p: sim::oaken::params::OakenParams = parse("oaken-dequantizer", t)?;
+    p.validate().map_err(|e| GenError(format!("oaken-dequantizer: {e}")))?;
+    let m = "oaken_dequantizer";
+    let d = DEQUANTIZER_DOCS;
+    let e = match p.inlier_bits {
+        2 => elaborate(OakenDequantizer::<2>::new(&p), m, d),
+        3 => elaborate(OakenDequantizer::<3>::new(&p), m, d),
+        4 => elaborate(OakenDequantizer::<4>::new(&p), m, d),
+        5 => elaborate(OakenDequantizer::<5>::new(&p), m, d),
+        6 => elaborate(OakenDequantizer::<6>::new(&p), m, d),
+        7 => elaborate(OakenDequantizer::<7>::new(&p), m, d),
+        8 => elaborate(OakenDequantizer::<8>::new(&p), m, d),
+        _ => unreachable!("validated"),
+    }?;
+    let lat = DeqGeometry::new(&p).latency as u32;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
+}
+
 pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
     match unit {
         "oaken-quantizer" => build_quantizer(params),
+        "oaken-dequantizer" => build_dequantizer(params),
         "zero-remove-shifter" => build_shifter(params),
+        "zero-insert-shifter" => build_insert_shifter(params),
         "mul-pipe" => build_mul(params),
         "div-round" => build_div_round(params),
         "div-const" => build_div_const(params),

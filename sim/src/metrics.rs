@@ -1,10 +1,10 @@
 //! Compression and error metrics of the Oaken engine on a KV set
 //! (docs/spec.md §8): every token is quantized by the golden model and decoded
-//! by the reference dequantizer.
+//! by the dequantization engine model (§4) from its packed records.
 
 use crate::fp16;
 use crate::kvset::{KvSet, KVS};
-use crate::oaken::dequantizer::dequantize_token;
+use crate::oaken::dequantizer::{dequantize_record, pack_sparse, DenseRecord};
 use crate::oaken::params::{Group, MiddleMode, OakenParams, GROUPS};
 use crate::oaken::quantizer::quantize_token_detail;
 use crate::oaken::thresholds::{Kv, ThresholdTable};
@@ -73,6 +73,13 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
             p.head_dim, set.head_dim
         ));
     }
+    if p.layers != table.layers() {
+        return Err(format!(
+            "layers is {} but the threshold table has {} layers",
+            p.layers,
+            table.layers()
+        ));
+    }
     if set.layers > table.layers() {
         return Err(format!(
             "the KV set has {} layers but the threshold table only {}",
@@ -91,8 +98,13 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
                 let (t, _) = table.lookup(layer, kv);
                 for row in set.sample(run, layer, kv).chunks_exact(set.head_dim) {
                     let (q, detail) = quantize_token_detail(p, &t, row);
-                    let y = dequantize_token(p, &t, &q.dense, &q.coo, &q.meta)
-                        .map_err(|e| format!("internal: decoding failed: {e}"))?;
+                    // layer < table.layers() <= 256
+                    let rec = DenseRecord::new(layer as u8, kv, &q);
+                    let d = dequantize_record(p, table, &rec, &pack_sparse(&q.coo, p.lanes));
+                    if d.err || d.layer_oob {
+                        return Err(format!("internal: the dequantizer rejected a record (run {run}, layer {layer}, {kv:?})"));
+                    }
+                    let y = d.x;
                     tokens += 1;
                     nonfinite += q.status.nonfinite as u64;
                     coo_entries += q.coo.len() as u64;
@@ -262,6 +274,8 @@ mod tests {
         assert!(e.contains("head-dim is 128"), "{e}");
         let e = measure(&set, &table, &OakenParams { inlier_bits: 9, ..p8() }).unwrap_err();
         assert!(e.contains("inlier-bits"), "{e}");
+        let e = measure(&set, &table, &OakenParams { layers: 2, ..p8() }).unwrap_err();
+        assert!(e.contains("threshold table has 1 layers"), "{e}");
         let two = KvSet { layers: 2, data: [set.data.clone(), set.data.clone()].concat(), ..set };
         assert!(measure(&two, &table, &p8()).unwrap_err().contains("only 1"));
     }

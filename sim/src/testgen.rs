@@ -3,7 +3,7 @@
 //! and the edge cases of docs/spec.md §2.11.
 
 use crate::fp16;
-use crate::oaken::thresholds::ThresholdSet;
+use crate::oaken::thresholds::{Kv, ThresholdSet, ThresholdTable};
 use proptest::prelude::*;
 
 /// Number of proptest cases: `KVFORGE_CASES` overrides the default.
@@ -73,6 +73,56 @@ pub fn threshold_set() -> impl Strategy<Value = ThresholdSet> {
 pub fn realistic_thresholds(s: f32) -> ThresholdSet {
     let f = fp16::from_f32;
     ThresholdSet::new([f(-2.3 * s), f(-0.075 * s), f(0.075 * s), f(2.3 * s)]).unwrap()
+}
+
+/// A threshold table of depth `layers`, every (layer, K/V) set drawn from a
+/// mix of realistic sets, arbitrary legal sets and the all-zero reset set.
+pub fn threshold_table(layers: usize) -> impl Strategy<Value = ThresholdTable> {
+    let set = prop_oneof![
+        3 => (0.25f32..4.0).prop_map(realistic_thresholds),
+        3 => threshold_set(),
+        1 => Just(ThresholdSet::default()),
+    ];
+    proptest::collection::vec((set.clone(), set), layers).prop_map(move |sets| {
+        let mut t = ThresholdTable::new(layers);
+        for (l, (k, v)) in sets.into_iter().enumerate() {
+            let raw = |s: ThresholdSet| [s.lo_outer, s.lo_inner, s.hi_inner, s.hi_outer];
+            t.write(l, Kv::K, raw(k)).expect("legal set");
+            t.write(l, Kv::V, raw(v)).expect("legal set");
+        }
+        t
+    })
+}
+
+/// A raw pattern of sparse beat sizes for [`fit_beat_sizes`]: each size in
+/// `0..=lanes`, empty and full beats frequent.
+pub fn beat_pattern(lanes: usize) -> impl Strategy<Value = Vec<usize>> {
+    proptest::collection::vec(prop_oneof![2 => Just(0usize), 3 => 0..=lanes, 1 => Just(lanes)], 0..24)
+}
+
+/// Fits a raw beat-size pattern to a list of `n` entries, for
+/// `oaken::dequantizer::split_sparse`: the pattern's sizes are used in
+/// order, each cut to the entries left (so once the list is used up the
+/// pattern's remaining beats are empty, and the last beat can be empty);
+/// if the pattern runs out first, full beats and one partial beat follow.
+/// The sizes sum to `n`.
+pub fn fit_beat_sizes(pattern: &[usize], n: usize, lanes: usize) -> Vec<usize> {
+    assert!(lanes >= 1);
+    let mut left = n;
+    let mut sizes: Vec<usize> = pattern
+        .iter()
+        .map(|&s| {
+            let k = s.min(lanes).min(left);
+            left -= k;
+            k
+        })
+        .collect();
+    while left > 0 {
+        let k = left.min(lanes);
+        sizes.push(k);
+        left -= k;
+    }
+    sizes
 }
 
 /// A token of `n` elements for thresholds `t`: mostly realistic values, with

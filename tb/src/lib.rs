@@ -36,8 +36,10 @@ pub mod info;
 pub mod lanes;
 pub mod model;
 pub mod oaken;
+pub mod oaken_dequantizer;
 pub mod models;
 pub mod prop;
+pub mod stim;
 
 pub use info::{Dir, ModelInfo, PortInfo};
 pub use model::{Model, PortId};

@@ -55,10 +55,10 @@ impl Stalls {
     pub const NONE: Stalls = Stalls { seed: 1, in_idle: 0, out_idle: 0 };
 }
 
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -66,7 +66,7 @@ impl Rng {
         self.0 = x;
         x
     }
-    fn chance(&mut self, p256: u8) -> bool {
+    pub(crate) fn chance(&mut self, p256: u8) -> bool {
         ((self.next() >> 24) & 0xFF) < p256 as u64
     }
 }
@@ -97,7 +97,7 @@ fn err_code(r: Result<(), ThresholdError>) -> u64 {
     }
 }
 
-fn kv(v: bool) -> Kv {
+pub(crate) fn kv(v: bool) -> Kv {
     if v {
         Kv::V
     } else {
@@ -149,12 +149,6 @@ pub fn expected_quantizer(p: &OakenParams, writes: &[TableWrite], tokens: &[Toke
 }
 
 struct QPorts {
-    tw_valid: PortId,
-    tw_layer: PortId,
-    tw_kv: PortId,
-    tw_data: PortId,
-    tw_done: PortId,
-    tw_err: PortId,
     in_valid: PortId,
     in_ready: PortId,
     in_data: PortId,
@@ -174,12 +168,6 @@ struct QPorts {
 impl QPorts {
     fn of(m: &Model) -> QPorts {
         QPorts {
-            tw_valid: m.port("tw_valid"),
-            tw_layer: m.port("tw_layer"),
-            tw_kv: m.port("tw_kv"),
-            tw_data: m.port("tw_data"),
-            tw_done: m.port("tw_done"),
-            tw_err: m.port("tw_err"),
             in_valid: m.port("in_valid"),
             in_ready: m.port("in_ready"),
             in_data: m.port("in_data"),
@@ -212,6 +200,34 @@ impl QPorts {
     }
 }
 
+/// Applies `writes` through the table-write port (spec §2.13, shared by both
+/// Oaken engines), one per cycle; returns each write's `tw_err`.
+pub fn write_table(m: &mut Model, writes: &[TableWrite]) -> Result<Vec<u64>, String> {
+    let (tw_valid, tw_layer, tw_kv, tw_data, tw_done, tw_err) =
+        (m.port("tw_valid"), m.port("tw_layer"), m.port("tw_kv"), m.port("tw_data"), m.port("tw_done"), m.port("tw_err"));
+    let mut status = Vec::new();
+    // tw_done/tw_err show the write of the previous cycle
+    for (i, w) in writes.iter().enumerate() {
+        m.set(tw_valid, 1);
+        m.set(tw_layer, w.layer as u64);
+        m.set(tw_kv, w.v as u64);
+        m.set(tw_data, w.data());
+        m.tick();
+        m.set(tw_valid, 0);
+        m.eval();
+        if m.get(tw_done) != 1 {
+            return Err(format!("write {i}: tw_done not raised the cycle after the write"));
+        }
+        status.push(m.get(tw_err));
+    }
+    m.tick();
+    m.eval();
+    if m.get(tw_done) != 0 {
+        return Err("tw_done stayed high without a write".into());
+    }
+    Ok(status)
+}
+
 /// Applies `writes` (one per cycle), then streams `tokens` under `stalls`
 /// until every expected beat is out, checking on the way that a held output
 /// beat does not change, that unused COO lanes are 0 and that nothing comes
@@ -228,25 +244,7 @@ pub fn drive_quantizer(
     let mut run = QRun::default();
     let mut rng = Rng(stalls.seed | 1);
 
-    // table writes: tw_done/tw_err show the write of the previous cycle
-    for (i, w) in writes.iter().enumerate() {
-        m.set(io.tw_valid, 1);
-        m.set(io.tw_layer, w.layer as u64);
-        m.set(io.tw_kv, w.v as u64);
-        m.set(io.tw_data, w.data());
-        m.tick();
-        m.set(io.tw_valid, 0);
-        m.eval();
-        if m.get(io.tw_done) != 1 {
-            return Err(format!("write {i}: tw_done not raised the cycle after the write"));
-        }
-        run.write_status.push(m.get(io.tw_err));
-    }
-    m.tick();
-    m.eval();
-    if m.get(io.tw_done) != 0 {
-        return Err("tw_done stayed high without a write".into());
-    }
+    run.write_status = write_table(m, writes)?;
 
     let beats_per_token = p.beats();
     let total_in = tokens.len() * beats_per_token;

@@ -6,4 +6,5 @@ pub mod fifo;
 pub mod fp16;
 pub mod mul;
 pub mod reg;
+pub mod zero_insert;
 pub mod zero_remove;

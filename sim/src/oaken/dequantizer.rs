@@ -1,11 +1,18 @@
-//! Reference Oaken dequantizer: the decode rule of docs/spec.md §2.10, used
-//! to measure reconstruction error. Paper: Oaken (ISCA 2025) §4.4 Eq. 4
-//! inverted, §5.2 "Dequantization engine".
+//! Oaken dequantizer models. Paper: Oaken (ISCA 2025) §4.4 Eq. 4 inverted,
+//! §5.2 "Dequantization engine".
+//!
+//! - The **reference dequantizer** (`outlier_map`, `dequantize_token`): the
+//!   decode rule of docs/spec.md §2.10 for well-formed records only.
+//! - The **engine model** (`dequantize_stream`, `dequantize_record`,
+//!   `align`): the transaction-level, bit-exact model of the dequantization
+//!   engine of docs/spec.md §4, whose streams are the RTL ports of §4.2. It
+//!   defines an output for every input, malformed sparse records included
+//!   (§4.3), and equals the reference on every well-formed record.
 
-use super::format::{CooEntry, Meta};
+use super::format::{CooEntry, GroupMeta, Meta};
 use super::params::{Group, OakenParams, GROUPS, SEGMENT};
-use super::quantizer::{Class, GroupParams};
-use super::thresholds::ThresholdSet;
+use super::quantizer::{Class, GroupParams, QuantToken};
+use super::thresholds::{Kv, ThresholdSet, ThresholdTable};
 use crate::fp16;
 
 /// Where each element's outlier entry sits: None for middle-group elements.
@@ -92,4 +99,639 @@ pub fn dequantize_token(
             fp16::round_nearest_even(reconstruct_units(p, t, &params, g, code).1)
         })
         .collect())
+}
+
+// ---------------------------------------------------------------------------
+// Dequantization engine model (docs/spec.md §4)
+// ---------------------------------------------------------------------------
+
+/// One token's dense record as the engine's dense input receives it
+/// (spec §4.2: `d_layer`, `d_kv`, `d_meta`, and the `d_dense` slots of all
+/// `beats` dense beats, element 0 first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DenseRecord {
+    /// `d_layer`; a layer `>= layers` reads layer 0 (spec §2.3).
+    pub layer: u8,
+    /// `d_kv`.
+    pub kv: Kv,
+    /// `d_meta`: the metadata word (§2.9); `seg_counts` has `segments`
+    /// entries. Not checked; its FP16 fields are sanitised on use (§4.4).
+    pub meta: Meta,
+    /// `head_dim` dense slots; only the low `inlier_bits` bits of each are
+    /// read (the port is `inlier_bits` wide per lane).
+    pub dense: Vec<u8>,
+}
+
+impl DenseRecord {
+    /// The dense record of a quantizer output (spec §2.9).
+    pub fn new(layer: u8, kv: Kv, q: &QuantToken) -> Self {
+        DenseRecord { layer, kv, meta: q.meta.clone(), dense: q.dense.clone() }
+    }
+}
+
+/// One beat of the sparse input (spec §4.2: `s_coo`, `s_count`, `s_last`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SparseBeat {
+    /// `L = lanes` raw COO entries; entry `j` is valid for `j < count`, the
+    /// other lanes are ignored and may hold anything.
+    pub lanes: Vec<u8>,
+    /// `s_count`: 0..=L for a well-formed beat; above L is malformed and
+    /// counts as L (§4.3 condition 4).
+    pub count: u8,
+    /// `s_last`: last sparse beat of the token.
+    pub last: bool,
+}
+
+/// The memory layout of a sparse record (spec §4.2 "packed"): full beats of
+/// `lanes` entries, the last one partial; an empty list is a single beat with
+/// count 0. Unused lanes are 0. The last beat has `last` set.
+pub fn pack_sparse(entries: &[u8], lanes: usize) -> Vec<SparseBeat> {
+    assert!((1..=255).contains(&lanes), "pack_sparse: lanes {lanes} out of range");
+    let sizes: Vec<usize> = entries.chunks(lanes).map(<[u8]>::len).collect();
+    split_sparse(entries, lanes, &sizes)
+}
+
+/// Cuts a list into sparse beats of the given sizes (each `0..=lanes`,
+/// summing to `entries.len()`; empty beats are allowed anywhere). An empty
+/// `sizes` means one empty beat. Unused lanes are 0; the last beat has `last`
+/// set. For tests of unpacked records (spec §4.2: a beat may carry any count
+/// from 0 to L).
+pub fn split_sparse(entries: &[u8], lanes: usize, sizes: &[usize]) -> Vec<SparseBeat> {
+    assert!((1..=255).contains(&lanes), "split_sparse: lanes {lanes} out of range");
+    assert_eq!(sizes.iter().sum::<usize>(), entries.len(), "split_sparse: sizes do not cover the list");
+    let sizes: &[usize] = if sizes.is_empty() { &[0] } else { sizes };
+    let mut beats = Vec::with_capacity(sizes.len());
+    let mut rest = entries;
+    for (k, &n) in sizes.iter().enumerate() {
+        assert!(n <= lanes, "split_sparse: beat of {n} entries with {lanes} lanes");
+        let (now, later) = rest.split_at(n);
+        rest = later;
+        let mut l = now.to_vec();
+        l.resize(lanes, 0);
+        beats.push(SparseBeat { lanes: l, count: n as u8, last: k + 1 == sizes.len() });
+    }
+    beats
+}
+
+/// Which of the malformed-record conditions of spec §4.3 hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Malformed {
+    /// 1. an entry is never taken.
+    pub untaken: bool,
+    /// 2. fewer entries than the segment counts' total.
+    pub short: bool,
+    /// 3. a segment count exceeds its segment's length.
+    pub count_over_len: bool,
+    /// 4. a sparse beat has `s_count > L`.
+    pub beat_over_lanes: bool,
+}
+
+impl Malformed {
+    /// `out_err`.
+    pub fn any(&self) -> bool {
+        self.untaken || self.short || self.count_over_len || self.beat_over_lanes
+    }
+}
+
+/// The sparse list cut back into beats (spec §4.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alignment {
+    /// Per element (`head_dim`): the entry taken into its lane, if any.
+    pub map: Vec<Option<CooEntry>>,
+    /// The entries `E_0, E_1, ...` of the record (each beat's first
+    /// `min(s_count, L)` lanes, in beat order).
+    pub entries: Vec<u8>,
+    /// Entries taken; the taken entries are always `entries[..taken]`.
+    pub taken: usize,
+    pub malformed: Malformed,
+}
+
+/// Spec §4.3, literally. `beats` is the token's sparse record (its beats up
+/// to and including the `s_last` one; the `last` flags are not looked at
+/// here). Each beat must have `lanes` lanes.
+pub fn align(p: &OakenParams, seg_counts: &[u8], beats: &[SparseBeat]) -> Alignment {
+    let l = p.lanes;
+    assert_eq!(seg_counts.len(), p.segments(), "align: one count per segment");
+    let mut malformed = Malformed::default();
+    let mut entries = Vec::new();
+    for b in beats {
+        assert_eq!(b.lanes.len(), l, "align: a sparse beat has {} lanes, not {l}", b.lanes.len());
+        let c = b.count as usize;
+        malformed.beat_over_lanes |= c > l;
+        entries.extend_from_slice(&b.lanes[..c.min(l)]);
+    }
+    // P[s] = cnt[0] + ... + cnt[s-1]
+    let mut prefix = vec![0usize; p.segments() + 1];
+    for s in 0..p.segments() {
+        prefix[s + 1] = prefix[s] + seg_counts[s] as usize;
+        malformed.count_over_len |= seg_counts[s] as usize > p.segment_len(s);
+    }
+    let mut map = vec![None; p.head_dim];
+    let mut g = 0; // the first entry not yet taken
+    for b in 0..p.beats() {
+        let sb = b * l / SEGMENT;
+        let i0 = b * l % SEGMENT;
+        let mut prev: Option<u8> = None;
+        while g < entries.len() {
+            let e = CooEntry::decode(entries[g]);
+            let idx = e.idx as usize;
+            let take = prefix[sb] <= g
+                && g < prefix[sb + 1]
+                && i0 <= idx
+                && idx < i0 + l
+                && prev.is_none_or(|pi| e.idx > pi);
+            if !take {
+                break; // it and everything after it wait for later beats
+            }
+            map[b * l + idx - i0] = Some(e);
+            prev = Some(e.idx);
+            g += 1;
+        }
+    }
+    malformed.untaken = g < entries.len();
+    malformed.short = entries.len() < prefix[p.segments()];
+    Alignment { map, entries, taken: g, malformed }
+}
+
+/// An FP16 field of the metadata word in units, spec §4.4: sanitised first
+/// (§2.2.1: NaN -> +0, +-Inf -> +-65504), so any pattern is accepted.
+pub fn meta_field_units(x: u16) -> i64 {
+    fp16::to_units(fp16::sanitize(x).0)
+}
+
+/// The per-group decode constants of a metadata word as the engine reads it
+/// (spec §4.4; any pattern).
+pub fn engine_group_params(meta: &Meta) -> [GroupParams; 3] {
+    GROUPS.map(|g| {
+        let m: GroupMeta = meta.groups[g as usize];
+        GroupParams { meta: m, min_units: meta_field_units(m.min), step_units: meta_field_units(m.step) }
+    })
+}
+
+/// The engine's output for one token (spec §4.2: `out_data` of all beats,
+/// `out_err`, `out_layer_oob`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DequantToken {
+    /// `head_dim` FP16 patterns, element 0 first.
+    pub x: Vec<u16>,
+    /// The sparse record is malformed (spec §4.3).
+    pub err: bool,
+    /// The layer was `>= layers`; layer 0's thresholds were used.
+    pub layer_oob: bool,
+}
+
+/// Decodes one token from its dense record and its sparse record (the
+/// token's beats up to and including its `s_last` beat; the `last` flags are
+/// not looked at here, framing is [`dequantize_stream`]'s job).
+/// Spec §4.3 (alignment) and §4.4 (decoding).
+pub fn dequantize_record(
+    p: &OakenParams,
+    table: &ThresholdTable,
+    rec: &DenseRecord,
+    beats: &[SparseBeat],
+) -> DequantToken {
+    p.validate().expect("invalid Oaken parameters");
+    assert_eq!(table.layers(), p.layers, "threshold table depth differs from the parameters' layers");
+    assert_eq!(rec.dense.len(), p.head_dim, "dense record has {} slots, not head_dim", rec.dense.len());
+    let (t, layer_oob) = table.lookup(rec.layer as usize, rec.kv);
+    let a = align(p, &rec.meta.seg_counts, beats);
+    let params = engine_group_params(&rec.meta);
+    let mask = (1u16 << p.inlier_bits) - 1;
+    let x = rec
+        .dense
+        .iter()
+        .zip(&a.map)
+        .map(|(&d, &e)| {
+            let (g, code) = decode_code(p, (d as u16 & mask) as u8, e);
+            fp16::round_nearest_even(reconstruct_units(p, &t, &params, g, code).1)
+        })
+        .collect();
+    DequantToken { x, err: a.malformed.any(), layer_oob }
+}
+
+/// The engine on a stream of tokens: the dense records in order, and the
+/// sparse stream formed by concatenating every token's beats. The sparse
+/// stream is framed by `last` alone (spec §4.2: the engine reads sparse beats
+/// up to the token's `s_last`), so the per-token grouping of the beats only
+/// matters through their `last` flags; with each token's beats ending in its
+/// one `last` beat, token `i` gets exactly its own beats. If the sparse
+/// stream ends before a token's `s_last`, that token and the ones after it
+/// produce no output (the engine would wait for more sparse beats).
+pub fn dequantize_stream(
+    p: &OakenParams,
+    table: &ThresholdTable,
+    tokens: &[(DenseRecord, Vec<SparseBeat>)],
+) -> Vec<DequantToken> {
+    let sparse: Vec<SparseBeat> = tokens.iter().flat_map(|(_, b)| b.iter().cloned()).collect();
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut pos = 0;
+    for (rec, _) in tokens {
+        let Some(k) = sparse[pos..].iter().position(|b| b.last) else { break };
+        out.push(dequantize_record(p, table, rec, &sparse[pos..pos + k + 1]));
+        pos += k + 1;
+    }
+    out
+}
+
+/// Hand-worked examples of docs/spec.md §4.3, §4.4 and §4.6. Every expected
+/// value is derived from the spec's rules (derivations in the comments and
+/// in §4.6), not taken from the model's output.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oaken::params::MiddleMode;
+
+    const THR: [u16; 4] = [0xC000, 0xB400, 0x3400, 0x4000]; // -2, -0.25, 0.25, 2
+
+    fn p16() -> OakenParams {
+        OakenParams { head_dim: 16, lanes: 4, inlier_bits: 4, outlier_bits: 5, layers: 1, middle_mode: MiddleMode::Plain }
+    }
+
+    fn table(p: &OakenParams) -> ThresholdTable {
+        let mut t = ThresholdTable::new(p.layers);
+        t.write(0, Kv::K, THR).unwrap();
+        t
+    }
+
+    /// §4.6 metadata: outer (1.0, 0.5), middle (-1.0, 0.125), inner (-0.25, 2^-6).
+    fn meta(counts: &[u8]) -> Meta {
+        Meta {
+            groups: [
+                GroupMeta { min: 0x3C00, step: 0x3800 },
+                GroupMeta { min: 0xBC00, step: 0x3000 },
+                GroupMeta { min: 0xB400, step: 0x2400 },
+            ],
+            seg_counts: counts.to_vec(),
+        }
+    }
+
+    /// §4.6 dense record: slot i = i (mod 16).
+    fn rec(p: &OakenParams, counts: &[u8]) -> DenseRecord {
+        DenseRecord { layer: 0, kv: Kv::K, meta: meta(counts), dense: (0..p.head_dim).map(|i| (i % 16) as u8).collect() }
+    }
+
+    /// §4.6: element i as a middle element, -1 + i/8.
+    const MIDDLE: [u16; 16] = [
+        0xBC00, 0xBB00, 0xBA00, 0xB900, 0xB800, 0xB600, 0xB400, 0xB000, //
+        0x0000, 0x3000, 0x3400, 0x3600, 0x3800, 0x3900, 0x3A00, 0x3B00,
+    ];
+
+    /// §4.6 well-formed decode: 1 -> -0.234375, 6 -> 6.0, 9 -> 0.140625.
+    fn good16() -> Vec<u16> {
+        let mut y = MIDDLE.to_vec();
+        y[1] = 0xB380;
+        y[6] = 0x4600;
+        y[9] = 0x3080;
+        y
+    }
+
+    const GOOD_LIST: [u8; 3] = [0x04, 0x1B, 0x25];
+    const BAD_LIST: [u8; 4] = [0x04, 0x1B, 0x16, 0x25];
+
+    fn run(p: &OakenParams, r: &DenseRecord, beats: &[SparseBeat]) -> DequantToken {
+        dequantize_record(p, &table(p), r, beats)
+    }
+
+    fn f(v: f32) -> u16 {
+        fp16::from_f32(v)
+    }
+
+    #[test]
+    fn hex_patterns_of_the_worked_example() {
+        for (i, &h) in MIDDLE.iter().enumerate() {
+            assert_eq!(h, f(-1.0 + i as f32 / 8.0), "element {i}");
+        }
+        assert_eq!(0xB380, f(-0.234375));
+        assert_eq!(0x4600, f(6.0));
+        assert_eq!(0x3080, f(0.140625));
+        assert_eq!(0xB600, f(-0.375));
+        let e = |idx: u8, outer: bool, hi: bool| CooEntry { idx, outer, hi }.encode();
+        assert_eq!(GOOD_LIST, [e(1, false, false), e(6, true, true), e(9, false, true)]);
+        assert_eq!(BAD_LIST[2], e(5, true, false));
+        assert_eq!(meta(&[0]).groups[2].step, f(1.0 / 64.0));
+    }
+
+    #[test]
+    fn packing() {
+        let b = pack_sparse(&[], 4);
+        assert_eq!(b, vec![SparseBeat { lanes: vec![0; 4], count: 0, last: true }]);
+        let b = pack_sparse(&[1, 2, 3, 4, 5, 6], 4);
+        assert_eq!(
+            b,
+            vec![
+                SparseBeat { lanes: vec![1, 2, 3, 4], count: 4, last: false },
+                SparseBeat { lanes: vec![5, 6, 0, 0], count: 2, last: true },
+            ]
+        );
+        // a multiple of L ends with a full beat, no extra empty one
+        assert_eq!(pack_sparse(&[1, 2, 3, 4], 4).len(), 1);
+        let s = split_sparse(&[7, 8, 9], 4, &[0, 1, 0, 2]);
+        assert_eq!(s.iter().map(|b| (b.count, b.last)).collect::<Vec<_>>(), [(0, false), (1, false), (0, false), (2, true)]);
+        assert_eq!((s[1].lanes[0], &s[3].lanes[..2]), (7, &[8u8, 9][..]));
+        assert_eq!(split_sparse(&[], 4, &[]), pack_sparse(&[], 4));
+    }
+
+    #[test]
+    fn spec_4_6_well_formed() {
+        let p = p16();
+        let a = align(&p, &[3], &pack_sparse(&GOOD_LIST, 4));
+        assert_eq!((a.taken, a.malformed), (3, Malformed::default()));
+        assert_eq!(a.map.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i, e.encode()))).collect::<Vec<_>>(), [(1, 0x04), (6, 0x1B), (9, 0x25)]);
+        let y = run(&p, &rec(&p, &[3]), &pack_sparse(&GOOD_LIST, 4));
+        assert_eq!(y, DequantToken { x: good16(), err: false, layer_oob: false });
+        // beats of 1, 0 and 2 entries, with garbage in the unused lanes
+        let mut beats = split_sparse(&GOOD_LIST, 4, &[1, 0, 2]);
+        for b in &mut beats {
+            for l in b.count as usize..4 {
+                b.lanes[l] = 0x3F; // idx 15, outer, upper: would change element 15 if read
+            }
+        }
+        assert_eq!(run(&p, &rec(&p, &[3]), &beats), y);
+    }
+
+    #[test]
+    fn spec_4_6_malformed_out_of_order() {
+        let p = p16();
+        let a = align(&p, &[4], &pack_sparse(&BAD_LIST, 4));
+        assert_eq!(a.taken, 2);
+        assert_eq!(a.malformed, Malformed { untaken: true, ..Default::default() });
+        let mut want = MIDDLE.to_vec();
+        want[1] = 0xB380;
+        want[6] = 0x4600;
+        let y = run(&p, &rec(&p, &[4]), &pack_sparse(&BAD_LIST, 4));
+        assert_eq!(y, DequantToken { x: want, err: true, layer_oob: false });
+    }
+
+    /// Condition 1 variants: duplicate, index past the beat range, beyond the
+    /// total.
+    #[test]
+    fn err_1_duplicate_and_beyond_total() {
+        let p = p16();
+        // 0x04, 0x04, 0x25 (count 3): beat 0 takes the first 0x04 and stops at
+        // the second (idx 1 not > 1); it fits no later beat, and blocks 0x25.
+        let a = align(&p, &[3], &pack_sparse(&[0x04, 0x04, 0x25], 4));
+        assert_eq!((a.taken, a.malformed), (1, Malformed { untaken: true, ..Default::default() }));
+        let mut want = MIDDLE.to_vec();
+        want[1] = 0xB380;
+        assert_eq!(run(&p, &rec(&p, &[3]), &pack_sparse(&[0x04, 0x04, 0x25], 4)).x, want);
+        // the good list with count 2: 0x25 (g = 2) is beyond P[1] = 2, never taken
+        let y = run(&p, &rec(&p, &[2]), &pack_sparse(&GOOD_LIST, 4));
+        let mut want = good16();
+        want[9] = MIDDLE[9];
+        assert_eq!((y.x, y.err), (want, true));
+    }
+
+    /// Condition 2: count 4 but three entries; all three are taken.
+    #[test]
+    fn err_2_short_list() {
+        let p = p16();
+        let a = align(&p, &[4], &pack_sparse(&GOOD_LIST, 4));
+        assert_eq!((a.taken, a.malformed), (3, Malformed { short: true, ..Default::default() }));
+        let y = run(&p, &rec(&p, &[4]), &pack_sparse(&GOOD_LIST, 4));
+        assert_eq!((y.x, y.err), (good16(), true));
+    }
+
+    /// All sixteen elements outer, entry i = {idx i, outer, hi = i odd}; slot
+    /// i: lower -2 - (1 + i/2), upper 2 + 1 + i/2.
+    fn all_outer() -> (Vec<u8>, Vec<u16>) {
+        let list = (0..16u8).map(|i| (i << 2) | 2 | (i & 1)).collect();
+        let vals = [-3.0, 3.5, -4.0, 4.5, -5.0, 5.5, -6.0, 6.5, -7.0, 7.5, -8.0, 8.5, -9.0, 9.5, -10.0, 10.5];
+        (list, vals.map(f).to_vec())
+    }
+
+    #[test]
+    fn all_outlier_token() {
+        let p = p16();
+        let (list, want) = all_outer();
+        assert_eq!(list[..4], [0x02, 0x07, 0x0A, 0x0F]);
+        let y = run(&p, &rec(&p, &[16]), &pack_sparse(&list, 4));
+        assert_eq!(y, DequantToken { x: want.clone(), err: false, layer_oob: false });
+        // one entry per beat, then an empty last beat
+        let mut sizes = vec![1; 16];
+        sizes.push(0);
+        assert_eq!(run(&p, &rec(&p, &[16]), &split_sparse(&list, 4, &sizes)).x, want);
+    }
+
+    /// Condition 3: count 17 > 16 elements. With the 16 entries: also short
+    /// (condition 2). With a 17th entry (idx 15 again): never taken
+    /// (condition 1), since beat 3 took idx 15 just before it.
+    #[test]
+    fn err_3_count_over_segment_length() {
+        let p = p16();
+        let (mut list, want) = all_outer();
+        let a = align(&p, &[17], &pack_sparse(&list, 4));
+        assert_eq!(a.malformed, Malformed { short: true, count_over_len: true, ..Default::default() });
+        assert_eq!(run(&p, &rec(&p, &[17]), &pack_sparse(&list, 4)), DequantToken { x: want.clone(), err: true, layer_oob: false });
+        list.push(0x3C);
+        let a = align(&p, &[17], &pack_sparse(&list, 4));
+        assert_eq!((a.taken, a.malformed), (16, Malformed { untaken: true, count_over_len: true, ..Default::default() }));
+        assert_eq!(run(&p, &rec(&p, &[17]), &pack_sparse(&list, 4)).x, want);
+    }
+
+    /// Condition 4: s_count = 200 > L = 4 reads the four lanes, here a
+    /// well-formed list; 0x3A is idx 14, outer, lower: -2 - (1 + 14/2) = -10.
+    #[test]
+    fn err_4_beat_count_over_lanes() {
+        let p = p16();
+        let beats = vec![SparseBeat { lanes: vec![0x04, 0x1B, 0x25, 0x3A], count: 200, last: true }];
+        let a = align(&p, &[4], &beats);
+        assert_eq!((a.taken, a.malformed), (4, Malformed { beat_over_lanes: true, ..Default::default() }));
+        let mut want = good16();
+        want[14] = 0xC900;
+        assert_eq!(want[14], f(-10.0));
+        assert_eq!(run(&p, &rec(&p, &[4]), &beats), DequantToken { x: want.clone(), err: true, layer_oob: false });
+        // the same list with its true count is well-formed
+        let ok = vec![SparseBeat { count: 4, ..beats[0].clone() }];
+        assert_eq!(run(&p, &rec(&p, &[4]), &ok), DequantToken { x: want, err: false, layer_oob: false });
+    }
+
+    #[test]
+    fn zero_outliers() {
+        let p = p16();
+        let y = run(&p, &rec(&p, &[0]), &pack_sparse(&[], 4));
+        assert_eq!(y, DequantToken { x: MIDDLE.to_vec(), err: false, layer_oob: false });
+        // shifted middle mode: slot {side, q[2:0]}; with min 0, step 1/8:
+        // lower -0.25 - q/8 (slots 0..7), upper 0.25 + q/8 (slots 8..15)
+        let ps = OakenParams { middle_mode: MiddleMode::Shifted, ..p16() };
+        let mut r = rec(&ps, &[0]);
+        r.meta.groups[1] = GroupMeta { min: 0x0000, step: 0x3000 };
+        let want: Vec<u16> = (0..16).map(|i| if i < 8 { f(-0.25 - i as f32 / 8.0) } else { f(0.25 + (i - 8) as f32 / 8.0) }).collect();
+        assert_eq!(run(&ps, &r, &pack_sparse(&[], 4)).x, want);
+    }
+
+    /// A malformed token never shifts the next one: stream [bad, good, bad,
+    /// good] with bad records of several kinds, the good ones decode as §4.6.
+    #[test]
+    fn recovery_after_malformed_tokens() {
+        let p = p16();
+        let good = (rec(&p, &[3]), pack_sparse(&GOOD_LIST, 4));
+        let bad1 = (rec(&p, &[4]), pack_sparse(&BAD_LIST, 4));
+        // a long junk list over many beats, one beat with count 255, and
+        // counts far off
+        let junk: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
+        let mut bad2 = (rec(&p, &[200]), pack_sparse(&junk, 4));
+        bad2.1[3].count = 255;
+        let out = dequantize_stream(&p, &table(&p), &[bad1, good.clone(), bad2, good]);
+        assert_eq!(out.len(), 4);
+        assert!(out[0].err && out[2].err);
+        for t in [&out[1], &out[3]] {
+            assert_eq!(*t, DequantToken { x: good16(), err: false, layer_oob: false });
+        }
+        assert!(out.iter().all(|t| t.x.len() == 16));
+    }
+
+    /// The stream is framed by `last` alone; a sparse stream that ends before
+    /// a token's `s_last` leaves that token without output.
+    #[test]
+    fn stream_framing_follows_last() {
+        let p = p16();
+        let mut beats = split_sparse(&GOOD_LIST, 4, &[1, 2]);
+        // token 0's beats: its first beat only (now marked last); token 1's:
+        // the rest of the list
+        beats[0].last = true;
+        let toks = [(rec(&p, &[1]), vec![beats[0].clone()]), (rec(&p, &[0]), vec![beats[1].clone()])];
+        let out = dequantize_stream(&p, &table(&p), &toks);
+        // token 0: list 0x04, count 1: element 1 only
+        let mut want0 = MIDDLE.to_vec();
+        want0[1] = 0xB380;
+        assert_eq!((&out[0].x, out[0].err), (&want0, false));
+        // token 1: list 0x1B, 0x25 with count 0: never taken
+        assert_eq!((&out[1].x, out[1].err), (&MIDDLE.to_vec(), true));
+        let mut unterminated = toks.to_vec();
+        unterminated[1].1[0].last = false;
+        assert_eq!(dequantize_stream(&p, &table(&p), &unterminated).len(), 1);
+    }
+
+    /// Segment condition (head_dim 128, lanes 16, two segments, dense all 0
+    /// so a middle element is -1.0): E0 = 0x0D (idx 3, inner, hi 1: code 16,
+    /// -0.25 + 16/64 = 0.0), E1 = 0x17 (idx 5, outer, upper, q 0: 3.0).
+    #[test]
+    fn segment_counts_place_entries() {
+        let p = OakenParams { head_dim: 128, lanes: 16, ..p16() };
+        let list = [0x0D, 0x17];
+        let case = |counts: &[u8]| {
+            let mut r = rec(&p, counts);
+            r.dense = vec![0; 128];
+            run(&p, &r, &pack_sparse(&list, 16))
+        };
+        let with = |pairs: &[(usize, u16)]| {
+            let mut v = vec![0xBC00u16; 128];
+            for &(i, x) in pairs {
+                v[i] = x;
+            }
+            v
+        };
+        // [1, 1]: beat 0 takes E0, stops at E1 (g = 1 is past P[0] + cnt[0]
+        // although idx 5 fits); beat 4 (segment 1, i0 0) takes E1: element 69
+        let y = case(&[1, 1]);
+        assert_eq!((y.x, y.err), (with(&[(3, 0x0000), (69, 0x4200)]), false));
+        // [2, 0]: both in beat 0
+        let y = case(&[2, 0]);
+        assert_eq!((y.x, y.err), (with(&[(3, 0x0000), (5, 0x4200)]), false));
+        // [1, 0]: E1 is beyond the total
+        let y = case(&[1, 0]);
+        assert_eq!((y.x, y.err), (with(&[(3, 0x0000)]), true));
+        // [0, 1]: E0 belongs to segment 1 (element 67); E1 beyond the total
+        let y = case(&[0, 1]);
+        assert_eq!((y.x, y.err), (with(&[(67, 0x0000)]), true));
+        // [0, 2]: both in segment 1
+        let y = case(&[0, 2]);
+        assert_eq!((y.x, y.err), (with(&[(67, 0x0000), (69, 0x4200)]), false));
+    }
+
+    /// A short last segment (head_dim 96: segment 1 has 32 elements): idx 40
+    /// of segment 1 is in no beat; a count of 33 exceeds the length.
+    #[test]
+    fn short_last_segment() {
+        let p = OakenParams { head_dim: 96, lanes: 16, ..p16() };
+        let e40 = CooEntry { idx: 40, outer: true, hi: true }.encode();
+        let a = align(&p, &[0, 1], &pack_sparse(&[e40], 16));
+        assert_eq!((a.taken, a.malformed), (0, Malformed { untaken: true, ..Default::default() }));
+        let e31 = CooEntry { idx: 31, outer: true, hi: true }.encode();
+        let a = align(&p, &[0, 1], &pack_sparse(&[e31], 16));
+        assert_eq!((a.taken, a.malformed), (1, Malformed::default()));
+        assert_eq!(a.map[95], Some(CooEntry::decode(e31)));
+        let a = align(&p, &[0, 33], &pack_sparse(&[e31], 16));
+        assert_eq!(a.malformed, Malformed { short: true, count_over_len: true, ..Default::default() });
+    }
+
+    /// Thresholds come from (layer, kv); a layer past the table reads layer
+    /// 0. Element 6 is outer upper with q = 6: hi_outer + 1 + 3.
+    #[test]
+    fn table_selection_and_layer_oob() {
+        let p = OakenParams { layers: 2, ..p16() };
+        let mut t = ThresholdTable::new(2);
+        t.write(0, Kv::K, THR).unwrap(); // hi_outer 2 -> 6.0
+        t.write(0, Kv::V, [0xC000, 0xB400, 0x3400, 0x4400]).unwrap(); // hi_outer 4 -> 8.0
+        t.write(1, Kv::K, [0xC000, 0xB400, 0x3400, 0x3C00]).unwrap(); // hi_outer 1 -> 5.0
+        for (layer, kv, want, oob) in [
+            (0u8, Kv::K, 6.0, false),
+            (0, Kv::V, 8.0, false),
+            (1, Kv::K, 5.0, false),
+            (1, Kv::V, 4.0, false), // reset set: hi_outer 0
+            (2, Kv::K, 6.0, true),
+            (255, Kv::V, 8.0, true),
+        ] {
+            let mut r = rec(&p, &[3]);
+            (r.layer, r.kv) = (layer, kv);
+            let y = dequantize_record(&p, &t, &r, &pack_sparse(&GOOD_LIST, 4));
+            assert_eq!((y.x[6], y.layer_oob, y.err), (f(want), oob, false), "layer {layer} {kv:?}");
+        }
+    }
+
+    /// §4.4: metadata fields are sanitised, then used as they are.
+    /// Outer (min -Inf -> -65504, step +Inf -> 65504): element 1 = 0x07
+    /// (idx 1, outer, upper), slot 1: 2 + (-65504 + 65504) = 2.0.
+    /// Middle (min NaN -> 0, step 1.0): slot s decodes to s; element 0's slot
+    /// 0xF1 reads as 1 (the port has inlier_bits = 4 bits). Inner (min NaN ->
+    /// 0, step -Inf -> -65504): element 3 = 0x0D (idx 3, inner, hi 1), code
+    /// {1, 0001} = 17: 17 * -65504 saturates to -65504.
+    #[test]
+    fn metadata_fields_are_sanitised() {
+        let p = p16();
+        let mut r = rec(&p, &[2]);
+        r.meta.groups = [
+            GroupMeta { min: 0xFC00, step: 0x7C00 },
+            GroupMeta { min: 0x7E00, step: 0x3C00 },
+            GroupMeta { min: 0x7C01, step: 0xFC00 },
+        ];
+        r.dense = vec![0xF1, 0x01, 0, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0F];
+        let y = run(&p, &r, &pack_sparse(&[0x07, 0x0D], 4));
+        let mut want = vec![0x0000; 16];
+        want[0] = 0x3C00;
+        want[1] = 0x4000;
+        want[3] = 0xFBFF;
+        want[15] = 0x4B80;
+        assert_eq!(want[15], f(15.0));
+        assert_eq!(meta_field_units(0x7C00), fp16::MAX_UNITS);
+        assert_eq!(meta_field_units(0xFD01), 0);
+        assert_eq!(y, DequantToken { x: want, err: false, layer_oob: false });
+    }
+
+    /// §2.12 example 1 through the engine (head_dim 8, lanes 4: beats of 4
+    /// and 1 entries).
+    #[test]
+    fn spec_2_12_example_1() {
+        let p = OakenParams { head_dim: 8, ..p16() };
+        let r = DenseRecord {
+            layer: 0,
+            kv: Kv::K,
+            meta: Meta {
+                groups: [
+                    GroupMeta { min: 0x3C00, step: 0x2C45 },
+                    GroupMeta { min: 0xB800, step: 0x3156 },
+                    GroupMeta { min: 0xB400, step: 0x2232 },
+                ],
+                seg_counts: vec![5],
+            },
+            dense: vec![0, 0, 15, 9, 15, 5, 15, 0],
+        };
+        let beats = pack_sparse(&[0x03, 0x09, 0x12, 0x15, 0x1C], 4);
+        assert_eq!(beats.iter().map(|b| b.count).collect::<Vec<_>>(), [4, 1]);
+        let y = run(&p, &r, &beats);
+        assert_eq!(
+            y,
+            DequantToken { x: vec![0x4200, 0xB800, 0x3001, 0x3C01, 0xC400, 0x1C34, 0x4001, 0xB400], err: false, layer_oob: false }
+        );
+    }
 }

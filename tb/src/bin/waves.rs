@@ -1,0 +1,260 @@
+//! A short co-simulation of one rtl-gen unit with its VCD waveform:
+//! `cargo run --release -p tb --bin waves -- --unit oaken-quantizer -o build/waves/oaken-quantizer.vcd [--netlist]`.
+//!
+//! Runs the first model of `tb/models.toml` built from that unit (its
+//! gate-level netlist with `--netlist`). Units with a dedicated scenario
+//! (see `scenario`) are driven like the real engine and checked against
+//! `sim`; any other unit gets pseudo-random inputs every cycle.
+
+use clap::Parser;
+use sim::fp16;
+use sim::oaken::params::OakenParams;
+use sim::testgen;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tb::oaken::{compare, drive_quantizer, expected_quantizer, params_of, QRun, Stalls, Token};
+use tb::oaken_dequantizer::{compare_dequantizer, drive_dequantizer, expected_dequantizer, records_of, DStalls};
+use tb::stim::{write_of, Draw, RandomInputs};
+use tb::{models, Model, ModelInfo};
+
+#[derive(Parser, Debug)]
+#[command(about = "Short co-simulation of one rtl-gen unit, written as a VCD waveform")]
+struct Args {
+    /// rtl-gen unit name (`rtl-gen list`), e.g. oaken-quantizer
+    #[arg(long)]
+    unit: String,
+    /// VCD file to write (parent folders are created)
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Simulate the Yosys gate-level netlist instead of the RTL
+    #[arg(long)]
+    netlist: bool,
+    /// Cycles of the generic random-input scenario
+    #[arg(long, default_value_t = 200)]
+    cycles: u64,
+    /// Seed of the generic random-input scenario
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// VCD time (ns) of the rising clock edge of model cycle `c` (see `Model::tick`).
+fn edge_ns(c: u64) -> u64 {
+    10 * c + 5
+}
+
+fn units(gate_level: bool) -> String {
+    let mut u: Vec<&str> = models::ALL.iter().filter(|m| m.gate_level == gate_level).map(|m| m.unit).collect();
+    u.sort_unstable();
+    u.dedup();
+    u.join(", ")
+}
+
+fn pick(unit: &str, netlist: bool) -> Result<&'static ModelInfo, String> {
+    if let Some(m) = models::ALL.iter().copied().find(|m| m.unit == unit && m.gate_level == netlist) {
+        return Ok(m);
+    }
+    if netlist && models::ALL.iter().any(|m| m.unit == unit) {
+        return Err(format!(
+            "unit '{unit}' has no gate-level model (set netlist = true in tb/models.toml); units with one: {}",
+            units(true)
+        ));
+    }
+    Err(format!("no model of unit '{unit}' in tb/models.toml; available units: {}", units(false)))
+}
+
+/// Runs the unit's scenario on `m` (tracing, out of reset); returns a
+/// description of what the waveform shows, or why the run failed.
+fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
+    match m.info().unit {
+        "oaken-quantizer" => oaken_quantizer(m),
+        "oaken-dequantizer" => oaken_dequantizer(m),
+        _ => random(m, args.cycles, args.seed),
+    }
+}
+
+fn random(m: &mut Model, cycles: u64, seed: u64) -> Result<String, String> {
+    let mut inputs = RandomInputs::new(m, seed);
+    let names: Vec<&str> = inputs.ports.iter().map(|p| p.name).collect();
+    for _ in 0..cycles {
+        inputs.apply(m);
+        m.tick();
+    }
+    Ok(format!(
+        "{cycles} cycles of pseudo-random values on every input ({}), seed {seed}, after 1 reset cycle",
+        names.join(", ")
+    ))
+}
+
+/// Where one `drive_quantizer` call put its beats, as VCD times.
+fn phase_summary(name: &str, run: &QRun, stream_start: u64, tokens: usize) -> String {
+    let t = |c: &Vec<u64>, i: usize| edge_ns(stream_start + c[i]);
+    let (ni, no) = (run.in_cycles.len(), run.out_cycles.len());
+    let in_span = run.in_cycles[ni - 1] - run.in_cycles[0] + 1;
+    let out_span = run.out_cycles[no - 1] - run.out_cycles[0] + 1;
+    format!(
+        "{name}: {tokens} tokens, {ni} input beats accepted {} ns .. {} ns ({} idle/stalled cycles), \
+         {no} output beats {} ns .. {} ns ({} stalled cycles)",
+        t(&run.in_cycles, 0),
+        t(&run.in_cycles, ni - 1),
+        in_span - ni as u64,
+        t(&run.out_cycles, 0),
+        t(&run.out_cycles, no - 1),
+        out_span - no as u64,
+    )
+}
+
+/// Table writes, three tokens back to back, then three more under random
+/// input and output stalls; every beat checked against `sim`.
+fn oaken_quantizer(m: &mut Model) -> Result<String, String> {
+    let p: OakenParams = params_of(m);
+    let layer = |l: usize| (l % p.layers) as u8;
+    let sets = [1.0f32, 0.5, 2.0, 0.25].map(testgen::realistic_thresholds);
+    let mut writes = vec![
+        write_of(layer(0), false, sets[0]),
+        write_of(layer(0), true, sets[1]),
+        write_of(layer(1), false, sets[2]),
+        write_of(layer(1), true, sets[3]),
+    ];
+    // rejected: thresholds out of order (tw_err = 2), the table keeps its set
+    let mut bad = write_of(layer(2), false, sets[0]);
+    bad.raw.swap(0, 3);
+    writes.push(bad);
+
+    let hd = p.head_dim;
+    let mut draw = Draw::new(0x0a4e);
+    let t0 = Token { layer: layer(0), v: false, x: draw.varied_token(hd, sets[0]) };
+    let t1 = Token { layer: layer(0), v: true, x: draw.varied_token(hd, sets[1]) };
+    // specials: NaN, +-Inf, -0, a subnormal, the largest FP16 (status nonfinite)
+    let mut x2 = draw.varied_token(hd, sets[2]);
+    for (i, v) in [(3, 0x7E00), (17, fp16::MAX_POS), (40, 0xFC00), (64, 0x8000), (90, 0x0001), (hd - 1, 0x7C00)] {
+        x2[i % hd] = v;
+    }
+    let t2 = Token { layer: layer(1), v: false, x: x2 };
+    // every element an outlier, beyond +-hi_outer
+    let big = fp16::from_f32(3.0 * 0.25);
+    let t3 =
+        Token { layer: layer(1), v: true, x: (0..hd).map(|i| if i % 2 == 0 { big } else { big | 0x8000 }).collect() };
+    // a constant token
+    let t4 = Token { layer: layer(0), v: false, x: vec![fp16::from_f32(0.5); hd] };
+    // a layer past the table (status out of range, thresholds of layer 0)
+    let t5 = Token { layer: p.layers.min(255) as u8, v: false, x: draw.varied_token(hd, sets[0]) };
+
+    let phase1 = [t0, t1, t2];
+    let phase2 = [t3, t4, t5];
+    let stalls = Stalls { seed: 0x5747, in_idle: 64, out_idle: 96 };
+
+    let start1 = m.cycle() + writes.len() as u64 + 1;
+    let run1 = drive_quantizer(m, &writes, &phase1, &Stalls::NONE, 20_000)?;
+    let (codes, want1) = expected_quantizer(&p, &writes, &phase1);
+    compare(&run1, &codes, &want1, p.beats()).map_err(|e| format!("back-to-back tokens: {e}"))?;
+
+    let start2 = m.cycle() + 1;
+    let run2 = drive_quantizer(m, &[], &phase2, &stalls, 20_000)?;
+    let (_, want2) = expected_quantizer(&p, &writes, &phase2);
+    compare(&run2, &[], &want2, p.beats()).map_err(|e| format!("stalled tokens: {e}"))?;
+
+    Ok([
+        format!(
+            "parameters: head-dim {}, lanes {}, {} beats per token, {} layers, latency {} cycles",
+            p.head_dim,
+            p.lanes,
+            p.beats(),
+            p.layers,
+            m.info().latency().map_or("?".into(), |l| l.to_string())
+        ),
+        format!(
+            "table writes ({} ns .. {} ns): layers {}/{} K and V, then an out-of-order set (tw_err {:?})",
+            edge_ns(1),
+            edge_ns(writes.len() as u64),
+            layer(0),
+            layer(1),
+            run1.write_status
+        ),
+        phase_summary("back to back (no stalls)", &run1, start1, phase1.len()),
+        "  tokens: realistic K, realistic V, one with NaN/Inf/-0/subnormal/max values (out_status nonfinite)".into(),
+        phase_summary("random stalls (25% input idle, 37% output not ready)", &run2, start2, phase2.len()),
+        "  tokens: all outliers, constant, layer past the table (out_status out of range)".into(),
+        "every output beat matches the sim golden model bit for bit".into(),
+    ]
+    .join("\n"))
+}
+
+/// Table writes, then records the quantizer wrote for four tokens (no
+/// outliers, realistic, all outliers, realistic), the third token's COO list
+/// damaged (two entries swapped: out_err on its last beat), streamed back to
+/// back, then again under random stalls on all three ports; every beat
+/// checked against `sim`.
+fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
+    let p: OakenParams = params_of(m);
+    let set = testgen::realistic_thresholds(1.0);
+    let writes = vec![write_of(0, false, set), write_of(0, true, set)];
+    let hd = p.head_dim;
+    let mut draw = Draw::new(0x0dec);
+    let big = fp16::from_f32(fp16::to_f32(set.hi_outer) * 2.0 + 1.0);
+    let tokens = vec![
+        Token { layer: 0, v: false, x: vec![fp16::from_f32(0.5); hd] },
+        Token { layer: 0, v: true, x: draw.varied_token(hd, set) },
+        Token { layer: 0, v: false, x: (0..hd).map(|i| if i % 2 == 0 { big } else { big | 0x8000 }).collect() },
+        Token { layer: 0, v: true, x: draw.varied_token(hd, set) },
+    ];
+    let mut recs = records_of(&p, &writes, &tokens);
+    let mut coo: Vec<u8> = recs[2].1.iter().flat_map(|b| b.lanes[..b.count as usize].iter().copied()).collect();
+    if coo.len() >= 2 {
+        coo.swap(0, 1);
+        recs[2].1 = sim::oaken::dequantizer::pack_sparse(&coo, p.lanes);
+    }
+    let start1 = m.cycle() + writes.len() as u64 + 1;
+    let run1 = drive_dequantizer(m, &writes, &recs, &DStalls::NONE, 20_000)?;
+    let (codes, want) = expected_dequantizer(&p, &writes, &recs);
+    compare_dequantizer(&run1, &codes, &want, p.beats()).map_err(|e| format!("back to back: {e}"))?;
+    let start2 = m.cycle() + 1;
+    let stalls = DStalls { seed: 0x5747, d_idle: 64, s_idle: 64, out_idle: 96 };
+    let run2 = drive_dequantizer(m, &[], &recs, &stalls, 20_000)?;
+    compare_dequantizer(&run2, &[], &want, p.beats()).map_err(|e| format!("stalled: {e}"))?;
+    let span = |r: &tb::oaken_dequantizer::DRun, s: u64| {
+        format!("{} ns .. {} ns", edge_ns(s + r.out_cycles[0]), edge_ns(s + r.out_cycles[r.out_cycles.len() - 1]))
+    };
+    Ok([
+        format!("parameters: head-dim {}, lanes {}, latency {} cycles", p.head_dim, p.lanes, m.info().latency().unwrap_or(0)),
+        format!("back to back: 4 tokens, output beats {}", span(&run1, start1)),
+        format!("random stalls on d, s and out: the same 4 tokens, output beats {}", span(&run2, start2)),
+        "tokens: no outliers, realistic V, all outliers with two COO entries swapped (out_err on its last beat), realistic V".into(),
+        "every output beat matches the sim model bit for bit".into(),
+    ]
+    .join("\n"))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let info = match pick(&args.unit, args.netlist) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("waves: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut m = Model::new(info);
+    if let Err(e) = m.trace_to(&args.output) {
+        eprintln!("waves: {e}");
+        return ExitCode::FAILURE;
+    }
+    m.reset(1);
+    let result = scenario(&mut m, &args);
+    let cycles = m.cycle();
+    m.trace_close();
+    drop(m);
+    let kind = if info.gate_level { "gate-level netlist" } else { "RTL" };
+    match result {
+        Ok(what) => {
+            println!("model {} ({} {}, {}), {cycles} cycles", info.name, info.unit, kind, info.params_json);
+            println!("{what}");
+            println!("wrote {}", args.output.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("waves: model {} ({kind}): {e}", info.name);
+            eprintln!("waveform of the run so far: {}", args.output.display());
+            ExitCode::FAILURE
+        }
+    }
+}

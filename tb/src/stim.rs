@@ -1,0 +1,202 @@
+//! Stimulus shared by the `waves` and `bench` binaries: pseudo-random
+//! driving of any model's inputs, co-simulation speed, and deterministic
+//! Oaken tokens drawn from `sim::testgen`.
+
+use crate::info::{Dir, ModelInfo};
+use crate::model::{Model, PortId};
+use crate::oaken::{TableWrite, Token};
+use sim::oaken::params::OakenParams;
+use sim::oaken::thresholds::ThresholdSet;
+use sim::testgen;
+use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// xorshift64: cheap, deterministic, never 0 from a non-zero seed.
+#[derive(Clone, Debug)]
+pub struct Xorshift(u64);
+
+impl Xorshift {
+    pub fn new(seed: u64) -> Xorshift {
+        Xorshift(if seed == 0 { 0x9e37_79b9_7f4a_7c15 } else { seed })
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+}
+
+/// One input port driven by `RandomInputs`.
+#[derive(Clone, Copy, Debug)]
+pub struct DrivenPort {
+    pub id: PortId,
+    pub name: &'static str,
+    pub width: usize,
+    pub words: usize,
+}
+
+/// Drives every input except `clock` and `reset` with fresh pseudo-random
+/// values each cycle (as the property tests do: handshake inputs toggle at
+/// random too). Values are drawn as one flat word vector per cycle: each
+/// port's `ceil(width/32)` little-endian words, in manifest order.
+#[derive(Clone, Debug)]
+pub struct RandomInputs {
+    pub ports: Vec<DrivenPort>,
+    rng: Xorshift,
+    buf: Vec<u32>,
+}
+
+impl RandomInputs {
+    /// For `m`'s model (and any model with the same ports).
+    pub fn new(m: &Model, seed: u64) -> RandomInputs {
+        let ports: Vec<DrivenPort> = m
+            .info()
+            .ports
+            .iter()
+            .filter(|p| p.dir == Dir::In && p.name != "clock" && p.name != "reset")
+            .map(|p| DrivenPort { id: m.port(p.name), name: p.name, width: p.width, words: p.words() })
+            .collect();
+        RandomInputs { ports, rng: Xorshift::new(seed), buf: Vec::new() }
+    }
+
+    /// Words per cycle of all driven ports together.
+    pub fn words_per_cycle(&self) -> usize {
+        self.ports.iter().map(|p| p.words).sum()
+    }
+
+    /// Appends the next cycle's values to `out` (unused top bits are 0).
+    pub fn draw_into(&mut self, out: &mut Vec<u32>) {
+        for p in &self.ports {
+            for i in 0..p.words {
+                let mut w = (self.rng.next_u64() >> 16) as u32;
+                let top = p.width - 32 * i;
+                if top < 32 {
+                    w &= (1u32 << top) - 1;
+                }
+                out.push(w);
+            }
+        }
+    }
+
+    /// Drives one cycle's values, as drawn by `draw_into`.
+    pub fn set(&self, m: &mut Model, values: &[u32]) {
+        let mut at = 0;
+        for p in &self.ports {
+            m.set_words(p.id, &values[at..at + p.words]);
+            at += p.words;
+        }
+    }
+
+    /// Draws and drives the next cycle's values.
+    pub fn apply(&mut self, m: &mut Model) {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        self.draw_into(&mut buf);
+        self.set(m, &buf);
+        self.buf = buf;
+    }
+}
+
+/// Clock cycles run in a measured time.
+#[derive(Clone, Copy, Debug)]
+pub struct Speed {
+    pub cycles: u64,
+    pub secs: f64,
+}
+
+impl Speed {
+    pub fn per_sec(&self) -> f64 {
+        self.cycles as f64 / self.secs.max(1e-9)
+    }
+}
+
+/// Co-simulation speed of `info` out of reset under `RandomInputs`: runs
+/// until `budget` has passed or `max_cycles` cycles (at least 64 cycles),
+/// writing a VCD to `vcd` if given. Model construction and reset are not
+/// timed; the VCD file is left in place.
+pub fn random_speed(
+    info: &'static ModelInfo,
+    budget: Duration,
+    max_cycles: u64,
+    vcd: Option<&Path>,
+) -> io::Result<Speed> {
+    let mut m = Model::new(info);
+    if let Some(path) = vcd {
+        m.trace_to(path)?;
+    }
+    m.reset(1);
+    let mut inputs = RandomInputs::new(&m, 0x9e37_79b9_7f4a_7c15);
+    let start = Instant::now();
+    let mut cycles = 0u64;
+    loop {
+        for _ in 0..64 {
+            inputs.apply(&mut m);
+            m.tick();
+        }
+        cycles += 64;
+        if cycles >= max_cycles || start.elapsed() >= budget {
+            break;
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    m.trace_close();
+    Ok(Speed { cycles, secs })
+}
+
+/// Deterministic draws from `sim::testgen` strategies.
+pub struct Draw {
+    runner: proptest::test_runner::TestRunner,
+}
+
+impl Draw {
+    pub fn new(seed: u64) -> Draw {
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let mut key = [0u8; 32];
+        for (i, b) in key.iter_mut().enumerate() {
+            *b = (seed >> (8 * (i % 8))) as u8 ^ i as u8;
+        }
+        Draw { runner: TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &key)) }
+    }
+
+    /// A token for thresholds `set` (`testgen::token`: mostly realistic KV
+    /// values, some threshold-adjacent values and specials, now and then a
+    /// constant or all-outlier token).
+    pub fn token(&mut self, head_dim: usize, set: ThresholdSet) -> Vec<u16> {
+        use proptest::strategy::{Strategy, ValueTree};
+        testgen::token(head_dim, set).new_tree(&mut self.runner).expect("token strategy").current()
+    }
+
+    /// Like `token`, but redrawn until it has at least `head_dim / 4`
+    /// distinct values (no constant or all-outlier tokens).
+    pub fn varied_token(&mut self, head_dim: usize, set: ThresholdSet) -> Vec<u16> {
+        loop {
+            let x = self.token(head_dim, set);
+            let mut d = x.clone();
+            d.sort_unstable();
+            d.dedup();
+            if d.len() >= (head_dim / 4).max(1) {
+                return x;
+            }
+        }
+    }
+}
+
+/// A table write of `set` for (`layer`, K or V).
+pub fn write_of(layer: u8, v: bool, set: ThresholdSet) -> TableWrite {
+    TableWrite { layer, v, raw: [set.lo_outer, set.lo_inner, set.hi_inner, set.hi_outer] }
+}
+
+/// Realistic thresholds (`testgen::realistic_thresholds(1.0)`) for layer 0
+/// K and V, and `n` tokens drawn around them, alternating K and V.
+pub fn oaken_stream(p: &OakenParams, n: usize, seed: u64) -> (Vec<TableWrite>, Vec<Token>) {
+    let set = testgen::realistic_thresholds(1.0);
+    let writes = vec![write_of(0, false, set), write_of(0, true, set)];
+    let mut draw = Draw::new(seed);
+    let tokens = (0..n).map(|i| Token { layer: 0, v: i % 2 == 1, x: draw.token(p.head_dim, set) }).collect();
+    (writes, tokens)
+}
