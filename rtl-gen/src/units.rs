@@ -146,14 +146,24 @@ impl Default for ShifterParams {
     }
 }
 
-fn build_shifter(t: &toml::Table) -> Result<Built, GenError> {
-    let p: ShifterParams = parse("zero-remove-shifter", t)?;
+/// Parameters of either zero shifter, with the checks they share (spec §3).
+fn shifter_params(unit: &str, t: &toml::Table) -> Result<ShifterParams, GenError> {
+    let p: ShifterParams = parse(unit, t)?;
     if !p.lanes.is_power_of_two() || p.lanes > 128 {
-        return Err(GenError(format!("zero-remove-shifter: lanes must be a power of two in 1..=128, got {}", p.lanes)));
+        return Err(GenError(format!("{unit}: lanes must be a power of two in 1..=128, got {}", p.lanes)));
     }
     if p.pipeline > 7 {
-        return Err(GenError(format!("zero-remove-shifter: pipeline must be in 0..=7, got {}", p.pipeline)));
+        return Err(GenError(format!("{unit}: pipeline must be in 0..=7, got {}", p.pipeline)));
     }
+    Ok(p)
+}
+
+fn bad_shifter_width(unit: &str, w: usize) -> GenError {
+    GenError(format!("{unit}: width must be one of 1, 2, 4, 8, 16, 32, 64, got {w}"))
+}
+
+fn build_shifter(t: &toml::Table) -> Result<Built, GenError> {
+    let p = shifter_params("zero-remove-shifter", t)?;
     let docs: &[(&str, &str)] = &[
         ("clock", "rising-edge clock"),
         ("reset", "synchronous reset, active high"),
@@ -171,7 +181,7 @@ fn build_shifter(t: &toml::Table) -> Result<Built, GenError> {
         ($($w:literal),*) => {
             match p.width {
                 $($w => elaborate(ZeroRemoveShifter::<$w>::new(p.lanes, p.pipeline), m, docs),)*
-                w => return Err(GenError(format!("zero-remove-shifter: width must be one of 1, 2, 4, 8, 16, 32, 64, got {w}"))),
+                w => return Err(bad_shifter_width("zero-remove-shifter", w)),
             }
         };
     }
@@ -182,13 +192,7 @@ fn build_shifter(t: &toml::Table) -> Result<Built, GenError> {
 
 /// The inverse of `zero-remove-shifter` (spec §3.1): same parameters and checks.
 fn build_insert_shifter(t: &toml::Table) -> Result<Built, GenError> {
-    let p: ShifterParams = parse("zero-insert-shifter", t)?;
-    if !p.lanes.is_power_of_two() || p.lanes > 128 {
-        return Err(GenError(format!("zero-insert-shifter: lanes must be a power of two in 1..=128, got {}", p.lanes)));
-    }
-    if p.pipeline > 7 {
-        return Err(GenError(format!("zero-insert-shifter: pipeline must be in 0..=7, got {}", p.pipeline)));
-    }
+    let p = shifter_params("zero-insert-shifter", t)?;
     let docs: &[(&str, &str)] = &[
         ("clock", "rising-edge clock"),
         ("reset", "synchronous reset, active high"),
@@ -205,7 +209,7 @@ fn build_insert_shifter(t: &toml::Table) -> Result<Built, GenError> {
         ($($w:literal),*) => {
             match p.width {
                 $($w => elaborate(ZeroInsertShifter::<$w>::new(p.lanes, p.pipeline), m, docs),)*
-                w => return Err(GenError(format!("zero-insert-shifter: width must be one of 1, 2, 4, 8, 16, 32, 64, got {w}"))),
+                w => return Err(bad_shifter_width("zero-insert-shifter", w)),
             }
         };
     }

@@ -2,7 +2,7 @@
 //! Spec: docs/spec.md §2.13 (ports, beats, handshakes, table writes).
 
 use crate::model::{Model, PortId};
-use sim::oaken::format::CooEntry;
+use sim::oaken::format::{CooEntry, Meta};
 use sim::oaken::params::{Group, OakenParams, SEGMENT};
 use sim::oaken::quantizer::quantize_token_detail;
 use sim::oaken::thresholds::{Kv, ThresholdError, ThresholdTable};
@@ -112,6 +112,12 @@ pub fn expected_table(p: &OakenParams, writes: &[TableWrite]) -> (ThresholdTable
     (t, codes)
 }
 
+/// Metadata word as bytes, byte 0 = bits 7..0: the quantizer's `out_meta`
+/// and the dequantizer's `d_meta` lanes (spec §2.9).
+pub fn meta_bytes(p: &OakenParams, meta: &Meta) -> Vec<u64> {
+    meta.pack(p).chunks(8).map(|c| bitvec::field::BitField::load_le::<u8>(c) as u64).collect()
+}
+
 /// The beats `sim` says the engine emits for `tokens` after `writes`.
 pub fn expected_quantizer(p: &OakenParams, writes: &[TableWrite], tokens: &[Token]) -> (Vec<u64>, Vec<QBeat>) {
     let (table, codes) = expected_table(p, writes);
@@ -119,7 +125,7 @@ pub fn expected_quantizer(p: &OakenParams, writes: &[TableWrite], tokens: &[Toke
     for tok in tokens {
         let (set, oob) = table.lookup(tok.layer as usize, kv(tok.v));
         let (q, detail) = quantize_token_detail(p, &set, &tok.x);
-        let meta: Vec<u64> = q.meta.pack(p).chunks(8).map(|c| bitvec::field::BitField::load_le::<u8>(c) as u64).collect();
+        let meta = meta_bytes(p, &q.meta);
         let status = q.status.nonfinite as u64 | (oob as u64) << 1;
         for b in 0..p.beats() {
             let lo = b * p.lanes;

@@ -3,9 +3,8 @@
 //! §4.2 (ports, framing, handshakes) and §2.9 (records).
 
 use crate::model::{Model, PortId};
-use crate::oaken::{expected_table, kv, params_of, write_table, QBeat, Rng, TableWrite, Token};
+use crate::oaken::{expected_table, kv, meta_bytes, params_of, write_table, QBeat, Rng, TableWrite, Token};
 use sim::oaken::dequantizer::{dequantize_stream, pack_sparse, DenseRecord, SparseBeat};
-use sim::oaken::format::Meta;
 use sim::oaken::params::OakenParams;
 use sim::oaken::thresholds::Kv;
 use std::collections::VecDeque;
@@ -48,11 +47,6 @@ pub struct DRun {
 
 /// A token's dense and sparse records as the engine's two inputs take them.
 pub type Record = (DenseRecord, Vec<SparseBeat>);
-
-/// Metadata word as bytes, byte 0 = bits 7..0 (the `d_meta` lanes).
-pub fn meta_bytes(p: &OakenParams, meta: &Meta) -> Vec<u64> {
-    meta.pack(p).chunks(8).map(|c| bitvec::field::BitField::load_le::<u8>(c) as u64).collect()
-}
 
 /// The beats `sim` (§4) says the engine emits for `records` after `writes`.
 pub fn expected_dequantizer(p: &OakenParams, writes: &[TableWrite], records: &[Record]) -> (Vec<u64>, Vec<DBeat>) {

@@ -325,7 +325,7 @@ fn table_write_takes_effect_after_the_first_beat() {
         let (out_valid, out_data) = (m.port("out_valid"), m.port("out_data"));
         m.set(m.port("out_ready"), 1);
         m.set(tw_data, new.data());
-        let meta = tb::oaken_dequantizer::meta_bytes(&p, &rec.0.meta);
+        let meta = tb::oaken::meta_bytes(&p, &rec.0.meta);
         let mut got = Vec::new();
         let mut sent = 0usize;
         let mut s_sent = 0usize;

@@ -198,8 +198,7 @@ fn table_write_takes_effect_at_the_first_beat() {
         let used = if delay == 0 { &new } else { &old };
         let t = sim::oaken::thresholds::ThresholdSet::new(used.raw).unwrap();
         let q = sim::oaken::quantizer::quantize_token(&p, &t, &tok.x);
-        let want: Vec<u64> =
-            q.meta.pack(&p).chunks(8).map(|c| bitvec::field::BitField::load_le::<u8>(c) as u64).collect();
+        let want = tb::oaken::meta_bytes(&p, &q.meta);
         assert_eq!(meta, Some(want), "write {delay} cycles after the first beat");
     }
 }
