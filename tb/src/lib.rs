@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! use tb::{models, Model};
-//! let mut m = Model::new(&models::MUL_PIPE32);
+//! let mut m = Model::new(models::get("mul_pipe32"));
 //! let (a, b, en, p) = (m.port("a"), m.port("b"), m.port("en"), m.port("p"));
 //! m.reset(1);
 //! m.set(a, 6);
@@ -18,7 +18,7 @@
 //! failure, leave a VCD of the shrunk case under `target/vcd/`:
 //!
 //! ```no_run
-//! tb::run_property("mul32_small", &tb::models::MUL_PIPE32, (0u64..1000, 0u64..1000), 256, |m, &(x, y)| {
+//! tb::run_property("mul32_small", tb::models::get("mul_pipe32"), (0u64..1000, 0u64..1000), 256, |m, &(x, y)| {
 //!     let (a, b, en, p) = (m.port("a"), m.port("b"), m.port("en"), m.port("p"));
 //!     m.set(a, x);
 //!     m.set(b, y);
@@ -32,15 +32,21 @@
 //! Environment: `KVFORGE_CASES` (cases per property), `KVFORGE_SEED`
 //! (proptest RNG seed), `KVFORGE_VCD_DIR` (waveform folder).
 
+pub mod build;
+pub mod coverage;
 pub mod info;
 pub mod lanes;
 pub mod model;
 pub mod oaken;
+pub mod oaken_cases;
 pub mod oaken_dequantizer;
 pub mod models;
+pub mod netsim;
 pub mod prop;
+pub mod stalls;
+pub mod stream;
 pub mod stim;
 
 pub use info::{Dir, ModelInfo, PortInfo};
-pub use model::{Model, PortId};
+pub use model::{Model, PortId, Recording};
 pub use prop::run_property;

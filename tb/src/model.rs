@@ -1,6 +1,7 @@
 //! A running Verilated model: port access, clocking, reset and VCD tracing.
 
-use crate::info::{Dir, ModelInfo, PortInfo};
+use crate::info::{Backend, Dir, ModelInfo, PortInfo};
+use crate::netsim::NetSim;
 use crate::lanes;
 use std::ffi::{c_void, CString};
 use std::io;
@@ -17,17 +18,35 @@ pub const DEFAULT_SEED: u32 = 0x5eed;
 /// Half a clock period in VCD time units (ns): cycle `n` has its rising edge at `10n + 5`.
 const HALF_PERIOD: u64 = 5;
 
-/// One instance of a Verilated model with its own `VerilatedContext`.
+/// The running instance behind a `Model`.
+enum Inst {
+    /// A Verilator model (its shim's handle).
+    V(*mut c_void),
+    N(Box<NetSim>),
+}
+
+/// One instance of a model: a Verilator model with its own
+/// `VerilatedContext`, or a netlist simulation.
 /// Inputs and registers start from random values (Verilator
 /// `--x-initial unique` with `randReset(2)`), so a design that relies on
 /// initial values rather than reset shows it.
 pub struct Model {
     info: &'static ModelInfo,
-    inst: *mut c_void,
+    inst: Inst,
     clock: Option<PortId>,
     reset: Option<PortId>,
     cycle: u64,
     tracing: bool,
+    recording: Option<Recording>,
+}
+
+/// Every port's value at every clock cycle of a run (see `Model::record`):
+/// enough to replay the run on another simulator and compare.
+#[derive(Clone, Debug, Default)]
+pub struct Recording {
+    /// Per cycle: every port's words (manifest order), the inputs as
+    /// sampled at the cycle's rising edge and the outputs just before it.
+    pub cycles: Vec<Vec<Vec<u32>>>,
 }
 
 // The instance is only touched through &mut self or &self of this one owner,
@@ -45,14 +64,52 @@ impl Model {
     /// exact values repeat only while no other thread is creating a model.
     pub fn with_seed(info: &'static ModelInfo, seed: u32) -> Model {
         let seed = if seed == 0 { DEFAULT_SEED } else { seed };
-        let inst = unsafe { (info.ffi.new)(seed) };
-        assert!(!inst.is_null(), "{}: model construction failed", info.name);
+        let inst = match &info.backend {
+            Backend::Verilated(ffi) => {
+                let p = unsafe { (ffi.new)(seed) };
+                assert!(!p.is_null(), "{}: model construction failed", info.name);
+                Inst::V(p)
+            }
+            Backend::Netlist(prog) => Inst::N(Box::new(NetSim::new(prog.clone(), seed))),
+        };
         let find = |n: &str| info.port_index(n).map(|i| PortId(i as u32));
-        Model { info, inst, clock: find("clock"), reset: find("reset"), cycle: 0, tracing: false }
+        Model { info, inst, clock: find("clock"), reset: find("reset"), cycle: 0, tracing: false, recording: None }
     }
 
     pub fn info(&self) -> &'static ModelInfo {
         self.info
+    }
+
+    fn raw_set(&mut self, p: u32, words: &[u32]) {
+        match (&mut self.inst, &self.info.backend) {
+            (Inst::V(i), Backend::Verilated(f)) => unsafe { (f.set)(*i, p, words.as_ptr()) },
+            (Inst::N(n), _) => n.set(p as usize, words),
+            _ => unreachable!(),
+        }
+    }
+
+    fn raw_get(&self, p: u32, words: &mut [u32]) {
+        match (&self.inst, &self.info.backend) {
+            (Inst::V(i), Backend::Verilated(f)) => unsafe { (f.get)(*i, p, words.as_mut_ptr()) },
+            (Inst::N(n), _) => n.get(p as usize, words),
+            _ => unreachable!(),
+        }
+    }
+
+    fn raw_eval(&mut self) {
+        match (&mut self.inst, &self.info.backend) {
+            (Inst::V(i), Backend::Verilated(f)) => unsafe { (f.eval)(*i) },
+            (Inst::N(n), _) => n.eval(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn raw_dump(&mut self, t: u64) {
+        match (&mut self.inst, &self.info.backend) {
+            (Inst::V(i), Backend::Verilated(f)) => unsafe { (f.trace_dump)(*i, t) },
+            (Inst::N(n), _) => n.trace_dump(t),
+            _ => unreachable!(),
+        }
     }
 
     pub fn try_port(&self, name: &str) -> Option<PortId> {
@@ -94,7 +151,7 @@ impl Model {
         );
         if pi.width <= 64 {
             let w = [v as u32, (v >> 32) as u32];
-            unsafe { (self.info.ffi.set)(self.inst, p.0, w.as_ptr()) }
+            self.raw_set(p.0, &w[..pi.words().max(1)]);
         } else {
             self.set_words(p, &lanes::from_u128(v as u128, pi.words()));
         }
@@ -120,7 +177,7 @@ impl Model {
             pi.name,
             pi.width - 1
         );
-        unsafe { (self.info.ffi.set)(self.inst, p.0, words.as_ptr()) }
+        self.raw_set(p.0, words);
     }
 
     pub fn set_u128(&mut self, p: PortId, v: u128) {
@@ -153,14 +210,14 @@ impl Model {
             pi.width
         );
         let mut w = [0u32; 2];
-        unsafe { (self.info.ffi.get)(self.inst, p.0, w.as_mut_ptr()) }
+        self.raw_get(p.0, &mut w[..pi.words()]);
         w[0] as u64 | (w[1] as u64) << 32
     }
 
     pub fn get_words(&self, p: PortId) -> Vec<u32> {
         let pi = self.port_info(p);
         let mut w = vec![0u32; pi.words()];
-        unsafe { (self.info.ffi.get)(self.inst, p.0, w.as_mut_ptr()) }
+        self.raw_get(p.0, &mut w);
         w
     }
 
@@ -175,7 +232,7 @@ impl Model {
 
     /// Settles combinational logic after input changes.
     pub fn eval(&mut self) {
-        unsafe { (self.info.ffi.eval)(self.inst) }
+        self.raw_eval();
     }
 
     /// One clock cycle on port `clock`: low, eval, high, eval. Inputs set
@@ -184,17 +241,19 @@ impl Model {
     pub fn tick(&mut self) {
         let clock = self.clock.unwrap_or_else(|| panic!("model {} has no port 'clock'", self.info.name));
         let t = 2 * HALF_PERIOD * self.cycle;
-        unsafe {
-            (self.info.ffi.set)(self.inst, clock.0, [0u32].as_ptr());
-            (self.info.ffi.eval)(self.inst);
-            if self.tracing {
-                (self.info.ffi.trace_dump)(self.inst, t);
-            }
-            (self.info.ffi.set)(self.inst, clock.0, [1u32].as_ptr());
-            (self.info.ffi.eval)(self.inst);
-            if self.tracing {
-                (self.info.ffi.trace_dump)(self.inst, t + HALF_PERIOD);
-            }
+        self.raw_set(clock.0, &[0]);
+        self.raw_eval();
+        if self.tracing {
+            self.raw_dump(t);
+        }
+        if self.recording.is_some() {
+            let row: Vec<Vec<u32>> = (0..self.info.ports.len()).map(|i| self.get_words(PortId(i as u32))).collect();
+            self.recording.as_mut().unwrap().cycles.push(row);
+        }
+        self.raw_set(clock.0, &[1]);
+        self.raw_eval();
+        if self.tracing {
+            self.raw_dump(t + HALF_PERIOD);
         }
         self.cycle += 1;
     }
@@ -221,6 +280,16 @@ impl Model {
         self.eval();
     }
 
+    /// Starts recording every port at every cycle (from the next `tick`).
+    pub fn record(&mut self) {
+        self.recording = Some(Recording::default());
+    }
+
+    /// The recording so far (recording stops).
+    pub fn take_recording(&mut self) -> Option<Recording> {
+        self.recording.take()
+    }
+
     /// Clock cycles run so far.
     pub fn cycle(&self) -> u64 {
         self.cycle
@@ -237,11 +306,20 @@ impl Model {
             std::fs::create_dir_all(dir)?;
         }
         let c = CString::new(path.to_string_lossy().as_bytes()).map_err(io::Error::other)?;
-        match unsafe { (self.info.ffi.trace_open)(self.inst, c.as_ptr()) } {
+        let code = match (&mut self.inst, &self.info.backend) {
+            (Inst::V(i), Backend::Verilated(f)) => unsafe { (f.trace_open)(*i, c.as_ptr()) },
+            (Inst::N(n), _) => n.trace_open(path).map(|_| 0).unwrap_or(2),
+            _ => unreachable!(),
+        };
+        match code {
             0 => {
                 self.tracing = true;
                 Ok(())
             }
+            3 => Err(io::Error::other(format!(
+                "model {} was built without tracing; use ModelInfo::with_trace",
+                self.info.name
+            ))),
             _ => Err(io::Error::other(format!("cannot open {} for the VCD trace", path.display()))),
         }
     }
@@ -249,19 +327,28 @@ impl Model {
     /// Flushes and closes the VCD file, if tracing.
     pub fn trace_close(&mut self) {
         if self.tracing {
-            unsafe { (self.info.ffi.trace_close)(self.inst) }
+            match (&mut self.inst, &self.info.backend) {
+                (Inst::V(i), Backend::Verilated(f)) => unsafe { (f.trace_close)(*i) },
+                (Inst::N(n), _) => n.trace_close(),
+                _ => unreachable!(),
+            }
             self.tracing = false;
         }
     }
 
     /// Runs the design's `final` blocks (also done on drop).
     pub fn finish(&mut self) {
-        unsafe { (self.info.ffi.final_)(self.inst) }
+        if let (Inst::V(i), Backend::Verilated(f)) = (&self.inst, &self.info.backend) {
+            unsafe { (f.final_)(*i) }
+        }
     }
 }
 
 impl Drop for Model {
     fn drop(&mut self) {
-        unsafe { (self.info.ffi.delete)(self.inst) }
+        self.trace_close();
+        if let (Inst::V(i), Backend::Verilated(f)) = (&self.inst, &self.info.backend) {
+            unsafe { (f.delete)(*i) }
+        }
     }
 }

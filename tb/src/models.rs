@@ -1,21 +1,277 @@
-//! The models of `tb/models.toml`, one `ModelInfo` static each (named after
-//! the model in upper case: `MUL_PIPE32`, `MUL_PIPE32_NET`), and `ALL`.
+//! The co-simulation models of `tb/models.toml`, built on first use.
+//!
+//! `get("oaken_quantizer")` is the RTL model of that entry and
+//! `get("oaken_quantizer_net")` its OSU018 netlist model; each is built into
+//! the model cache (`crate::build`) if it is not there yet, and loaded once
+//! per process. `specs()` lists the entries without building anything.
 
-use crate::info::{Dir, Ffi, ModelInfo, PortInfo};
-use std::ffi::{c_char, c_void};
+use crate::build::{self, Level, Request, Source, Store};
+use crate::info::ModelInfo;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
-include!(concat!(env!("OUT_DIR"), "/models.rs"));
+/// Synthesis clock of the netlist models and the emitted SDC: the
+/// `make synth` default (250 MHz), so a netlist model simulates exactly
+/// the netlist that `make synth` times.
+pub const CLOCK_NS: f64 = 4.0;
 
-pub fn by_name(name: &str) -> Option<&'static ModelInfo> {
-    ALL.iter().copied().find(|m| m.name == name)
+const LIST: &str = include_str!("../models.toml");
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    defaults: Defaults,
+    #[serde(default)]
+    model: Vec<Entry>,
 }
 
-/// Like `by_name`, but panics with the list of models.
-pub fn get(name: &str) -> &'static ModelInfo {
-    by_name(name).unwrap_or_else(|| {
-        panic!(
-            "no model '{name}' in tb/models.toml; models: {}",
-            ALL.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
-        )
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Defaults {
+    opt: Opt,
+    net_opt: Opt,
+    slow_opt: Opt,
+}
+
+/// A g++ -O level as written in the TOML: an integer 0..=3 or "s".
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum Opt {
+    Level(u8),
+    Name(String),
+}
+
+impl Opt {
+    fn flag(&self) -> String {
+        let s = match self {
+            Opt::Level(n) => n.to_string(),
+            Opt::Name(s) => s.clone(),
+        };
+        assert!(
+            matches!(s.as_str(), "0" | "1" | "2" | "3" | "s"),
+            "tb/models.toml: C++ optimisation levels are 0, 1, 2, 3 or \"s\", got {s}"
+        );
+        s
+    }
+}
+
+/// `netlist = true` (co-simulated in every run), `"extended"` (only in the
+/// extended runs: `make synth`, `make soak`), or `false`.
+#[derive(Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(untagged)]
+enum NetlistTier {
+    Flag(bool),
+    #[serde(with = "extended")]
+    Extended,
+    #[default]
+    #[serde(skip)]
+    None,
+}
+
+mod extended {
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(), D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        if s == "extended" {
+            Ok(())
+        } else {
+            Err(serde::de::Error::custom(format!("netlist is true, false or \"extended\", not \"{s}\"")))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Entry {
+    name: String,
+    unit: String,
+    #[serde(default)]
+    params: toml::Table,
+    #[serde(default)]
+    netlist: NetlistTier,
+    opt: Option<Opt>,
+    net_opt: Option<Opt>,
+    slow_opt: Option<Opt>,
+}
+
+/// One entry of the list, defaults filled in.
+#[derive(Debug)]
+pub struct Spec {
+    pub name: String,
+    pub unit: String,
+    pub params: toml::Table,
+    /// Also an OSU018 netlist model, `<name>_net`.
+    pub netlist: bool,
+    /// The netlist model runs only in extended runs (`KVFORGE_EXTENDED=1`,
+    /// set by `make synth` and `make soak`): its synthesis costs minutes.
+    pub extended: bool,
+    /// g++ -O suffixes: "0".."3" or "s".
+    pub opt: String,
+    pub net_opt: String,
+    pub slow_opt: String,
+}
+
+/// The entries of tb/models.toml.
+pub fn specs() -> &'static [Spec] {
+    static S: OnceLock<Vec<Spec>> = OnceLock::new();
+    S.get_or_init(|| {
+        let file: File = toml::from_str(LIST).unwrap_or_else(|e| panic!("tb/models.toml: {e}"));
+        let d = file.defaults;
+        let mut specs: Vec<Spec> = Vec::new();
+        for e in file.model {
+            let ok = e.name.starts_with(|c: char| c.is_ascii_lowercase())
+                && e.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                && !e.name.ends_with("_net");
+            assert!(ok, "tb/models.toml: model name '{}' must be a lowercase identifier not ending in _net", e.name);
+            assert!(!specs.iter().any(|s| s.name == e.name), "tb/models.toml: model '{}' is listed twice", e.name);
+            specs.push(Spec {
+                name: e.name,
+                unit: e.unit,
+                params: e.params,
+                netlist: matches!(e.netlist, NetlistTier::Flag(true) | NetlistTier::Extended),
+                extended: e.netlist == NetlistTier::Extended,
+                opt: e.opt.as_ref().unwrap_or(&d.opt).flag(),
+                net_opt: e.net_opt.as_ref().unwrap_or(&d.net_opt).flag(),
+                slow_opt: e.slow_opt.as_ref().unwrap_or(&d.slow_opt).flag(),
+            });
+        }
+        specs
     })
+}
+
+/// Whether this is an extended run (`KVFORGE_EXTENDED=1`): netlists marked
+/// `"extended"` in tb/models.toml are co-simulated too.
+pub fn extended() -> bool {
+    std::env::var("KVFORGE_EXTENDED").is_ok_and(|v| v == "1")
+}
+
+/// Every model name of this run: each entry, and `<name>_net` for those
+/// with a netlist (extended ones only in an extended run).
+pub fn names() -> Vec<String> {
+    let mut v = Vec::new();
+    for s in specs() {
+        v.push(s.name.clone());
+        if s.netlist && (!s.extended || extended()) {
+            v.push(format!("{}_net", s.name));
+        }
+    }
+    v
+}
+
+/// The entry and level a model name stands for.
+pub fn resolve(name: &str) -> Result<(&'static Spec, Level), String> {
+    let (base, level) = match name.strip_suffix("_net") {
+        Some(b) => (b, Level::Netlist),
+        None => (name, Level::Rtl),
+    };
+    let spec = specs().iter().find(|s| s.name == base).ok_or_else(|| {
+        format!("no model '{name}' in tb/models.toml; models: {}", names().join(", "))
+    })?;
+    if level == Level::Netlist && !spec.netlist {
+        return Err(format!("model '{base}' has no netlist (set netlist = true in tb/models.toml)"));
+    }
+    Ok((spec, level))
+}
+
+/// The cache every model of this process goes to.
+pub fn store() -> &'static Store {
+    static S: OnceLock<Store> = OnceLock::new();
+    S.get_or_init(Store::default_store)
+}
+
+/// The emission of an entry (elaborated or from the cache), once per process.
+pub fn source(spec: &'static Spec) -> Result<&'static Source, String> {
+    static M: OnceLock<Mutex<HashMap<String, Arc<OnceLock<Result<&'static Source, String>>>>>> = OnceLock::new();
+    let cell = M.get_or_init(Default::default).lock().unwrap().entry(spec.name.clone()).or_default().clone();
+    cell.get_or_init(|| {
+        build::emit::source(store(), &spec.unit, &spec.params, CLOCK_NS)
+            .map(|s| &*Box::leak(Box::new(s)))
+            .map_err(|e| format!("models.toml, model {}: {e}", spec.name))
+    })
+    .clone()
+}
+
+/// The build request of a model.
+pub fn request(spec: &'static Spec, level: Level, trace: bool) -> Result<Request<'static>, String> {
+    Ok(Request {
+        source: source(spec)?,
+        level,
+        trace,
+        opt: if level == Level::Netlist { spec.net_opt.clone() } else { spec.opt.clone() },
+        slow_opt: spec.slow_opt.clone(),
+        period_ps: (CLOCK_NS * 1000.0).round() as u64,
+    })
+}
+
+type Slot = Arc<OnceLock<Result<&'static ModelInfo, String>>>;
+
+/// Loads each (name, variant) once per process; `make` builds the info.
+fn once(name: &str, variant: u8, make: impl FnOnce() -> Result<&'static ModelInfo, String>) -> Result<&'static ModelInfo, String> {
+    static M: OnceLock<Mutex<HashMap<(String, u8), Slot>>> = OnceLock::new();
+    let cell = M.get_or_init(Default::default).lock().unwrap().entry((name.to_string(), variant)).or_default().clone();
+    cell.get_or_init(make).clone()
+}
+
+/// Model `name` (`x`: RTL under Verilator; `x_net`: the OSU018 netlist
+/// under `crate::netsim`), built if needed and loaded once per process;
+/// `trace` selects the VCD-capable Verilator build (netlist models can
+/// always trace).
+pub fn load(name: &str, trace: bool) -> Result<&'static ModelInfo, String> {
+    let (spec, level) = resolve(name)?;
+    let trace = trace && level == Level::Rtl;
+    once(name, trace as u8, || {
+        let req = request(spec, level, trace)?;
+        let info = match level {
+            Level::Rtl => {
+                let built = build::ensure(store(), &req).map_err(|e| format!("model {name}: {e}"))?;
+                ModelInfo::verilated(name, req.source, &built)?
+            }
+            Level::Netlist => {
+                let net = build::netlist(store(), req.source, req.period_ps).map_err(|e| format!("model {name}: {e}"))?;
+                ModelInfo::netlist(name, req.source, &net)?
+            }
+        };
+        Ok(&*Box::leak(Box::new(info)))
+    })
+}
+
+/// The OSU018 netlist of `name` (`x_net`) under Verilator instead, with
+/// Yosys's Verilog of the Liberty cell functions: the reference the netlist
+/// simulator is checked against.
+pub fn load_verilated_netlist(name: &str, trace: bool) -> Result<&'static ModelInfo, String> {
+    let (spec, level) = resolve(name)?;
+    if level != Level::Netlist {
+        return Err(format!("{name} is not a netlist model"));
+    }
+    once(name, 2 + trace as u8, || {
+        let req = request(spec, level, trace)?;
+        let built = build::ensure(store(), &req).map_err(|e| format!("model {name} (Verilator): {e}"))?;
+        ModelInfo::verilated(name, req.source, &built).map(|i| &*Box::leak(Box::new(i)))
+    })
+}
+
+/// Model `name`; panics with the reason (an unknown name lists the models).
+pub fn get(name: &str) -> &'static ModelInfo {
+    load(name, false).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The models of `unit` at one level in this run, in list order (each
+/// built if needed).
+pub fn of_unit(unit: &str, gate_level: bool) -> Vec<&'static ModelInfo> {
+    specs()
+        .iter()
+        .filter(|s| s.unit == unit && (!gate_level || (s.netlist && (!s.extended || extended()))))
+        .map(|s| get(&if gate_level { format!("{}_net", s.name) } else { s.name.clone() }))
+        .collect()
+}
+
+/// Model `name` if tb/models.toml lists it (built if needed; a build
+/// failure panics).
+pub fn by_name(name: &str) -> Option<&'static ModelInfo> {
+    resolve(name).ok().map(|_| get(name))
+}
+
+/// Every model of the list, netlists included (each built if needed).
+pub fn all() -> Vec<&'static ModelInfo> {
+    names().iter().map(|n| get(n)).collect()
 }

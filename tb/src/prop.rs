@@ -1,8 +1,10 @@
-//! Property tests on a model, with a waveform of the failing case.
+//! Property tests on one or more models, with waveforms of the failing case.
 //!
-//! Every case runs on a fresh model, reset for `RESET_CYCLES`. On failure
-//! proptest shrinks the input; the minimal case is then run once more with
-//! a VCD trace, written to `<target>/vcd/<test>-<model>.vcd`.
+//! Every case runs on fresh models, each reset for `RESET_CYCLES`. On
+//! failure proptest shrinks the input; the minimal case is then run once
+//! more on the same models built with VCD tracing (built on demand, so the
+//! passing runs pay nothing for it), one waveform per model, written to
+//! `<target>/vcd/<test>-<model>.vcd`.
 
 use crate::info::ModelInfo;
 use crate::model::Model;
@@ -33,11 +35,12 @@ fn env_u64(name: &str) -> Option<u64> {
     Some(v.trim().parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
 }
 
-/// Cases: `$KVFORGE_CASES`, else `default_cases`. RNG seed: `$KVFORGE_SEED`,
-/// else proptest's (`PROPTEST_RNG_SEED`, else random); printed on failure.
-fn config(default_cases: u32) -> (Config, u64) {
-    let mut c = Config { failure_persistence: None, ..Config::default() };
-    c.cases = env_u64("KVFORGE_CASES").map(|n| n as u32).unwrap_or(default_cases);
+pub use sim::testgen::{cases, depth, full_depth};
+
+/// RNG seed: `$KVFORGE_SEED`, else proptest's (`PROPTEST_RNG_SEED`, else
+/// random); printed on failure.
+fn config(cases: u32) -> (Config, u64) {
+    let mut c = Config { failure_persistence: None, cases, ..Config::default() };
     let seed = match (env_u64("KVFORGE_SEED"), c.rng_seed) {
         (Some(s), _) => s,
         (None, RngSeed::Fixed(s)) => s,
@@ -54,18 +57,24 @@ fn config(default_cases: u32) -> (Config, u64) {
     (c, seed)
 }
 
-fn fresh(info: &'static ModelInfo, seed: u32) -> Model {
-    let mut m = Model::with_seed(info, seed);
-    m.reset(RESET_CYCLES);
-    m
+fn fresh(infos: &[&'static ModelInfo], seed: u32) -> Vec<Model> {
+    infos
+        .iter()
+        .enumerate()
+        .map(|(k, info)| {
+            let mut m = Model::with_seed(info, seed.wrapping_add(k as u32));
+            m.reset(RESET_CYCLES);
+            m
+        })
+        .collect()
 }
 
 /// Runs `f` on `cases` random inputs from `strategy`, each on a fresh model
 /// just out of reset. `f` returns `Err(message)` (or panics) on a mismatch.
 /// The model's random initial state is part of the case and shrinks too.
 ///
-/// On failure: prints the minimal input, re-runs it with a VCD trace,
-/// prints "waveform of the failing case: <path>", and panics.
+/// On failure: prints the minimal input and the seed, re-runs it with a
+/// VCD trace, prints "waveform of the failing case: <path>", and panics.
 pub fn run_property<S>(
     test: &str,
     info: &'static ModelInfo,
@@ -76,41 +85,80 @@ pub fn run_property<S>(
     S: Strategy,
     S::Value: Debug,
 {
+    run_property_on(test, &[info], strategy, cases, |m: &mut [Model], v| f(&mut m[0], v))
+}
+
+/// `run_property` over several models at once (a unit and what it feeds,
+/// say): each case gets fresh instances of all of them, in the order of
+/// `infos`, and a failure leaves one waveform per model.
+pub fn run_property_on<S>(
+    test: &str,
+    infos: &[&'static ModelInfo],
+    strategy: S,
+    cases: u32,
+    f: impl Fn(&mut [Model], &S::Value) -> Result<(), String>,
+) where
+    S: Strategy,
+    S::Value: Debug,
+{
     assert!(
         !test.is_empty() && test.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
         "test name '{test}' must be usable as a file name"
     );
+    assert!(!infos.is_empty(), "{test}: no models to run on");
+    let names: Vec<&str> = infos.iter().map(|i| i.name).collect();
+    let on = names.join(" + ");
     let (config, rng_seed) = config(cases);
     let mut runner = TestRunner::new(config);
     let result = runner.run(&(any::<u32>(), strategy), |(seed, input)| {
-        let mut m = fresh(info, seed);
-        f(&mut m, &input).map_err(TestCaseError::fail)
+        let mut ms = fresh(infos, seed);
+        f(&mut ms, &input).map_err(TestCaseError::fail)
     });
     let (reason, (seed, input)) = match result {
         Ok(()) => return,
         Err(TestError::Fail(reason, value)) => (reason, value),
-        Err(TestError::Abort(reason)) => panic!("{test} on {}: aborted: {reason}", info.name),
+        Err(TestError::Abort(reason)) => panic!("{test} on {on}: aborted: {reason}"),
     };
-    eprintln!("{test} on {}: failed: {reason}", info.name);
+    eprintln!("{test} on {on}: failed: {reason}");
     eprintln!("minimal failing input (model seed {seed}): {input:#?}");
     eprintln!("reproduce with KVFORGE_SEED={rng_seed}");
-
-    let path = vcd_path(test, info);
-    let rerun = {
-        let mut m = Model::with_seed(info, seed);
-        match m.trace_to(&path) {
-            Ok(()) => {
-                m.reset(RESET_CYCLES);
-                let r = catch_unwind(AssertUnwindSafe(|| f(&mut m, &input)));
-                drop(m); // closes the VCD
-                eprintln!("waveform of the failing case: {}", path.display());
-                match r {
-                    Ok(Ok(())) => format!(" (note: the traced re-run passed; trace {})", path.display()),
-                    _ => format!("\nwaveform of the failing case: {}", path.display()),
-                }
+    let rerun = match trace_rerun(test, infos, seed, |ms| f(ms, &input)) {
+        Ok((paths, passed)) => {
+            let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            for p in &list {
+                eprintln!("waveform of the failing case: {p}");
             }
-            Err(e) => format!(" (no waveform: {e})"),
+            if passed {
+                format!(" (note: the traced re-run passed; traces {})", list.join(", "))
+            } else {
+                format!("\nwaveform of the failing case: {}", list.join(", "))
+            }
         }
+        Err(e) => format!(" (no waveform: {e})"),
     };
-    panic!("{test} on {}: {reason}{rerun}\nminimal failing input (model seed {seed}): {input:?}", info.name);
+    panic!("{test} on {on}: {reason}{rerun}\nminimal failing input (model seed {seed}): {input:?}");
+}
+
+/// Re-runs a case on traced builds of `infos` (same names, same seeds);
+/// returns the VCD paths and whether the re-run passed.
+fn trace_rerun(
+    test: &str,
+    infos: &[&'static ModelInfo],
+    seed: u32,
+    f: impl Fn(&mut [Model]) -> Result<(), String>,
+) -> Result<(Vec<PathBuf>, bool), String> {
+    let mut ms = Vec::new();
+    let mut paths = Vec::new();
+    for (k, info) in infos.iter().enumerate() {
+        let traced = info.with_trace()?;
+        let path = vcd_path(test, info);
+        let mut m = Model::with_seed(traced, seed.wrapping_add(k as u32));
+        m.trace_to(&path).map_err(|e| e.to_string())?;
+        m.reset(RESET_CYCLES);
+        ms.push(m);
+        paths.push(path);
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| f(&mut ms)));
+    drop(ms); // closes the VCDs
+    Ok((paths, matches!(r, Ok(Ok(())))))
 }

@@ -101,7 +101,7 @@ fn check(m: &mut Model, cycles: &[Cycle]) -> Result<(), String> {
 
 fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
     let v: Vec<_> =
-        models::ALL.iter().copied().filter(|m| m.unit == "div-const" && m.gate_level == gate_level).collect();
+        models::of_unit("div-const", gate_level);
     assert!(!v.is_empty(), "no div-const models (gate level: {gate_level}) in tb/models.toml");
     v
 }
@@ -137,7 +137,7 @@ fn netlist_matches_model() {
 /// `2^b + {-1, 0, 1}` for every bit.
 #[test]
 fn corners_at_full_rate() {
-    for info in models::ALL.iter().filter(|m| m.unit == "div-const") {
+    for info in models::of_unit("div-const", false).into_iter().chain(models::of_unit("div-const", true)) {
         let k = divisor(info);
         let latency = info.latency().unwrap() as usize;
         let top = DMAX / k * k;

@@ -155,7 +155,7 @@ fn check(m: &mut Model, cycles: &[Cycle]) -> Result<(), String> {
 
 fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
     let v: Vec<_> =
-        models::ALL.iter().copied().filter(|m| m.unit == "div-round" && m.gate_level == gate_level).collect();
+        models::of_unit("div-round", gate_level);
     assert!(!v.is_empty(), "no div-round models (gate level: {gate_level}) in tb/models.toml");
     v
 }
@@ -190,7 +190,7 @@ fn netlist_matches_model() {
 /// for small divisors, at, just below and just above each tie.
 #[test]
 fn every_quotient_and_tie_for_small_divisors() {
-    for info in models::ALL.iter().filter(|m| m.unit == "div-round") {
+    for info in models::of_unit("div-round", false).into_iter().chain(models::of_unit("div-round", true)) {
         let qb = qbits(info);
         let latency = info.latency().unwrap() as usize;
         let mut ops = vec![(0u64, 0u64), (u32::MAX as u64, 0), ((1 << (W - 1)) - 1, 1)];

@@ -38,7 +38,7 @@ fn from_port(u: u64) -> i64 {
 
 fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
     let v: Vec<_> =
-        models::ALL.iter().copied().filter(|m| m.unit == "fp16-convert" && m.gate_level == gate_level).collect();
+        models::of_unit("fp16-convert", gate_level);
     assert!(!v.is_empty(), "no fp16-convert models (gate level: {gate_level}) in tb/models.toml");
     v
 }
@@ -47,7 +47,7 @@ fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
 /// normal of either sign).
 #[test]
 fn to_units_every_finite_pattern() {
-    for info in models::ALL.iter().filter(|m| m.unit == "fp16-convert") {
+    for info in models::of_unit("fp16-convert", false).into_iter().chain(models::of_unit("fp16-convert", true)) {
         let mut m = Model::new(info);
         let (x, u) = (m.port("x"), m.port("u"));
         m.reset(1);
@@ -201,7 +201,7 @@ fn grid_values() -> Vec<i64> {
 #[test]
 fn every_grid_point_and_tie() {
     let vs = grid_values();
-    for info in models::ALL.iter().filter(|m| m.unit == "fp16-convert") {
+    for info in models::of_unit("fp16-convert", false).into_iter().chain(models::of_unit("fp16-convert", true)) {
         let latency = info.latency().unwrap() as usize;
         let mut m = Model::new(info);
         let (v, mode, en, y) = (m.port("v"), m.port("mode"), m.port("en"), m.port("y"));
@@ -225,7 +225,7 @@ fn every_grid_point_and_tie() {
 /// however long `en` stays low in between.
 #[test]
 fn latency_matches_manifest_across_stalls() {
-    for info in models::ALL.iter().filter(|m| m.unit == "fp16-convert") {
+    for info in models::of_unit("fp16-convert", false).into_iter().chain(models::of_unit("fp16-convert", true)) {
         let latency = info.latency().expect("fixed latency");
         let mut m = Model::new(info);
         let (v, mode, en, y) = (m.port("v"), m.port("mode"), m.port("en"), m.port("y"));

@@ -9,7 +9,7 @@ use tb::{models, prop::vcd_path, run_property, Dir, Model};
 /// the minimal case that starts from reset and holds every port.
 #[test]
 fn failing_property_writes_vcd_of_minimal_case() {
-    let info = &models::MUL_PIPE16;
+    let info = models::get("mul_pipe16");
     let path = vcd_path("harness_selftest", info);
     let _ = std::fs::remove_file(&path);
     let ops = (1u64..=0xffff, 1u64..=0xffff);
@@ -94,12 +94,12 @@ fn registry_lists_rtl_and_netlist_models() {
     assert_eq!(rtl.params()["width"], 32);
     assert_eq!(rtl.manifest()["module"], "mul_pipe");
     assert_eq!(rtl.latency(), Some(2));
-    let mut names: Vec<&str> = models::ALL.iter().map(|m| m.name).collect();
+    let mut names: Vec<&str> = models::all().iter().map(|m| m.name).collect();
     names.sort();
     names.dedup();
-    assert_eq!(names.len(), models::ALL.len());
+    assert_eq!(names.len(), models::all().len());
     assert!(models::by_name("nope").is_none());
-    let p = &models::MUL_PIPE64.ports[models::MUL_PIPE64.port_index("p").unwrap()];
+    let p = &models::get("mul_pipe64").ports[models::get("mul_pipe64").port_index("p").unwrap()];
     assert_eq!((p.dir, p.width, p.words()), (Dir::Out, 128, 4));
 }
 
@@ -112,13 +112,13 @@ fn unknown_model_lists_models() {
 #[test]
 #[should_panic(expected = "model mul_pipe16 has no port 'q'; its ports: in clock[1], in reset[1], in en[1], in a[16]")]
 fn unknown_port_lists_ports() {
-    Model::new(&models::MUL_PIPE16).port("q");
+    Model::new(models::get("mul_pipe16")).port("q");
 }
 
 #[test]
 #[should_panic(expected = "value 0x10000 does not fit port a[15:0]")]
 fn set_rejects_values_wider_than_the_port() {
-    let mut m = Model::new(&models::MUL_PIPE16);
+    let mut m = Model::new(models::get("mul_pipe16"));
     let a = m.port("a");
     m.set(a, 0x1_0000);
 }
@@ -126,7 +126,7 @@ fn set_rejects_values_wider_than_the_port() {
 #[test]
 #[should_panic(expected = "port p is an output")]
 fn set_rejects_outputs() {
-    let mut m = Model::new(&models::MUL_PIPE16);
+    let mut m = Model::new(models::get("mul_pipe16"));
     let p = m.port("p");
     m.set(p, 0);
 }
@@ -134,14 +134,14 @@ fn set_rejects_outputs() {
 #[test]
 #[should_panic(expected = "wider than 64 bits; use get_words")]
 fn get_rejects_wide_ports() {
-    let m = Model::new(&models::MUL_PIPE64);
+    let m = Model::new(models::get("mul_pipe64"));
     m.get(m.port("p"));
 }
 
 /// 64-bit inputs (QData) and a 128-bit output (VlWide<4>) through words.
 #[test]
 fn wide_ports_round_trip_words() {
-    let mut m = Model::new(&models::MUL_PIPE64);
+    let mut m = Model::new(models::get("mul_pipe64"));
     let (a, b, en, p) = (m.port("a"), m.port("b"), m.port("en"), m.port("p"));
     m.reset(1);
     let (x, y) = (0xfedc_ba98_7654_3210u64, 0x0123_4567_89ab_cdefu64);
@@ -160,7 +160,7 @@ fn wide_ports_round_trip_words() {
 /// registers hold random values, and one reset cycle clears them (spec §1).
 #[test]
 fn state_is_random_until_reset() {
-    for info in [&models::MUL_PIPE32, &models::MUL_PIPE32_NET] {
+    for info in [models::get("mul_pipe32"), models::get("mul_pipe32_net")] {
         let before: Vec<u64> = (1..=4)
             .map(|seed| {
                 let mut m = Model::with_seed(info, seed);
@@ -177,7 +177,7 @@ fn state_is_random_until_reset() {
 
 #[test]
 fn trace_twice_is_an_error() {
-    let mut m = Model::new(&models::MUL_PIPE16);
+    let mut m = Model::new(models::get("mul_pipe16"));
     let path = tb::prop::vcd_dir().join("harness_trace_twice.vcd");
     m.trace_to(&path).expect("first trace opens");
     assert!(m.trace_to(&path).is_err());
@@ -192,7 +192,7 @@ fn models_run_in_parallel_threads() {
     let handles: Vec<_> = (0..4u64)
         .map(|k| {
             std::thread::spawn(move || {
-                let info = if k % 2 == 0 { &models::MUL_PIPE32 } else { &models::MUL_PIPE32_NET };
+                let info = if k % 2 == 0 { models::get("mul_pipe32") } else { models::get("mul_pipe32_net") };
                 let mut m = Model::with_seed(info, k as u32 + 1);
                 let (a, b, en, p) = (m.port("a"), m.port("b"), m.port("en"), m.port("p"));
                 m.reset(1);
@@ -219,7 +219,7 @@ fn models_run_in_parallel_threads() {
 /// helpers, on the combinational zero-remove shifter (spec §3).
 #[test]
 fn wide_lane_buses_round_trip() {
-    let mut m = Model::new(&models::ZERO_REMOVE16);
+    let mut m = Model::new(models::get("zero_remove16"));
     let (data, keep, out, count) = (m.port("in_data"), m.port("in_keep"), m.port("out_data"), m.port("out_count"));
     assert_eq!((m.port_info(data).width, m.port_info(data).elements, m.port_info(data).element_width), (128, 16, 8));
     m.reset(1);

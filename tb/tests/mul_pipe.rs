@@ -99,39 +99,39 @@ fn property(test: &str, info: &'static ModelInfo) {
 
 #[test]
 fn mul_pipe16_rtl() {
-    property("mul_pipe16_rtl", &models::MUL_PIPE16);
+    property("mul_pipe16_rtl", models::get("mul_pipe16"));
 }
 
 #[test]
 fn mul_pipe16_net() {
-    property("mul_pipe16_net", &models::MUL_PIPE16_NET);
+    property("mul_pipe16_net", models::get("mul_pipe16_net"));
 }
 
 #[test]
 fn mul_pipe32_rtl() {
-    property("mul_pipe32_rtl", &models::MUL_PIPE32);
+    property("mul_pipe32_rtl", models::get("mul_pipe32"));
 }
 
 #[test]
 fn mul_pipe32_net() {
-    property("mul_pipe32_net", &models::MUL_PIPE32_NET);
+    property("mul_pipe32_net", models::get("mul_pipe32_net"));
 }
 
 #[test]
 fn mul_pipe48_rtl() {
-    property("mul_pipe48_rtl", &models::MUL_PIPE48);
+    property("mul_pipe48_rtl", models::get("mul_pipe48"));
 }
 
 #[test]
 fn mul_pipe64_rtl() {
-    property("mul_pipe64_rtl", &models::MUL_PIPE64);
+    property("mul_pipe64_rtl", models::get("mul_pipe64"));
 }
 
 /// The manifest's latency is what the pipeline does: a product appears after
 /// exactly that many advancing cycles, however long the stalls between them.
 #[test]
 fn latency_matches_manifest_across_stalls() {
-    for info in [&models::MUL_PIPE64, &models::MUL_PIPE32_NET] {
+    for info in [models::get("mul_pipe64"), models::get("mul_pipe32_net")] {
         let latency = info.latency().expect("mul-pipe has a fixed latency");
         let mut m = Model::new(info);
         let (a, b, en, iv, p, ov) =

@@ -1,150 +1,202 @@
 //! Co-simulation of the Oaken quantization engine (hdl/src/oaken/quantizer.rs)
-//! against its golden model (sim/src/oaken/quantizer.rs), bit for bit, on the
-//! RTL and on the Yosys netlist. Spec: docs/spec.md §2.
+//! against its golden model (sim/src/oaken/quantizer.rs), bit for bit, at
+//! every parameter set of tb/models.toml, on the RTL and on the OSU018
+//! netlist. Spec: docs/spec.md §2.
+//!
+//! Cases come from `tb::oaken_cases`: realistic KV tokens with profiled
+//! thresholds, tie and edge-case tokens, segments cut by resets, table writes
+//! during traffic, stalls long enough to fill the token buffer. The coverage
+//! points below are counted on every run and must all be reached.
 
-use proptest::prelude::*;
-use sim::oaken::params::OakenParams;
-use sim::oaken::thresholds::Kv;
+use sim::oaken::params::{Group, OakenParams};
+use sim::oaken::quantizer::quantize_token_detail;
+use sim::oaken::thresholds::ThresholdSet;
 use sim::testgen;
-use tb::models::{self, get};
-use tb::oaken::{compare, drive_quantizer, expected_quantizer, expected_table, params_of, Stalls, TableWrite, Token};
-use tb::{run_property, Model, ModelInfo};
+use tb::coverage::Coverage;
+use tb::oaken::{
+    check_quantizer_segment, drive_quantizer, params_of, pulse_reset, run_quantizer_segment, sets_in_effect,
+    QSegRun, QSegment, TableWrite,
+};
+use tb::oaken_cases::{self, CasePlan};
+use tb::stalls::Stall;
+use tb::{models, prop, run_property, Model, ModelInfo};
 
-#[derive(Clone, Debug)]
-struct Case {
-    writes: Vec<TableWrite>,
-    tokens: Vec<Token>,
-    stalls: Stalls,
+const POINTS: &[&str] = &[
+    "tokens",
+    "realistic tokens",
+    "tie tokens",
+    "edge-case tokens",
+    "outer group empty",
+    "outer group non-empty",
+    "middle group empty",
+    "middle group non-empty",
+    "inner group empty",
+    "inner group non-empty",
+    "all-outlier token",
+    "full COO segment (count = segment length)",
+    "exact tie, outer",
+    "exact tie, middle",
+    "exact tie, inner",
+    "zero step (max == min)",
+    "nonfinite token",
+    "layer out of range",
+    "in_ready low",
+    "buffer full behind a stalled output",
+    "table write ok",
+    "table write non-finite",
+    "table write out of order",
+    "table write layer out of range",
+    "table write during traffic",
+    "reset in flight",
+];
+
+/// Counts what one token exercises, with the set it used.
+fn token_coverage(cov: &Coverage, p: &OakenParams, set: &ThresholdSet, oob: bool, x: &[u16]) {
+    let (q, detail) = quantize_token_detail(p, set, x);
+    let mut n = [0usize; 3];
+    for d in &detail {
+        n[d.class.group as usize] += 1;
+    }
+    for (g, name) in [(Group::Outer, "outer"), (Group::Middle, "middle"), (Group::Inner, "inner")] {
+        let k = n[g as usize];
+        cov.hit(&format!("{name} group {}", if k == 0 { "empty" } else { "non-empty" }));
+        if k > 0 && q.meta.groups[g as usize].step == 0 {
+            cov.hit("zero step (max == min)");
+        }
+    }
+    cov.hit_if("all-outlier token", n[Group::Middle as usize] == 0);
+    let full = (0..p.segments()).any(|s| q.meta.seg_counts[s] as usize == p.segment_len(s));
+    cov.hit_if("full COO segment (count = segment length)", full);
+    let ties = testgen::rounding_ties(p, set, x);
+    cov.add("exact tie, outer", ties[0] as u64);
+    cov.add("exact tie, middle", ties[1] as u64);
+    cov.add("exact tie, inner", ties[2] as u64);
+    cov.hit_if("nonfinite token", q.status.nonfinite);
+    cov.hit_if("layer out of range", oob);
 }
 
-fn params(info: &'static ModelInfo) -> OakenParams {
-    params_of(&Model::new(info))
+fn count_writes(cov: &Coverage, codes: impl IntoIterator<Item = u64>) {
+    for c in codes {
+        cov.hit(["table write ok", "table write non-finite", "table write out of order", "table write layer out of range"][c as usize]);
+    }
 }
 
-/// Layers a case uses: a few real ones, sometimes one past the table.
-fn layer(p: &OakenParams) -> impl Strategy<Value = u8> {
-    let real = p.layers.min(4) as u8;
-    prop_oneof![8 => 0..real, 1 => Just(p.layers.min(255) as u8), 1 => any::<u8>()]
+/// Runs every segment of a case on `m` (a reset between segments), checks
+/// each against `sim` and counts coverage.
+fn run_case(m: &mut Model, p: &OakenParams, plan: &CasePlan, cov: &Coverage) -> Result<(), String> {
+    for (k, s) in oaken_cases::materialize(p, plan).into_iter().enumerate() {
+        let seg = QSegment {
+            prior: vec![],
+            writes: s.writes,
+            tokens: s.tokens,
+            live: s.live,
+            reset_at: s.reset_at,
+            reset_cycles: s.reset_cycles,
+            in_stall: s.stalls[0].clone(),
+            out_stall: s.stalls[2].clone(),
+            seed: s.seed,
+        };
+        let timeout = 20_000 + 400 * (seg.tokens.len() * p.beats()) as u64;
+        let run = run_quantizer_segment(m, &seg, timeout).map_err(|e| format!("segment {k}: {e}"))?;
+        check_quantizer_segment(p, &seg, &run).map_err(|e| format!("segment {k}: {e}"))?;
+        count(cov, p, &seg, &run, &s.kinds);
+        if !run.cut {
+            pulse_reset(m, 1); // each segment starts from reset
+        }
+    }
+    Ok(())
 }
 
-fn raw_set() -> impl Strategy<Value = [u16; 4]> {
-    prop_oneof![
-        6 => testgen::threshold_set().prop_map(|t| [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer]),
-        2 => (0.05f32..4.0).prop_map(|s| {
-            let t = testgen::realistic_thresholds(s);
-            [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer]
-        }),
-        // out of order, non-finite, -0: rejected or canonicalised by the table
-        1 => any::<[u16; 4]>(),
-        1 => testgen::threshold_set().prop_map(|t| [t.hi_outer, t.lo_inner, t.hi_inner, t.lo_outer]),
-    ]
+fn count(cov: &Coverage, p: &OakenParams, seg: &QSegment, run: &QSegRun, kinds: &[u8]) {
+    let picks: Vec<(u8, bool)> = seg.tokens.iter().map(|t| (t.layer, t.v)).collect();
+    let (codes, live_codes, sets) = sets_in_effect(p, &[], &seg.writes, &run.live, &run.first_edges, 0, &picks);
+    count_writes(cov, codes.into_iter().chain(live_codes));
+    // tokens whose every beat came out and was checked
+    let done = run.beats.len() / p.beats();
+    for (k, ((set, oob), t)) in sets.iter().zip(&seg.tokens).take(done).enumerate() {
+        cov.hit("tokens");
+        cov.hit(["realistic tokens", "tie tokens", "edge-case tokens"][kinds[k] as usize]);
+        token_coverage(cov, p, set, *oob, &t.x);
+    }
+    cov.add("in_ready low", run.events.in_ready_low);
+    cov.add("buffer full behind a stalled output", run.events.full_behind_stall);
+    cov.add("table write during traffic", run.events.live_between_tokens);
+    cov.hit_if("reset in flight", run.events.reset_in_flight);
 }
 
-fn stalls() -> impl Strategy<Value = Stalls> {
-    let idle = prop_oneof![2 => Just(0u8), 3 => 0u8..200];
-    (any::<u64>(), idle.clone(), idle).prop_map(|(seed, in_idle, out_idle)| Stalls { seed, in_idle, out_idle })
-}
-
-fn case(p: OakenParams, max_tokens: usize) -> impl Strategy<Value = Case> {
-    let writes = proptest::collection::vec((layer(&p), any::<bool>(), raw_set()), 0..6)
-        .prop_map(|w| w.into_iter().map(|(layer, v, raw)| TableWrite { layer, v, raw }).collect::<Vec<_>>());
-    (writes, stalls(), proptest::collection::vec((layer(&p), any::<bool>()), 1..=max_tokens)).prop_flat_map(
-        move |(writes, stalls, picks)| {
-            // each token's values are drawn around the set it will really use
-            let (table, _) = expected_table(&p, &writes);
-            let tokens: Vec<_> = picks
-                .into_iter()
-                .map(|(layer, v)| {
-                    let (set, _) = table.lookup(layer as usize, if v { Kv::V } else { Kv::K });
-                    testgen::token(p.head_dim, set).prop_map(move |x| Token { layer, v, x })
-                })
-                .collect();
-            (Just(writes), tokens, Just(stalls.clone()))
-                .prop_map(|(writes, tokens, stalls)| Case { writes, tokens, stalls })
-        },
-    )
-}
-
-fn check(info: &'static ModelInfo, test: &str, cases: u32, max_tokens: usize) {
-    let p = params(info);
-    run_property(test, info, case(p.clone(), max_tokens), cases, |m, c| {
-        let (codes, want) = expected_quantizer(&p, &c.writes, &c.tokens);
-        let timeout = 5000 + 40 * want.len() as u64;
-        let run = drive_quantizer(m, &c.writes, &c.tokens, &c.stalls, timeout)?;
-        compare(&run, &codes, &want, p.beats())
-    });
+fn check(info: &'static ModelInfo, test: &str, cases: u32, segments: usize, cov: &Coverage) {
+    let p = params_of(&Model::new(info));
+    run_property(test, info, oaken_cases::case(&p, segments, false), cases, |m, plan| run_case(m, &p, plan, cov));
 }
 
 #[test]
 fn rtl_matches_model() {
-    check(&models::OAKEN_QUANTIZER, "oaken_quantizer_rtl", testgen::cases(96), 4);
+    let cov = Coverage::new("oaken_quantizer (default parameters, RTL)", POINTS);
+    check(models::get("oaken_quantizer"), "oaken_quantizer_rtl", prop::cases(96), 3, &cov);
+    cov.check();
 }
 
+/// Every other parameter set of tb/models.toml, on RTL.
 #[test]
-fn netlist_matches_model() {
-    check(&models::OAKEN_QUANTIZER_NET, "oaken_quantizer_net", testgen::cases(16), 3);
-}
-
-/// Every parameter variant in tb/models.toml named oaken_quantizer_*.
-#[test]
-fn parameter_variants_match_model() {
-    for info in models::ALL.iter().filter(|m| m.unit == "oaken-quantizer" && !m.gate_level) {
-        if info.name == "oaken_quantizer" {
-            continue;
-        }
-        check(info, &format!("{}_rtl", info.name), testgen::cases(32), 4);
+fn parameter_sets_match_model() {
+    let sets: Vec<_> = models::of_unit("oaken-quantizer", false).into_iter().filter(|m| m.name != "oaken_quantizer").collect();
+    assert!(sets.len() >= 6, "tb/models.toml has {} non-default quantizer sets", sets.len());
+    let cov = Coverage::new("oaken_quantizer (6 parameter sets, RTL)", POINTS);
+    for info in sets {
+        check(info, &format!("{}_rtl", info.name), prop::cases(24), 3, &cov);
     }
+    cov.check();
 }
 
-fn tokens_for(p: &OakenParams, n: usize, seed: u64) -> Vec<Token> {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-    let mut runner =
-        TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[seed as u8; 32]));
-    let set = testgen::realistic_thresholds(1.0);
+/// The OSU018 netlists of this run (`make synth`'s, at 4 ns): fewer cases,
+/// so only the points every run must reach on a netlist are required.
+#[test]
+fn netlists_match_model() {
+    let nets = models::of_unit("oaken-quantizer", true);
+    assert!(nets.len() >= 2, "{} quantizer netlists in this run", nets.len());
+    let cov = Coverage::new("oaken_quantizer (netlists)", POINTS);
+    for info in nets {
+        check(info, &info.name.to_string(), prop::cases(20), 2, &cov);
+    }
+    cov.check_points(&["tokens", "in_ready low", "buffer full behind a stalled output", "reset in flight"]);
+    assert!(!prop::full_depth() || cov.count("tokens") >= 200, "at least 200 tokens on netlists");
+}
+
+fn realistic_writes(p: &OakenParams) -> Vec<TableWrite> {
+    let pool = oaken_cases::pool(p, 7);
+    pool.writes().into_iter().map(|(l, kv, raw)| TableWrite { layer: l as u8, v: kv == sim::oaken::thresholds::Kv::V, raw }).collect()
+}
+
+fn realistic_tokens(p: &OakenParams, n: usize) -> Vec<tb::oaken::Token> {
+    let pool = oaken_cases::pool(p, 7);
     (0..n)
-        .map(|i| Token {
-            layer: 0,
-            v: i % 2 == 1,
-            x: testgen::token(p.head_dim, set).new_tree(&mut runner).unwrap().current(),
+        .map(|i| {
+            let (layer, v) = ((i / 2) % oaken_cases::real_layers(p) as usize, i % 2 == 1);
+            let kv = if v { sim::oaken::thresholds::Kv::V } else { sim::oaken::thresholds::Kv::K };
+            tb::oaken::Token { layer: layer as u8, v, x: pool.token(layer, kv, i).to_vec() }
         })
         .collect()
 }
 
-fn realistic_writes() -> Vec<TableWrite> {
-    let t = testgen::realistic_thresholds(1.0);
-    let raw = [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer];
-    vec![TableWrite { layer: 0, v: false, raw }, TableWrite { layer: 0, v: true, raw }]
-}
-
-/// Spec §2.13 throughput and latency: with the input always valid and the
-/// output always ready, a beat goes in and a beat comes out every cycle, with
-/// no bubble between tokens, and the first output follows the first input by
-/// the latency the manifest states.
+/// Spec §2.13 throughput and latency, at every parameter set: with the
+/// input always valid and the output always ready, a beat goes in and a
+/// beat comes out every cycle, with no bubble between tokens, and the first
+/// output follows the first input by the latency the manifest states.
 #[test]
 fn sustains_one_beat_per_cycle() {
-    for info in models::ALL.iter().filter(|m| m.unit == "oaken-quantizer" && !m.gate_level) {
+    for info in models::of_unit("oaken-quantizer", false) {
         let mut m = Model::new(info);
         let p = params_of(&m);
         m.reset(1);
-        let tokens = tokens_for(&p, 12, 7);
-        let writes = realistic_writes();
-        let run = drive_quantizer(&mut m, &writes, &tokens, &Stalls::NONE, 20_000).unwrap();
-        let (codes, want) = expected_quantizer(&p, &writes, &tokens);
-        compare(&run, &codes, &want, p.beats()).unwrap();
+        let tokens = realistic_tokens(&p, 12);
+        let run = drive_quantizer(&mut m, &realistic_writes(&p), &tokens, &Stall::Never, &Stall::Never, 1)
+            .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         let n = run.in_cycles.len() as u64;
         assert_eq!(run.in_cycles.last().unwrap() - run.in_cycles[0], n - 1, "{}: input bubbles", info.name);
         assert_eq!(run.out_cycles.last().unwrap() - run.out_cycles[0], n - 1, "{}: output bubbles", info.name);
-        let manifest: serde_json::Value = serde_json::from_str(info.manifest_json).unwrap();
         let latency = run.out_cycles[0] - run.in_cycles[0];
-        assert_eq!(Some(latency), manifest["latency"].as_u64(), "{}: latency", info.name);
-        println!(
-            "{}: {} tokens, {} elements/cycle sustained, latency {} cycles",
-            info.name,
-            tokens.len(),
-            p.lanes,
-            latency
-        );
+        assert_eq!(Some(latency), info.latency(), "{}: latency", info.name);
+        println!("{}: {} tokens, {} elements/cycle sustained, latency {latency} cycles", info.name, tokens.len(), p.lanes);
     }
 }
 
@@ -152,61 +204,58 @@ fn sustains_one_beat_per_cycle() {
 /// is accepted applies to that token; one sampled a cycle later does not.
 #[test]
 fn table_write_takes_effect_at_the_first_beat() {
-    let info = &models::OAKEN_QUANTIZER;
-    let p = params(info);
-    let set = |s: f32| {
-        let t = testgen::realistic_thresholds(s);
-        TableWrite { layer: 0, v: false, raw: [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer] }
-    };
+    let info = models::get("oaken_quantizer");
+    let p = params_of(&Model::new(info));
+    let set = |s: f32| TableWrite::of(0, false, testgen::realistic_thresholds(s));
     let (old, new) = (set(1.0), set(0.25));
-    let tok = &tokens_for(&p, 1, 3)[0];
-    for delay in 0..3u64 {
+    let tok = &realistic_tokens(&p, 1)[0];
+    for delay in 0..3u32 {
         let mut m = Model::new(info);
         m.reset(1);
-        let (tw_valid, tw_data) = (m.port("tw_valid"), m.port("tw_data"));
-        let (in_valid, in_ready, in_data) = (m.port("in_valid"), m.port("in_ready"), m.port("in_data"));
-        let (out_valid, out_meta) = (m.port("out_valid"), m.port("out_meta"));
-        m.set(m.port("out_ready"), 1);
-        m.set(tw_valid, 1);
-        m.set(tw_data, old.data());
-        m.tick();
-        m.set(tw_valid, 0);
-        m.set(tw_data, new.data());
-        m.eval();
-        assert_eq!(m.get(in_ready), 1, "the engine is ready after reset and one idle cycle");
-        let mut meta = None;
-        for cyc in 0..2000u64 {
-            let b = cyc as usize;
-            if b < p.beats() {
-                let lanes: Vec<u64> = tok.x[b * p.lanes..(b + 1) * p.lanes].iter().map(|&v| v as u64).collect();
-                m.set(in_valid, 1);
-                m.set_lanes(in_data, &lanes);
-            } else {
-                m.set(in_valid, 0);
-            }
-            m.set(tw_valid, (cyc == delay) as u64);
-            m.eval();
-            if b < p.beats() {
-                assert_eq!(m.get(in_ready), 1, "an empty engine accepts a whole token at once");
-            }
-            if m.get(out_valid) == 1 {
-                meta = Some(m.get_lanes(out_meta));
-                break;
-            }
-            m.tick();
-        }
+        let seg = QSegment {
+            live: vec![(delay, new.clone())],
+            ..QSegment::plain(vec![old.clone()], vec![tok.clone()], Stall::Never, Stall::Never, 3)
+        };
+        let run = run_quantizer_segment(&mut m, &seg, 5000).unwrap();
+        check_quantizer_segment(&p, &seg, &run).unwrap();
+        // the rule check_quantizer_segment applied, stated directly
+        assert_eq!(run.first_edges, vec![0], "the first beat is taken in the first stream cycle");
         let used = if delay == 0 { &new } else { &old };
-        let t = sim::oaken::thresholds::ThresholdSet::new(used.raw).unwrap();
+        let t = ThresholdSet::new(used.raw).unwrap();
         let q = sim::oaken::quantizer::quantize_token(&p, &t, &tok.x);
-        let want = tb::oaken::meta_bytes(&p, &q.meta);
-        assert_eq!(meta, Some(want), "write {delay} cycles after the first beat");
+        assert_eq!(run.beats[0].meta, tb::oaken::meta_bytes(&p, &q.meta), "write {delay} cycles after the first beat");
+    }
+}
+
+/// Spec §2.13 reset: a reset in the middle of a token loses what is in
+/// flight, clears the table, and the engine then streams as from power-up.
+#[test]
+fn reset_mid_token_restarts_cleanly() {
+    let info = models::get("oaken_quantizer");
+    let p = params_of(&Model::new(info));
+    let writes = realistic_writes(&p);
+    let tokens = realistic_tokens(&p, 6);
+    for at in [1u32, 3, p.beats() as u32 + 2, 40] {
+        let mut m = Model::new(info);
+        m.reset(1);
+        let cut = QSegment { reset_at: Some(at), ..QSegment::plain(writes.clone(), tokens.clone(), Stall::Never, Stall::Random { p: 100 }, 5) };
+        let run = run_quantizer_segment(&mut m, &cut, 5000).unwrap();
+        assert!(run.cut);
+        check_quantizer_segment(&p, &cut, &run).unwrap();
+        // after the reset: the table is back to all zeros (no writes) ...
+        let after = QSegment::plain(vec![], tokens[..2].to_vec(), Stall::Never, Stall::Never, 6);
+        let run2 = run_quantizer_segment(&mut m, &after, 5000).unwrap();
+        check_quantizer_segment(&p, &after, &run2).unwrap_or_else(|e| panic!("reset at {at}: {e}"));
+        // ... and with the thresholds written again, the stream is as before
+        let again = QSegment::plain(writes.clone(), tokens.clone(), Stall::Never, Stall::Never, 7);
+        let run3 = run_quantizer_segment(&mut m, &again, 5000).unwrap();
+        check_quantizer_segment(&p, &again, &run3).unwrap_or_else(|e| panic!("reset at {at}: {e}"));
     }
 }
 
 #[test]
 fn model_list_has_the_default_engine() {
-    let m = get("oaken_quantizer");
+    let m = models::get("oaken_quantizer");
     assert!(!m.gate_level);
-    assert_eq!(params(m), OakenParams::default());
-    assert!(get("oaken_quantizer_net").gate_level);
+    assert_eq!(params_of(&Model::new(m)), OakenParams::default());
 }

@@ -12,57 +12,28 @@ use sim::oaken::params::OakenParams;
 use sim::oaken::quantizer::quantize_token_detail;
 use sim::oaken::thresholds::Kv;
 use sim::testgen;
-use tb::models;
+use tb::coverage::Coverage;
 use tb::oaken::{expected_quantizer, expected_table, params_of, TableWrite, Token};
+use tb::oaken_cases::{self, CasePlan};
 use tb::oaken_dequantizer::{drive_round_trip, expected_dequantizer, records_of, DStalls, RtStalls};
-use tb::{run_property, Model, ModelInfo};
+use tb::prop::run_property_on;
+use tb::stalls::{self, Stall};
+use tb::{models, prop, Model, ModelInfo};
 
 #[derive(Clone, Debug)]
 struct Case {
-    writes: Vec<TableWrite>,
-    tokens: Vec<Token>,
+    plan: CasePlan,
     stalls: RtStalls,
+    seed: u64,
 }
 
-fn layer(p: &OakenParams) -> impl Strategy<Value = u8> {
-    let real = p.layers.min(4) as u8;
-    prop_oneof![8 => 0..real, 1 => Just(p.layers.min(255) as u8)]
-}
-
-fn raw_set() -> impl Strategy<Value = [u16; 4]> {
-    prop_oneof![
-        3 => testgen::threshold_set().prop_map(|t| [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer]),
-        2 => (0.05f32..4.0).prop_map(|s| {
-            let t = testgen::realistic_thresholds(s);
-            [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer]
-        }),
-    ]
-}
-
-fn stalls() -> impl Strategy<Value = RtStalls> {
-    let idle = prop_oneof![2 => Just(0u8), 3 => 0u8..200];
-    (any::<u64>(), idle.clone(), idle.clone(), idle.clone(), idle).prop_map(|(seed, in_idle, d_idle, s_idle, out_idle)| {
-        RtStalls { seed, in_idle, mid: DStalls { seed: seed ^ 0x5555, d_idle, s_idle, out_idle } }
+fn case(p: &OakenParams) -> impl Strategy<Value = Case> {
+    let st = (stalls::stall(), stalls::stall(), stalls::stall(), prop_oneof![2 => stalls::stall(), 1 => stalls::long_stall()]);
+    (oaken_cases::case(p, 1, false), st, any::<u64>()).prop_map(|(plan, (i, d, s, o), seed)| Case {
+        plan,
+        stalls: RtStalls { input: i, mid: DStalls { d, s, out: o } },
+        seed,
     })
-}
-
-fn case(p: OakenParams, max_tokens: usize) -> impl Strategy<Value = Case> {
-    let writes = proptest::collection::vec((layer(&p), any::<bool>(), raw_set()), 1..5)
-        .prop_map(|w| w.into_iter().map(|(layer, v, raw)| TableWrite { layer, v, raw }).collect::<Vec<_>>());
-    (writes, stalls(), proptest::collection::vec((layer(&p), any::<bool>()), 1..=max_tokens)).prop_flat_map(
-        move |(writes, stalls, picks)| {
-            let (table, _) = expected_table(&p, &writes);
-            let tokens: Vec<_> = picks
-                .into_iter()
-                .map(|(layer, v)| {
-                    let (set, _) = table.lookup(layer as usize, if v { Kv::V } else { Kv::K });
-                    testgen::token(p.head_dim, set).prop_map(move |x| Token { layer, v, x })
-                })
-                .collect();
-            (Just(writes), tokens, Just(stalls.clone()))
-                .prop_map(|(writes, tokens, stalls)| Case { writes, tokens, stalls })
-        },
-    )
 }
 
 /// §2.10: |out - x| <= step/2 + ulp(|out|)/2 for every element, in integers.
@@ -84,22 +55,23 @@ fn check_bound(p: &OakenParams, writes: &[TableWrite], tokens: &[Token], out: &[
     Ok(())
 }
 
-fn check(q_info: &'static ModelInfo, d_info: &'static ModelInfo, test: &str, cases: u32, max_tokens: usize) {
+fn check(q_info: &'static ModelInfo, d_info: &'static ModelInfo, test: &str, cases: u32, cov: &Coverage) {
     let p = params_of(&Model::new(d_info));
-    run_property(test, d_info, case(p.clone(), max_tokens), cases, |d, c| {
-        let mut q = Model::new(q_info);
-        q.reset(1);
-        let timeout = 6000 + 80 * (c.tokens.len() * p.beats()) as u64;
-        let run = drive_round_trip(&mut q, d, &c.writes, &c.tokens, &c.stalls, timeout)?;
+    run_property_on(test, &[q_info, d_info], case(&p), cases, |ms, c| {
+        let seg = oaken_cases::materialize(&p, &c.plan).remove(0);
+        let (writes, tokens) = (&seg.writes, &seg.tokens);
+        let [q, d] = ms else { unreachable!() };
+        let timeout = 20_000 + 400 * (tokens.len() * p.beats()) as u64;
+        let run = drive_round_trip(q, d, writes, tokens, &c.stalls, c.seed, timeout)?;
         // the quantizer's half is what sim says it is...
-        let (_, want_q) = expected_quantizer(&p, &c.writes, &c.tokens);
+        let (_, want_q) = expected_quantizer(&p, writes, tokens);
         if run.q_beats != want_q {
             let i = run.q_beats.iter().zip(&want_q).position(|(a, b)| a != b).unwrap_or(want_q.len());
             return Err(format!("quantizer beat {i} differs from sim"));
         }
         // ... the dequantizer's too ...
-        let recs = records_of(&p, &c.writes, &c.tokens);
-        let (_, want) = expected_dequantizer(&p, &c.writes, &recs);
+        let recs = records_of(&p, writes, tokens);
+        let (_, want) = expected_dequantizer(&p, writes, &recs);
         for (i, (got, exp)) in run.beats.iter().zip(&want).enumerate() {
             if got != exp {
                 return Err(format!("round-trip beat {i}: got {got:?}\n expected {exp:?}"));
@@ -110,18 +82,38 @@ fn check(q_info: &'static ModelInfo, d_info: &'static ModelInfo, test: &str, cas
         }
         // ... and the error bound holds
         let out: Vec<u64> = run.beats.iter().flat_map(|b| b.data.clone()).collect();
-        check_bound(&p, &c.writes, &c.tokens, &out)
+        check_bound(&p, writes, tokens, &out)?;
+        cov.add("tokens", tokens.len() as u64);
+        cov.add("realistic tokens", seg.kinds.iter().filter(|&&k| k == 0).count() as u64);
+        cov.add("tie tokens", seg.kinds.iter().filter(|&&k| k == 1).count() as u64);
+        cov.add("edge-case tokens", seg.kinds.iter().filter(|&&k| k == 2).count() as u64);
+        Ok(())
     });
 }
 
+const POINTS: &[&str] = &["tokens", "realistic tokens", "tie tokens", "edge-case tokens"];
+
+/// Every parameter set: the quantizer and dequantizer RTL of the same set.
 #[test]
 fn rtl_round_trip_matches_model_and_bound() {
-    check(&models::OAKEN_QUANTIZER, &models::OAKEN_DEQUANTIZER, "oaken_roundtrip_rtl", testgen::cases(48), 5);
+    let cov = Coverage::new("oaken round trip (RTL)", POINTS);
+    for q in models::of_unit("oaken-quantizer", false) {
+        let d = models::get(&q.name.replace("quantizer", "dequantizer"));
+        let cases = if q.name == "oaken_quantizer" { 48 } else { 12 };
+        check(q, d, &format!("{}_roundtrip", q.name), prop::cases(cases), &cov);
+    }
+    cov.check();
 }
 
+/// The netlists of this run, in pairs.
 #[test]
 fn netlist_round_trip_matches_model_and_bound() {
-    check(&models::OAKEN_QUANTIZER_NET, &models::OAKEN_DEQUANTIZER_NET, "oaken_roundtrip_net", testgen::cases(6), 3);
+    let cov = Coverage::new("oaken round trip (netlists)", POINTS);
+    for q in models::of_unit("oaken-quantizer", true) {
+        let d = models::get(&q.name.replace("quantizer", "dequantizer"));
+        check(q, d, &format!("{}_roundtrip", q.name), prop::cases(4), &cov);
+    }
+    cov.check_points(&["tokens"]);
 }
 
 /// With every stall off the pair streams. The dequantizer here chases the
@@ -132,7 +124,7 @@ fn netlist_round_trip_matches_model_and_bound() {
 /// one beat per cycle: at most one token's worth of extra cycles in total.
 #[test]
 fn round_trip_streams_back_to_back() {
-    let p = params_of(&Model::new(&models::OAKEN_DEQUANTIZER));
+    let p = params_of(&Model::new(models::get("oaken_dequantizer")));
     let t = testgen::realistic_thresholds(1.0);
     let raw = [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer];
     let writes = vec![TableWrite { layer: 0, v: false, raw }];
@@ -142,12 +134,12 @@ fn round_trip_streams_back_to_back() {
     let tokens: Vec<Token> = (0..16)
         .map(|_| Token { layer: 0, v: false, x: testgen::token(p.head_dim, t).new_tree(&mut runner).unwrap().current() })
         .collect();
-    let mut q = Model::new(&models::OAKEN_QUANTIZER);
-    let mut d = Model::new(&models::OAKEN_DEQUANTIZER);
+    let mut q = Model::new(models::get("oaken_quantizer"));
+    let mut d = Model::new(models::get("oaken_dequantizer"));
     q.reset(1);
     d.reset(1);
-    let none = RtStalls { seed: 1, in_idle: 0, mid: DStalls::NONE };
-    let run = drive_round_trip(&mut q, &mut d, &writes, &tokens, &none, 20_000).unwrap();
+    let none = RtStalls { input: Stall::Never, mid: DStalls::none() };
+    let run = drive_round_trip(&mut q, &mut d, &writes, &tokens, &none, 1, 20_000).unwrap();
     let n = run.out_cycles.len() as u64;
     assert_eq!(n as usize, tokens.len() * p.beats());
     let span = run.out_cycles.last().unwrap() - run.out_cycles[0] + 1;

@@ -289,7 +289,7 @@ fn check(m: &mut Model, c: &Case) -> Result<(), String> {
 
 fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
     let v: Vec<_> =
-        models::ALL.iter().copied().filter(|m| m.unit == "zero-insert-shifter" && m.gate_level == gate_level).collect();
+        models::of_unit("zero-insert-shifter", gate_level);
     assert!(!v.is_empty(), "no zero-insert-shifter models (gate level: {gate_level}) in tb/models.toml");
     v
 }
@@ -318,7 +318,7 @@ fn netlist_matches_model() {
 /// its input; lane data differ per lane and per beat.
 #[test]
 fn every_mask_at_full_rate() {
-    for info in models::ALL.iter().filter(|m| m.unit == "zero-insert-shifter" && shape(m).0 <= 16) {
+    for info in models::of_unit("zero-insert-shifter", false).into_iter().chain(models::of_unit("zero-insert-shifter", true)).filter(|m| shape(m).0 <= 16) {
         let (n, w) = shape(info);
         let latency = info.latency().unwrap() as usize;
         let mut m = Model::new(info);
@@ -361,7 +361,7 @@ fn every_mask_at_full_rate() {
 /// offering the next one, comes out unchanged and is followed by the next.
 #[test]
 fn long_backpressure_holds_and_resumes() {
-    for info in models::ALL.iter().filter(|m| m.unit == "zero-insert-shifter") {
+    for info in models::of_unit("zero-insert-shifter", false).into_iter().chain(models::of_unit("zero-insert-shifter", true)) {
         let (n, w) = shape(info);
         let latency = info.latency().unwrap();
         let mut m = Model::new(info);

@@ -309,9 +309,8 @@ where
 /// Every (remove, insert) pair of models with `lanes` lanes and equal widths.
 fn pairs(lanes: usize, gate_level: bool) -> Vec<(&'static ModelInfo, &'static ModelInfo)> {
     let of = |unit: &str| -> Vec<&'static ModelInfo> {
-        models::ALL
-            .iter()
-            .copied()
+        models::all()
+            .into_iter()
             .filter(|m| m.unit == unit && m.gate_level == gate_level && shape(m).0 == lanes)
             .collect()
     };

@@ -12,8 +12,11 @@ use sim::oaken::params::OakenParams;
 use sim::testgen;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tb::oaken::{compare, drive_quantizer, expected_quantizer, params_of, QRun, Stalls, Token};
-use tb::oaken_dequantizer::{compare_dequantizer, drive_dequantizer, expected_dequantizer, records_of, DStalls};
+use tb::oaken::{check_quantizer_segment, drive_quantizer, params_of, run_quantizer_segment, QSegRun, QSegment, Token};
+use tb::oaken_dequantizer::{
+    check_dequantizer_segment, drive_dequantizer, records_of, run_dequantizer_segment, DSegRun, DSegment, DStalls,
+};
+use tb::stalls::Stall;
 use tb::stim::{write_of, Draw, RandomInputs};
 use tb::{models, Model, ModelInfo};
 
@@ -43,17 +46,17 @@ fn edge_ns(c: u64) -> u64 {
 }
 
 fn units(gate_level: bool) -> String {
-    let mut u: Vec<&str> = models::ALL.iter().filter(|m| m.gate_level == gate_level).map(|m| m.unit).collect();
+    let mut u: Vec<&str> = models::all().iter().filter(|m| m.gate_level == gate_level).map(|m| m.unit).collect();
     u.sort_unstable();
     u.dedup();
     u.join(", ")
 }
 
 fn pick(unit: &str, netlist: bool) -> Result<&'static ModelInfo, String> {
-    if let Some(m) = models::ALL.iter().copied().find(|m| m.unit == unit && m.gate_level == netlist) {
+    if let Some(m) = models::all().into_iter().find(|m| m.unit == unit && m.gate_level == netlist) {
         return Ok(m);
     }
-    if netlist && models::ALL.iter().any(|m| m.unit == unit) {
+    if netlist && models::all().iter().any(|m| m.unit == unit) {
         return Err(format!(
             "unit '{unit}' has no gate-level model (set netlist = true in tb/models.toml); units with one: {}",
             units(true)
@@ -86,7 +89,7 @@ fn random(m: &mut Model, cycles: u64, seed: u64) -> Result<String, String> {
 }
 
 /// Where one `drive_quantizer` call put its beats, as VCD times.
-fn phase_summary(name: &str, run: &QRun, stream_start: u64, tokens: usize) -> String {
+fn phase_summary(name: &str, run: &QSegRun, stream_start: u64, tokens: usize) -> String {
     let t = |c: &Vec<u64>, i: usize| edge_ns(stream_start + c[i]);
     let (ni, no) = (run.in_cycles.len(), run.out_cycles.len());
     let in_span = run.in_cycles[ni - 1] - run.in_cycles[0] + 1;
@@ -141,17 +144,18 @@ fn oaken_quantizer(m: &mut Model) -> Result<String, String> {
 
     let phase1 = [t0, t1, t2];
     let phase2 = [t3, t4, t5];
-    let stalls = Stalls { seed: 0x5747, in_idle: 64, out_idle: 96 };
-
     let start1 = m.cycle() + writes.len() as u64 + 1;
-    let run1 = drive_quantizer(m, &writes, &phase1, &Stalls::NONE, 20_000)?;
-    let (codes, want1) = expected_quantizer(&p, &writes, &phase1);
-    compare(&run1, &codes, &want1, p.beats()).map_err(|e| format!("back-to-back tokens: {e}"))?;
+    let run1 = drive_quantizer(m, &writes, &phase1, &Stall::Never, &Stall::Never, 0x5747)
+        .map_err(|e| format!("back-to-back tokens: {e}"))?;
 
+    // the table keeps phase 1's writes
     let start2 = m.cycle() + 1;
-    let run2 = drive_quantizer(m, &[], &phase2, &stalls, 20_000)?;
-    let (_, want2) = expected_quantizer(&p, &writes, &phase2);
-    compare(&run2, &[], &want2, p.beats()).map_err(|e| format!("stalled tokens: {e}"))?;
+    let seg2 = QSegment {
+        prior: writes.clone(),
+        ..QSegment::plain(vec![], phase2.to_vec(), Stall::Random { p: 64 }, Stall::Random { p: 96 }, 0x5747)
+    };
+    let run2 = run_quantizer_segment(m, &seg2, 20_000)?;
+    check_quantizer_segment(&p, &seg2, &run2).map_err(|e| format!("stalled tokens: {e}"))?;
 
     Ok([
         format!(
@@ -204,14 +208,14 @@ fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
         recs[2].1 = sim::oaken::dequantizer::pack_sparse(&coo, p.lanes);
     }
     let start1 = m.cycle() + writes.len() as u64 + 1;
-    let run1 = drive_dequantizer(m, &writes, &recs, &DStalls::NONE, 20_000)?;
-    let (codes, want) = expected_dequantizer(&p, &writes, &recs);
-    compare_dequantizer(&run1, &codes, &want, p.beats()).map_err(|e| format!("back to back: {e}"))?;
+    let run1 = drive_dequantizer(m, &writes, &recs, &DStalls::none(), 0x5747).map_err(|e| format!("back to back: {e}"))?;
     let start2 = m.cycle() + 1;
-    let stalls = DStalls { seed: 0x5747, d_idle: 64, s_idle: 64, out_idle: 96 };
-    let run2 = drive_dequantizer(m, &[], &recs, &stalls, 20_000)?;
-    compare_dequantizer(&run2, &[], &want, p.beats()).map_err(|e| format!("stalled: {e}"))?;
-    let span = |r: &tb::oaken_dequantizer::DRun, s: u64| {
+    let stalls =
+        DStalls { d: Stall::Random { p: 64 }, s: Stall::Random { p: 64 }, out: Stall::Random { p: 96 } };
+    let seg2 = DSegment { prior: writes.clone(), ..DSegment::plain(vec![], recs.clone(), stalls, 0x5747) };
+    let run2 = run_dequantizer_segment(m, &seg2, 20_000)?;
+    check_dequantizer_segment(&p, &seg2, &run2).map_err(|e| format!("stalled: {e}"))?;
+    let span = |r: &DSegRun, s: u64| {
         format!("{} ns .. {} ns", edge_ns(s + r.out_cycles[0]), edge_ns(s + r.out_cycles[r.out_cycles.len() - 1]))
     };
     Ok([

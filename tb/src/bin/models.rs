@@ -1,0 +1,120 @@
+//! The model cache from the command line:
+//!
+//! ```text
+//! cargo run --release -p tb --bin models -- build [NAME...]   # default: every model of tb/models.toml
+//! cargo run --release -p tb --bin models -- list
+//! cargo run --release -p tb --bin models -- where
+//! ```
+//!
+//! `build` fills the cache before the tests run (biggest models first, all
+//! cores busy), and prints what it found and what it built, with times.
+//! Tests build any model they lack themselves, so this is an optimisation,
+//! not a requirement. `--trace` builds the VCD-capable variants instead.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use std::time::Instant;
+use tb::build::{self, jobs, Level, Outcome};
+use tb::models;
+
+#[derive(Parser)]
+#[command(about = "Build and list the co-simulation models of tb/models.toml")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build models into the cache (all of them if no name is given).
+    Build {
+        names: Vec<String>,
+        /// Build the VCD-capable variants.
+        #[arg(long)]
+        trace: bool,
+    },
+    /// List the models (name, unit, parameters).
+    List,
+    /// Print the cache folder.
+    Where,
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().cmd {
+        Cmd::List => {
+            for s in models::specs() {
+                let net = if s.netlist { format!(" (+ {}_net)", s.name) } else { String::new() };
+                println!("{:<28} {:<22} {}{net}", s.name, s.unit, toml::to_string(&s.params).unwrap().replace('\n', " "));
+            }
+            ExitCode::SUCCESS
+        }
+        Cmd::Where => {
+            println!("{}", models::store().root().display());
+            ExitCode::SUCCESS
+        }
+        Cmd::Build { names, trace } => build_all(names, trace),
+    }
+}
+
+fn build_all(names: Vec<String>, trace: bool) -> ExitCode {
+    let start = Instant::now();
+    let names = if names.is_empty() { models::names() } else { names };
+    // Emission first (cached), to know each model's size; then the models,
+    // netlists and large sources first so the long builds start early.
+    let resolved = jobs::map(&names, |n| {
+        models::resolve(n).and_then(|(spec, level)| models::request(spec, level, trace)).map(|r| (n.clone(), r))
+    });
+    let mut reqs = Vec::new();
+    for r in resolved {
+        match r {
+            Ok(r) => reqs.push(r),
+            Err(e) => {
+                eprintln!("models: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let weight = |r: &build::Request| r.source.verilog.len() * if r.level == Level::Netlist { 8 } else { 1 };
+    reqs.sort_by_key(|(_, r)| std::cmp::Reverse(weight(r)));
+    let t_emit = start.elapsed().as_secs_f64();
+    // netlist models run on tb::netsim: only the netlist itself is built
+    let results = jobs::map(&reqs, |(n, r)| {
+        let t = Instant::now();
+        let res = match r.level {
+            Level::Rtl => build::ensure(models::store(), r).map(|b| (b.outcome, b.info.key, b.info.seconds)),
+            Level::Netlist => build::netlist(models::store(), r.source, r.period_ps).map(|n| {
+                let secs = std::fs::read_to_string(n.dir.join("seconds.txt")).ok().and_then(|s| s.trim().parse().ok());
+                (n.outcome, n.key, vec![("yosys osu018".to_string(), secs.unwrap_or(0.0))])
+            }),
+        };
+        (n.clone(), res, t.elapsed().as_secs_f64())
+    });
+    let (mut hits, mut built, mut failed) = (0, 0, 0);
+    for (n, r, secs) in &results {
+        match r {
+            Ok((Outcome::Hit, _, _)) => hits += 1,
+            Ok((_, key, seconds)) => {
+                built += 1;
+                let steps: Vec<String> = seconds.iter().map(|(s, t)| format!("{s} {t:.1}s")).collect();
+                println!("built {n:<28} {secs:6.1} s  ({})  {}", steps.join(", "), &key[..12]);
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("FAILED {n}: {e}");
+            }
+        }
+    }
+    println!(
+        "models: {} in the list, {hits} in the cache, {built} built, {failed} failed; {:.1} s ({t_emit:.1} s emission) \
+         on {} jobs; cache {}",
+        results.len(),
+        start.elapsed().as_secs_f64(),
+        jobs::count(),
+        models::store().root().display()
+    );
+    if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

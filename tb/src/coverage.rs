@@ -1,0 +1,88 @@
+//! Functional coverage: named counters of the behaviours a unit's tests
+//! must reach (backpressure, each error path, each degenerate input, each
+//! limit). Tests count as they go, print the table, and fail when a point
+//! was never reached at the default depth, so a stimulus change that stops
+//! reaching a behaviour fails the suite instead of passing silently.
+
+use std::fmt::Write;
+use std::sync::Mutex;
+
+pub struct Coverage {
+    name: String,
+    points: Mutex<Vec<(&'static str, u64)>>,
+}
+
+impl Coverage {
+    /// A counter per point, all at zero.
+    pub fn new(name: &str, points: &[&'static str]) -> Coverage {
+        let mut seen: Vec<&str> = points.to_vec();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), points.len(), "coverage {name}: a point is listed twice");
+        Coverage { name: name.to_string(), points: Mutex::new(points.iter().map(|&p| (p, 0)).collect()) }
+    }
+
+    /// Adds `n` to `point` (which must be declared: a typo must not
+    /// create a point that is never checked).
+    pub fn add(&self, point: &str, n: u64) {
+        let mut ps = self.points.lock().unwrap();
+        match ps.iter_mut().find(|(p, _)| *p == point) {
+            Some((_, c)) => *c += n,
+            None => panic!("coverage {}: no point '{point}'", self.name),
+        }
+    }
+
+    pub fn hit(&self, point: &str) {
+        self.add(point, 1);
+    }
+
+    /// `hit` when `cond`.
+    pub fn hit_if(&self, point: &str, cond: bool) {
+        self.add(point, cond as u64);
+    }
+
+    pub fn count(&self, point: &str) -> u64 {
+        let ps = self.points.lock().unwrap();
+        ps.iter().find(|(p, _)| *p == point).map(|(_, c)| *c).unwrap_or_else(|| panic!("no point '{point}'"))
+    }
+
+    /// The table of counts, one point per line.
+    pub fn report(&self) -> String {
+        let ps = self.points.lock().unwrap();
+        let w = ps.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+        let mut s = format!("coverage {}:\n", self.name);
+        for (p, c) in ps.iter() {
+            writeln!(s, "  {p:<w$}  {c:>9}{}", if *c == 0 { "  <- never reached" } else { "" }).unwrap();
+        }
+        s
+    }
+
+    /// Prints the table; panics, naming them, if any point is at zero and
+    /// the run is at least at the default depth (`prop::full_depth`).
+    pub fn check(&self) {
+        let all: Vec<&str> = self.points.lock().unwrap().iter().map(|(p, _)| *p).collect();
+        self.check_points(&all);
+    }
+
+    /// `check` for `required` points only (the others are reported).
+    pub fn check_points(&self, required: &[&str]) {
+        println!("{}", self.report());
+        for r in required {
+            self.count(r); // must exist
+        }
+        let zero: Vec<&str> = self
+            .points
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, c)| *c == 0 && required.contains(p))
+            .map(|(p, _)| *p)
+            .collect();
+        if !zero.is_empty() {
+            if crate::prop::full_depth() {
+                panic!("coverage {}: never reached: {}\n{}", self.name, zero.join(", "), self.report());
+            }
+            eprintln!("coverage {}: not reached at this depth: {}", self.name, zero.join(", "));
+        }
+    }
+}
