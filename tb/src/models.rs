@@ -11,10 +11,17 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Synthesis clock of the netlist models and the emitted SDC: the
-/// `make synth` default (250 MHz), so a netlist model simulates exactly
-/// the netlist that `make synth` times.
-pub const CLOCK_NS: f64 = 4.0;
+/// Synthesis clock of the netlist models and the emitted SDC, in ns:
+/// `$KVFORGE_CLOCK_NS`, else 4.0 (250 MHz), the `make synth` default, so a
+/// netlist model simulates exactly the netlist that `make synth` times.
+pub fn clock_ns() -> f64 {
+    match std::env::var("KVFORGE_CLOCK_NS") {
+        Ok(v) => v.trim().parse().ok().filter(|c: &f64| c.is_finite() && *c > 0.0).unwrap_or_else(|| {
+            panic!("KVFORGE_CLOCK_NS={v} is not a positive number of ns")
+        }),
+        Err(_) => 4.0,
+    }
+}
 
 const LIST: &str = include_str!("../models.toml");
 
@@ -184,7 +191,7 @@ pub fn source(spec: &'static Spec) -> Result<&'static Source, String> {
     static M: OnceLock<Mutex<HashMap<String, Arc<OnceLock<Result<&'static Source, String>>>>>> = OnceLock::new();
     let cell = M.get_or_init(Default::default).lock().unwrap().entry(spec.name.clone()).or_default().clone();
     cell.get_or_init(|| {
-        build::emit::source(store(), &spec.unit, &spec.params, CLOCK_NS)
+        build::emit::source(store(), &spec.unit, &spec.params, clock_ns())
             .map(|s| &*Box::leak(Box::new(s)))
             .map_err(|e| format!("models.toml, model {}: {e}", spec.name))
     })
@@ -199,7 +206,7 @@ pub fn request(spec: &'static Spec, level: Level, trace: bool) -> Result<Request
         trace,
         opt: if level == Level::Netlist { spec.net_opt.clone() } else { spec.opt.clone() },
         slow_opt: spec.slow_opt.clone(),
-        period_ps: (CLOCK_NS * 1000.0).round() as u64,
+        period_ps: (clock_ns() * 1000.0).round() as u64,
     })
 }
 

@@ -1,8 +1,12 @@
 //! Self-tests of the co-simulation layer: the failing-case waveform, the
-//! model registry, port access, random initial state and thread safety.
+//! model registry, port access, random initial state, thread safety, and
+//! the model cache (keyed by content, rebuilding exactly what changed, safe
+//! under concurrent builds).
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use tb::build::{self, Level, Outcome, Request, Source, Store};
 use tb::{models, prop::vcd_path, run_property, Dir, Model};
 
 /// A deliberately wrong expectation must fail, shrink, and leave a VCD of
@@ -88,16 +92,20 @@ fn registry_lists_rtl_and_netlist_models() {
     let net = models::get("mul_pipe32_net");
     let rtl = models::get("mul_pipe32");
     assert!(net.gate_level && !rtl.gate_level);
-    assert!(net.source.ends_with(".net.v"), "{}", net.source);
+    assert_eq!((net.simulator, rtl.simulator), ("netsim", "verilator"));
+    assert!(net.source.ends_with("mul_pipe.osu018.v") && net.netlist == Some(net.source), "{}", net.source);
+    assert!(rtl.source.ends_with("mul_pipe.v") && rtl.netlist.is_none(), "{}", rtl.source);
     let sig = |m: &tb::ModelInfo| m.ports.iter().map(|p| (p.name, p.dir, p.width)).collect::<Vec<_>>();
     assert_eq!(sig(net), sig(rtl), "the netlist keeps the port list");
     assert_eq!(rtl.params()["width"], 32);
     assert_eq!(rtl.manifest()["module"], "mul_pipe");
     assert_eq!(rtl.latency(), Some(2));
-    let mut names: Vec<&str> = models::all().iter().map(|m| m.name).collect();
+    let mut names = models::names();
+    let n = names.len();
     names.sort();
     names.dedup();
-    assert_eq!(names.len(), models::all().len());
+    assert_eq!(names.len(), n, "model names are unique");
+    assert!(names.contains(&"mul_pipe32_net".to_string()) && !names.contains(&"mul_pipe48_net".to_string()));
     assert!(models::by_name("nope").is_none());
     let p = &models::get("mul_pipe64").ports[models::get("mul_pipe64").port_index("p").unwrap()];
     assert_eq!((p.dir, p.width, p.words()), (Dir::Out, 128, 4));
@@ -176,8 +184,20 @@ fn state_is_random_until_reset() {
 }
 
 #[test]
+fn trace_needs_a_traced_build() {
+    let plain = models::get("mul_pipe16");
+    assert!(!plain.traced);
+    let mut m = Model::new(plain);
+    let err = m.trace_to(tb::prop::vcd_dir().join("harness_untraced.vcd")).unwrap_err();
+    assert!(err.to_string().contains("built without tracing"), "{err}");
+    let traced = plain.with_trace().unwrap();
+    assert!(traced.traced && traced.key != plain.key, "a traced build is a different model");
+    assert!(std::ptr::eq(models::get("mul_pipe16_net").with_trace().unwrap(), models::get("mul_pipe16_net")));
+}
+
+#[test]
 fn trace_twice_is_an_error() {
-    let mut m = Model::new(models::get("mul_pipe16"));
+    let mut m = Model::new(models::get("mul_pipe16").with_trace().unwrap());
     let path = tb::prop::vcd_dir().join("harness_trace_twice.vcd");
     m.trace_to(&path).expect("first trace opens");
     assert!(m.trace_to(&path).is_err());
@@ -233,4 +253,127 @@ fn wide_lane_buses_round_trip() {
     want.resize(16, 0);
     assert_eq!(m.get_lanes(out), want, "kept lanes first, in order");
     assert_eq!(m.get(count), mask.count_ones() as u64);
+}
+
+// ------------------------------------------------------------- model cache
+
+/// A fresh cache in a temporary folder, seeded with the Verilator runtime
+/// of the default cache (compiling it costs half a minute and is not what
+/// these tests are about).
+fn temp_store(name: &str) -> (Store, PathBuf) {
+    let root = std::env::temp_dir().join(format!("kvforge-cache-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let store = Store::new(&root);
+    let rt = build::runtime(models::store()).unwrap();
+    let dst = store.entry("runtime", &rt.file_name().unwrap().to_string_lossy());
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(&rt).unwrap().flatten() {
+        std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+    }
+    (store, root)
+}
+
+fn request(src: &Source, level: Level) -> Request<'_> {
+    Request { source: src, level, trace: false, opt: "1".into(), slow_opt: "1".into(), period_ps: 4000 }
+}
+
+fn entries(root: &Path, kind: &str) -> usize {
+    std::fs::read_dir(root.join("v1").join(kind)).map(|d| d.count()).unwrap_or(0)
+}
+
+/// The emitted Verilog is the model key's main input: elaborating the same
+/// unit twice must give the same text.
+#[test]
+fn emission_is_deterministic() {
+    let t: toml::Table = "lanes = 8\nwidth = 8\npipeline = 1".parse().unwrap();
+    let a = build::emit::elaborate("zero-remove-shifter", &t, 4.0).unwrap();
+    let b = build::emit::elaborate("zero-remove-shifter", &t, 4.0).unwrap();
+    assert_eq!(a.verilog, b.verilog);
+    assert_eq!(a.synth_script, b.synth_script);
+}
+
+/// Changing one unit's Verilog rebuilds that unit's models (RTL and
+/// netlist) and nothing else; the same Verilog again is a cache hit.
+#[test]
+fn a_verilog_change_rebuilds_exactly_that_unit() {
+    let (store, root) = temp_store("rebuild");
+    let mul = build::emit::elaborate("mul-pipe", &"width = 16".parse().unwrap(), 4.0).unwrap();
+    let zr = build::emit::elaborate("zero-remove-shifter", &"lanes = 2\nwidth = 8\npipeline = 1".parse().unwrap(), 4.0)
+        .unwrap();
+    let build_all = |srcs: &[&Source]| -> Vec<Outcome> {
+        let mut v = Vec::new();
+        for s in srcs {
+            v.push(build::ensure(&store, &request(s, Level::Rtl)).unwrap().outcome);
+            v.push(build::netlist(&store, s, 4000).unwrap().outcome);
+        }
+        v
+    };
+    use Outcome::{Built, Hit};
+    assert_eq!(build_all(&[&mul, &zr]), vec![Built, Built, Built, Built], "an empty cache builds everything");
+    assert_eq!(build_all(&[&mul, &zr]), vec![Hit, Hit, Hit, Hit], "nothing changed, nothing rebuilt");
+    // an edit of the multiplier's Verilog: a mutation of its body
+    let mut edited = mul.clone();
+    edited.verilog = mul.verilog.replacen("always @(posedge clock)", "always @(posedge clock) /* edited */", 1);
+    assert_ne!(edited.verilog, mul.verilog, "the edit applies");
+    assert_eq!(build_all(&[&edited, &zr]), vec![Built, Built, Hit, Hit], "only the edited unit is rebuilt");
+    assert_eq!((entries(&root, "model"), entries(&root, "netlist")), (3, 3));
+    // and the original is still there
+    assert_eq!(build_all(&[&mul]), vec![Hit, Hit]);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A model's key covers its flags and build options, not only its Verilog.
+#[test]
+fn keys_cover_flags_and_options() {
+    let zr = build::emit::elaborate("zero-remove-shifter", &"lanes = 2\nwidth = 8\npipeline = 1".parse().unwrap(), 4.0)
+        .unwrap();
+    let base = request(&zr, Level::Rtl);
+    let k = |r: &Request| build::model_key(r).unwrap();
+    assert_eq!(k(&base), k(&base.clone()), "deterministic");
+    let mut variants = vec![k(&base)];
+    variants.push(k(&Request { trace: true, ..base.clone() }));
+    variants.push(k(&Request { opt: "2".into(), ..base.clone() }));
+    variants.push(k(&Request { slow_opt: "0".into(), ..base.clone() }));
+    variants.push(k(&Request { level: Level::Netlist, ..base.clone() }));
+    variants.push(k(&Request { level: Level::Netlist, period_ps: 5000, ..base.clone() }));
+    let mut d = variants.clone();
+    d.sort();
+    d.dedup();
+    assert_eq!(d.len(), variants.len(), "every option changes the key");
+    let n = |p: u64| build::netlist_key(&zr, p).unwrap();
+    assert_ne!(n(4000), n(5000), "the synthesis clock is part of the netlist key");
+}
+
+/// Two processes building the same model into one empty cache at once:
+/// both succeed, one entry results, and it loads and runs.
+#[test]
+fn concurrent_builds_do_not_corrupt_the_cache() {
+    let (_, root) = temp_store("concurrent");
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_models"))
+            .args(["build", "zr_l8_w8_p1", "zr_l8_w8_p1_net"])
+            .env("KVFORGE_MODEL_CACHE", &root)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for o in [&a, &b] {
+        assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    }
+    let out = format!("{}{}", String::from_utf8_lossy(&a.stdout), String::from_utf8_lossy(&b.stdout));
+    // each entry is built once; the other process finds it
+    assert_eq!(out.matches("built zr_l8_w8_p1 ").count(), 1, "{out}");
+    assert_eq!(out.matches("built zr_l8_w8_p1_net").count(), 1, "{out}");
+    assert_eq!((entries(&root, "model"), entries(&root, "netlist")), (1, 1));
+    assert_eq!(entries(&root, "tmp"), 0, "no build folder is left behind");
+    // the entry is whole: load the shared object through a store on that root
+    let spec = models::resolve("zr_l8_w8_p1").unwrap().0;
+    let req = models::request(spec, Level::Rtl, false).unwrap();
+    let b = build::ensure(&Store::new(&root), &req).unwrap();
+    assert_eq!(b.outcome, Outcome::Hit);
+    assert!(b.shared_object().exists());
+    let _ = std::fs::remove_dir_all(&root);
 }

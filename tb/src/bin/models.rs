@@ -35,6 +35,9 @@ enum Cmd {
     },
     /// List the models (name, unit, parameters).
     List,
+    /// Build the OSU018 netlists of models (`NAME_net`) and print, per
+    /// model, its cache folder (`<module>.osu018.v`, `<module>.area.txt`).
+    Netlist { names: Vec<String> },
     /// Print the cache folder.
     Where,
 }
@@ -53,6 +56,21 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cmd::Build { names, trace } => build_all(names, trace),
+        Cmd::Netlist { names } => {
+            for n in names {
+                let r = models::resolve(&n)
+                    .and_then(|(spec, _)| models::request(spec, Level::Netlist, false))
+                    .and_then(|r| build::netlist(models::store(), r.source, r.period_ps));
+                match r {
+                    Ok(net) => println!("{n} {} {}", net.module, net.dir.display()),
+                    Err(e) => {
+                        eprintln!("models: {n}: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            ExitCode::SUCCESS
+        }
     }
 }
 

@@ -46,17 +46,18 @@ fn edge_ns(c: u64) -> u64 {
 }
 
 fn units(gate_level: bool) -> String {
-    let mut u: Vec<&str> = models::all().iter().filter(|m| m.gate_level == gate_level).map(|m| m.unit).collect();
+    let mut u: Vec<&str> =
+        models::specs().iter().filter(|s| !gate_level || s.netlist).map(|s| s.unit.as_str()).collect();
     u.sort_unstable();
     u.dedup();
     u.join(", ")
 }
 
 fn pick(unit: &str, netlist: bool) -> Result<&'static ModelInfo, String> {
-    if let Some(m) = models::all().into_iter().find(|m| m.unit == unit && m.gate_level == netlist) {
-        return Ok(m);
+    if let Some(s) = models::specs().iter().find(|s| s.unit == unit && (!netlist || s.netlist)) {
+        return models::load(&if netlist { format!("{}_net", s.name) } else { s.name.clone() }, false);
     }
-    if netlist && models::all().iter().any(|m| m.unit == unit) {
+    if netlist && models::specs().iter().any(|s| s.unit == unit) {
         return Err(format!(
             "unit '{unit}' has no gate-level model (set netlist = true in tb/models.toml); units with one: {}",
             units(true)
@@ -231,6 +232,13 @@ fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
 fn main() -> ExitCode {
     let args = Args::parse();
     let info = match pick(&args.unit, args.netlist) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("waves: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let info = match info.with_trace() {
         Ok(i) => i,
         Err(e) => {
             eprintln!("waves: {e}");

@@ -95,6 +95,10 @@ pub struct Program {
     ports: Vec<(PortSpec, Vec<u32>)>,
     /// Named signals for waveforms (ports first), nets LSB first.
     traced: Vec<(String, Vec<u32>)>,
+    /// Readers of each net (indices into `luts`), as compressed rows:
+    /// the readers of net `n` are `readers[reader_at[n]..reader_at[n + 1]]`.
+    reader_at: Vec<u32>,
+    readers: Vec<u32>,
     pub cells: usize,
 }
 
@@ -268,6 +272,25 @@ impl Program {
             return Err(format!("netlist: a combinational loop through {}", name_of(luts[stuck].out)));
         }
         let luts: Vec<Lut> = order.into_iter().map(|i| luts[i].clone()).collect();
+        // readers in topological order: a reader always comes after its driver
+        let mut count = vec![0u32; nets + 1];
+        for l in &luts {
+            for &x in &l.ins[..l.n as usize] {
+                count[x as usize + 1] += 1;
+            }
+        }
+        for n in 0..nets {
+            count[n + 1] += count[n];
+        }
+        let reader_at = count.clone();
+        let mut fill = count;
+        let mut readers = vec![0u32; *reader_at.last().unwrap() as usize];
+        for (i, l) in luts.iter().enumerate() {
+            for &x in &l.ins[..l.n as usize] {
+                readers[fill[x as usize] as usize] = i as u32;
+                fill[x as usize] += 1;
+            }
+        }
 
         let mut traced: Vec<(String, Vec<u32>)> =
             port_nets.iter().map(|(p, ns)| (p.name.clone(), ns.clone())).collect();
@@ -284,6 +307,8 @@ impl Program {
             dffs,
             ports: port_nets,
             traced,
+            reader_at,
+            readers,
             cells: nl.instances.len(),
         })
     }
@@ -309,6 +334,10 @@ pub struct NetSim {
     v: Vec<u8>,
     clk_prev: Vec<u8>,
     fire: Vec<u32>,
+    /// Gates to evaluate (bit per gate, in topological order): only the
+    /// readers of nets that changed since they were last evaluated.
+    dirty: Vec<u64>,
+    any_dirty: bool,
     vcd: Option<Vcd>,
 }
 
@@ -344,7 +373,20 @@ impl NetSim {
             }
         }
         let n = prog.dffs.len();
-        let mut s = NetSim { prog, v, clk_prev: vec![0; n], fire: Vec::new(), vcd: None };
+        let g = prog.luts.len();
+        let mut dirty = vec![u64::MAX; g.div_ceil(64)];
+        if g % 64 != 0 {
+            *dirty.last_mut().unwrap() = (1u64 << (g % 64)) - 1;
+        }
+        let mut s = NetSim {
+            prog,
+            v,
+            clk_prev: vec![0; n],
+            fire: Vec::new(),
+            dirty,
+            any_dirty: true,
+            vcd: None,
+        };
         s.settle();
         for (k, f) in s.prog.dffs.iter().enumerate() {
             s.clk_prev[k] = (f.clk >> f.index(&s.v) & 1) as u8;
@@ -352,11 +394,49 @@ impl NetSim {
         s
     }
 
+    /// Marks the readers of net `n` for evaluation.
+    #[inline]
+    fn touch(dirty: &mut [u64], prog: &Program, n: u32) {
+        let (a, b) = (prog.reader_at[n as usize] as usize, prog.reader_at[n as usize + 1] as usize);
+        for &r in &prog.readers[a..b] {
+            dirty[r as usize / 64] |= 1 << (r % 64);
+        }
+    }
+
+    /// Sets net `n`, marking its readers if it changed.
+    #[inline]
+    fn put(&mut self, n: u32, b: u8) {
+        if self.v[n as usize] != b {
+            self.v[n as usize] = b;
+            Self::touch(&mut self.dirty, &self.prog, n);
+            self.any_dirty = true;
+        }
+    }
+
+    /// Evaluates the marked gates in topological order; a gate whose
+    /// output changes marks its readers, which all come later.
     fn settle(&mut self) {
-        let v = &mut self.v;
-        for l in &self.prog.luts {
-            let k = l.index(v);
-            v[l.out as usize] = (l.table >> k & 1) as u8;
+        if !self.any_dirty {
+            return;
+        }
+        self.any_dirty = false;
+        let prog = &*self.prog;
+        let (v, dirty) = (&mut self.v, &mut self.dirty);
+        let mut w = 0;
+        while w < dirty.len() {
+            let bits = dirty[w];
+            if bits == 0 {
+                w += 1;
+                continue;
+            }
+            let i = w * 64 + bits.trailing_zeros() as usize;
+            dirty[w] &= bits - 1;
+            let l = &prog.luts[i];
+            let o = (l.table >> l.index(v) & 1) as u8;
+            if v[l.out as usize] != o {
+                v[l.out as usize] = o;
+                Self::touch(dirty, prog, l.out);
+            }
         }
     }
 
@@ -378,11 +458,12 @@ impl NetSim {
             if self.fire.is_empty() {
                 return;
             }
-            for &e in &self.fire {
+            for k in 0..self.fire.len() {
+                let e = self.fire[k];
                 let f = &prog.dffs[(e & 0x7fff_ffff) as usize];
                 let q = (e >> 31) as u8;
-                self.v[f.iq as usize] = q;
-                self.v[f.iqn as usize] = q ^ 1;
+                self.put(f.iq, q);
+                self.put(f.iqn, q ^ 1);
             }
             self.settle();
         }
@@ -390,12 +471,13 @@ impl NetSim {
 
     /// Drives input port `port` (manifest index) from little-endian words.
     pub fn set(&mut self, port: usize, words: &[u32]) {
-        let (p, ns) = &self.prog.ports[port];
+        let prog = self.prog.clone();
+        let (p, ns) = &prog.ports[port];
         if !p.input {
             return;
         }
         for (i, &n) in ns.iter().enumerate() {
-            self.v[n as usize] = (words[i / 32] >> (i % 32) & 1) as u8;
+            self.put(n, (words[i / 32] >> (i % 32) & 1) as u8);
         }
     }
 
