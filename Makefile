@@ -101,8 +101,16 @@ models: deps
 	$(MODELS) build
 
 # The whole suite: sim, generator, co-simulation on RTL and OSU018 netlists,
-# cache and harness self-tests, lint, proofs.
-test: deps models
+# cache and harness self-tests, lint, proofs. The models are built (or found
+# in the cache) while cargo compiles the test binaries, which keeps both
+# cores busy through the long single-threaded steps of either.
+test: deps
+	@mkdir -p $(BUILD)
+	$(CARGO) build --release -p tb --bin models
+	@$(MODELS) build > $(BUILD)/models-build.log 2>&1 & pid=$$!; \
+	$(CARGO) test --release --workspace --no-run; \
+	if ! wait $$pid; then cat $(BUILD)/models-build.log; exit 1; fi; \
+	tail -n 1 $(BUILD)/models-build.log
 	$(CARGO) test --release --workspace
 	$(MAKE) --no-print-directory prove
 	$(MAKE) --no-print-directory lint

@@ -153,8 +153,11 @@ pub fn verilator_args(module: &str, trace: bool) -> Vec<String> {
         // The DFG optimiser costs most of the verilation time of the wide
         // engines (367 s of 390 s for a 64-lane dequantizer with 5.049;
         // 64 s without it, and a smaller model) and gave wrong models of
-        // some netlists in 5.006.
+        // some netlists in 5.006. Statement reordering in rust-hdl's large
+        // always blocks took most of the rest (88 of 129 s): both are
+        // optimisations, off.
         "-fno-dfg",
+        "-fno-reorder",
         "--x-assign",
         "unique",
         "--x-initial",
