@@ -9,9 +9,10 @@ RTL          := $(BUILD)/rtl
 REPORTS      := $(BUILD)/reports
 LIBERTY      ?= /usr/share/qflow/tech/osu018/osu018_stdcells.lib
 CLOCK_NS     ?= 4.0
-RTLGEN       := target/release/rtl-gen
-KVSIM        := target/release/kvsim
-MODELS       := target/release/models
+TARGET       ?= $(or $(CARGO_TARGET_DIR),target)
+RTLGEN       := $(TARGET)/release/rtl-gen
+KVSIM        := $(TARGET)/release/kvsim
+MODELS       := $(TARGET)/release/models
 WAIVERS      := constraints/lint_waivers.vlt
 
 # Tools fetched outside Debian go to $(TOOLS); co-simulation models are
