@@ -6,6 +6,7 @@
 pub mod fp16;
 pub mod kvgen;
 pub mod kvset;
+pub mod mem;
 pub mod metrics;
 pub mod npy;
 pub mod oaken;
