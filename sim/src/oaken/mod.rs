@@ -1,6 +1,7 @@
 //! Oaken (ISCA 2025) models: online-offline hybrid KV quantization.
 pub mod dequantizer;
 pub mod format;
+pub mod mmu;
 pub mod params;
 pub mod profile;
 pub mod quantizer;
