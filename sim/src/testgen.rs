@@ -169,6 +169,8 @@ pub fn token(n: usize, t: ThresholdSet) -> impl Strategy<Value = Vec<u16>> {
 
 /// Maps x into the outer group (for all-outlier tokens).
 fn bigger_than(x: u16, t: ThresholdSet) -> u16 {
+    // judge a special by the value the engine sees (§2.2.1)
+    let x = fp16::sanitize(x).0;
     let u = fp16::to_units(x);
     let [lo, _, _, hi] = t.units();
     if u > hi || u < lo {
@@ -484,6 +486,24 @@ mod stimulus_tests {
         }
     }
 
+    /// Seeded edge tokens never panic, whatever the thresholds' scale (a CI
+    /// seed once drew 20 sigma at scale 1e3, which overflowed to -Inf), and
+    /// the all-outlier kind really is all outer outliers.
+    #[test]
+    fn edge_tokens_are_defined_at_every_scale() {
+        use crate::oaken::quantizer::classify;
+        let mut kinds = [0usize; 3];
+        for seed in 0..3000u64 {
+            let t = realistic_thresholds([0.01f32, 1.0, 100.0, 3000.0][seed as usize % 4]);
+            let (kind, x) = edge_token_seeded(64, t, seed);
+            kinds[kind as usize] += 1;
+            if kind == 2 {
+                assert!(x.iter().all(|&v| classify(&t, v).group == crate::oaken::params::Group::Outer), "seed {seed}: {x:04x?}");
+            }
+        }
+        assert!(kinds.iter().all(|&k| k > 0), "{kinds:?}");
+    }
+
     /// The counter itself: a hand-made group with one tie and one non-tie.
     #[test]
     fn rounding_ties_counts_exact_halves() {
@@ -523,6 +543,8 @@ pub fn edge_token_seeded(n: usize, t: ThresholdSet, seed: u64) -> (u8, Vec<u16>)
             let v = value(&mut r);
             (1, vec![v; n])
         }
-        _ => (2, (0..n).map(|_| bigger_than(fp16::from_f32((r.normal() * 20.0 * scale) as f32), t)).collect()),
+        // all outliers, finite (20 sigma at a scale up to 1e3 would overflow
+        // FP16; ±Inf tokens come from the SPECIALS branch)
+        _ => (2, (0..n).map(|_| bigger_than(fp16::from_f32((r.normal() * 20.0 * scale).clamp(-65504.0, 65504.0) as f32), t)).collect()),
     }
 }
