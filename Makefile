@@ -112,7 +112,9 @@ test: deps
 	$(CARGO) test --release --workspace --no-run; \
 	if ! wait $$pid; then cat $(BUILD)/models-build.log; exit 1; fi; \
 	tail -n 1 $(BUILD)/models-build.log
-	$(CARGO) test --release --workspace
+	@rm -rf $(REPORTS)/coverage
+	KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage $(CARGO) test --release --workspace
+	@echo "---- functional coverage (counts from this run; tb/src/coverage.rs) ----"; cat $(REPORTS)/coverage/*.txt
 	$(MAKE) --no-print-directory prove
 	$(MAKE) --no-print-directory lint
 

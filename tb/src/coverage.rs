@@ -57,6 +57,25 @@ impl Coverage {
         s
     }
 
+    /// Also keeps the table in `$KVFORGE_COVERAGE_DIR/<name>.txt` when that
+    /// is set: cargo hides a passing test's output, and `make test` prints
+    /// these files after the suite.
+    fn save(&self, report: &str) {
+        if let Some(dir) = std::env::var_os("KVFORGE_COVERAGE_DIR") {
+            let file = self
+                .name
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join("_");
+            let dir = std::path::PathBuf::from(dir);
+            let _ = std::fs::create_dir_all(&dir);
+            if let Err(e) = std::fs::write(dir.join(format!("{file}.txt")), report) {
+                eprintln!("coverage {}: cannot save the table in {}: {e}", self.name, dir.display());
+            }
+        }
+    }
+
     /// Prints the table; panics, naming them, if any point is at zero and
     /// the run is at least at the default depth (`prop::full_depth`).
     pub fn check(&self) {
@@ -66,7 +85,9 @@ impl Coverage {
 
     /// `check` for `required` points only (the others are reported).
     pub fn check_points(&self, required: &[&str]) {
-        println!("{}", self.report());
+        let report = self.report();
+        println!("{report}");
+        self.save(&report);
         for r in required {
             self.count(r); // must exist
         }
