@@ -123,13 +123,15 @@ test: deps
 # KVFORGE_SEED=<seed>.
 soak: deps
 	@mkdir -p $(REPORTS)
-	@seed=$${KVFORGE_SEED:-$$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}; \
+	@set -o pipefail; seed=$${KVFORGE_SEED:-$$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}; \
 	echo "soak: seed $$seed, depth $(SOAK_DEPTH)" | tee $(REPORTS)/soak.log; \
 	start=$$(date +%s); \
 	KVFORGE_EXTENDED=1 KVFORGE_DEPTH=$(SOAK_DEPTH) KVFORGE_SEED=$$seed \
 	  $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test oaken_roundtrip \
 	  -- --nocapture --test-threads 2 2>&1 | tee -a $(REPORTS)/soak.log | grep -E '^test |^  tokens|panicked|seed'; \
-	echo "soak: $$(( $$(date +%s) - start )) s, seed $$seed" | tee -a $(REPORTS)/soak.log
+	status=$$?; \
+	echo "soak: $$(( $$(date +%s) - start )) s, seed $$seed, $$([ $$status = 0 ] && echo passed || echo FAILED)" | tee -a $(REPORTS)/soak.log; \
+	exit $$status
 
 # A short co-simulation of UNIT with its waveform (for GTKWave); NETLIST=1
 # simulates the unit's OSU018 netlist instead (<unit>-net.vcd).
