@@ -127,7 +127,7 @@ impl MmuGeometry {
 // States, `k_st[n]` (rust-hdl resolves an index only from a literal or a
 // loop variable, so the code names them by number):
 //    0 IDLE,   1 DECODE,   2 SLOT,   3 W_TOK,   4 W_NEED0
-//    5 W_NEED,   6 W_CHECK,   7 SETUP,   8 START,   9 FETCH
+//    5 W_NEED,   6 W_CHECK,   7 (unused),   8 START,   9 FETCH
 //   10 PIECE,  11 MERGE,  12 CUT,  13 NEXT,  14 W_COUNTS
 //   15 W_TOKW,  16 R_TOK,  17 RC_FIRST,  18 RC_EMIT,  19 F_TOK
 //   20 F_RD,  21 F_PUSH,  22 F_NEXTL,  23 STATUS,  24 ERR
@@ -280,6 +280,8 @@ pub struct OakenMmu {
     commit_open: Signal<Local, Bit>,
     freeing: Signal<Local, Bit>,
     tmp: Signal<Local, Bits<D>>,
+    do_merge: Signal<Local, Bit>,
+    pg_cur: Signal<Local, Bits<D>>,
     ctmp: Signal<Local, Bits<8>>,
 
     // ---- constants ----
@@ -494,6 +496,8 @@ impl OakenMmu {
             commit_open: Default::default(),
             freeing: Default::default(),
             tmp: Default::default(),
+            do_merge: Default::default(),
+            pg_cur: Default::default(),
             ctmp: Default::default(),
             k_st: (0..STATES).map(c).collect(),
             k_op_w: c(OP_WRITE),
@@ -866,7 +870,11 @@ impl Logic for OakenMmu {
         }
         // the piece at voff, and the burst cap at ra (spec §10.7)
         self.off.next = self.voff.q.val() & self.k_pb1.val();
-        self.phys.next = (self.pgr.q.val() << self.k_lpb.val()) | self.off.val();
+        self.pg_cur.next = self.pgr.q.val();
+        if self.st.q.val() == self.k_st[10].val() {
+            self.pg_cur.next = self.page.val();
+        }
+        self.phys.next = (self.pg_cur.val() << self.k_lpb.val()) | self.off.val();
         self.room.next = self.k_pb.val() - self.off.val();
         self.rem.next = self.v1.q.val() - self.voff.q.val();
         self.n.next = self.room.val();
@@ -898,6 +906,7 @@ impl Logic for OakenMmu {
         self.e_status.next = self.k_ok.val();
         self.e_full.next = false;
         self.commit_open.next = false;
+        self.do_merge.next = false;
         self.tmp.next = self.k_zero.val();
 
         // ---------------- the command state machine ----------------
@@ -1018,14 +1027,8 @@ impl Logic for OakenMmu {
                 self.ptot.d.next = self.need.q.val();
                 self.si.en.next = true;
                 self.si.d.next = self.k_zero.val();
-                self.st.d.next = self.k_st[7].val();
+                self.st.d.next = self.k_st[8].val();
             }
-        } else if self.st.q.val() == self.k_st[7].val() {
-            // SETUP: read the stream's fill (used if sparse)
-            self.m_fill.en.next = true;
-            self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.hs.val());
-            self.st.en.next = true;
-            self.st.d.next = self.k_st[8].val();
         } else if self.st.q.val() == self.k_st[8].val() {
             // START: the stream's virtual range
             self.pbase.en.next = true;
@@ -1102,37 +1105,13 @@ impl Logic for OakenMmu {
                 self.fl_cnt.en.next = true;
                 self.fl_cnt.d.next = self.fl_cnt.q.val() - self.k_one.val();
             }
+            // merge below; if it has to wait for the response register, MERGE retries
             self.st.en.next = true;
             self.st.d.next = self.k_st[11].val();
+            self.do_merge.next = true;
         } else if self.st.q.val() == self.k_st[11].val() {
-            // MERGE: extend the pending range, or flush it and start a new one
-            if self.rl.q.val() == self.k_zero.val() {
-                self.ra.en.next = true;
-                self.ra.d.next = self.phys.val();
-                self.rl.en.next = true;
-                self.rl.d.next = self.n.val();
-                self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.n.val();
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
-            } else if self.ra.q.val() + self.rl.q.val() == self.phys.val() {
-                self.rl.en.next = true;
-                self.rl.d.next = self.rl.q.val() + self.n.val();
-                self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.n.val();
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
-            } else if self.can_emit.val() {
-                self.e_go.next = true;
-                self.ra.en.next = true;
-                self.ra.d.next = self.phys.val();
-                self.rl.en.next = true;
-                self.rl.d.next = self.n.val();
-                self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.n.val();
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
-            }
+            // MERGE: the piece's merge, waiting to flush the pending range
+            self.do_merge.next = true;
         } else if self.st.q.val() == self.k_st[12].val() {
             // CUT: emit every whole burst of the pending range
             if self.rl.q.val() >= self.cap.val() {
@@ -1145,10 +1124,24 @@ impl Logic for OakenMmu {
                     self.rl.d.next = self.rl.q.val() - self.cap.val();
                 }
             } else if self.voff.q.val() < self.v1.q.val() {
+                // the next virtual page, fetched as in FETCH
                 self.j.en.next = true;
                 self.j.d.next = self.j.q.val() + self.k_one.val();
+                self.newp.en.next = true;
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[9].val();
+                self.st.d.next = self.k_st[10].val();
+                if self.j.q.val() + self.k_one.val() < self.held.q.val() {
+                    self.m_pt.en.next = true;
+                    self.m_pt.addr.next = self.pbase.q.val() + bit_cast::<MA, D>(self.j.q.val() + self.k_one.val());
+                    self.newp.d.next = false;
+                } else {
+                    self.m_fl.en.next = true;
+                    self.newp.d.next = true;
+                    self.fresh.en.next = true;
+                    self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
+                    self.headq.en.next = true;
+                    self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
+                }
             } else if self.rl.q.val() != self.k_zero.val() {
                 if self.can_emit.val() {
                     self.e_go.next = true;
@@ -1167,18 +1160,24 @@ impl Logic for OakenMmu {
             self.st.en.next = true;
             self.si.en.next = true;
             self.si.d.next = self.si.q.val() + self.k_one.val();
-            self.st.d.next = self.k_st[7].val();
+            self.st.d.next = self.k_st[8].val();
+            // the next stream's fill, for START (used if it is sparse)
+            self.m_fill.en.next = true;
+            self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.si.q.val() >> self.k_one.val());
             if self.c_op.q.val() == self.k_op_r.val() {
+                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
                 if self.is_meta.val() {
                     self.si.d.next = (self.c_head.q.val() << self.k_one.val()) + self.k_one.val();
                 } else if self.is_sparse.val() {
                     self.si.en.next = false;
+                    self.m_fill.en.next = false;
                     self.t.en.next = true;
                     self.t.d.next = self.k_zero.val();
                     self.st.d.next = self.k_st[17].val();
                 }
             } else if self.si.q.val() == self.k_ns1.val() {
                 self.si.en.next = false;
+                self.m_fill.en.next = false;
                 self.hh.en.next = true;
                 self.hh.d.next = self.k_zero.val();
                 if self.freeing.val() {
@@ -1223,7 +1222,7 @@ impl Logic for OakenMmu {
             self.si.en.next = true;
             self.si.d.next = self.k_zero.val();
             self.st.en.next = true;
-            self.st.d.next = self.k_st[7].val();
+            self.st.d.next = self.k_st[8].val();
         } else if self.st.q.val() == self.k_st[17].val() {
             // RC_FIRST: read token 0's counts
             self.st.en.next = true;
@@ -1262,7 +1261,7 @@ impl Logic for OakenMmu {
             self.si.en.next = true;
             self.si.d.next = self.k_zero.val();
             self.st.en.next = true;
-            self.st.d.next = self.k_st[7].val();
+            self.st.d.next = self.k_st[8].val();
         } else if self.st.q.val() == self.k_st[20].val() {
             // F_RD: read virtual page 0
             self.m_pt.en.next = true;
@@ -1334,6 +1333,39 @@ impl Logic for OakenMmu {
                 self.rdy.d.next = true;
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[0].val();
+            }
+        }
+
+        // the piece's merge (PIECE, MERGE, spec §10.7): extend the pending
+        // range, or flush it (one burst: it is shorter than a whole one) and
+        // start a new range at the piece
+        if self.do_merge.val() {
+            if self.rl.q.val() == self.k_zero.val() {
+                self.ra.en.next = true;
+                self.ra.d.next = self.phys.val();
+                self.rl.en.next = true;
+                self.rl.d.next = self.n.val();
+                self.voff.en.next = true;
+                self.voff.d.next = self.voff.q.val() + self.n.val();
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[12].val();
+            } else if self.ra.q.val() + self.rl.q.val() == self.phys.val() {
+                self.rl.en.next = true;
+                self.rl.d.next = self.rl.q.val() + self.n.val();
+                self.voff.en.next = true;
+                self.voff.d.next = self.voff.q.val() + self.n.val();
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[12].val();
+            } else if self.can_emit.val() {
+                self.e_go.next = true;
+                self.ra.en.next = true;
+                self.ra.d.next = self.phys.val();
+                self.rl.en.next = true;
+                self.rl.d.next = self.n.val();
+                self.voff.en.next = true;
+                self.voff.d.next = self.voff.q.val() + self.n.val();
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[12].val();
             }
         }
 
