@@ -33,7 +33,7 @@
 //! entry that was never pushed since reset is its own index (a watermark
 //! register counts pushes), which is the reset content of §10.4.
 
-use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam};
+use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam, ValidBits};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
 use sim::oaken::mmu::{MmuParams, AXI_BOUNDARY, AXI_MAX_BEATS};
@@ -126,12 +126,11 @@ impl MmuGeometry {
 
 // States, `k_st[n]` (rust-hdl resolves an index only from a literal or a
 // loop variable, so the code names them by number):
-//    0 IDLE,   1 DECODE,   2 SLOT,   3 W_TOK,   4 W_NEED0
-//    5 W_NEED,   6 W_CHECK,   7 (unused),   8 START,   9 FETCH
-//   10 PIECE,  11 MERGE,  12 CUT,  13 NEXT,  14 W_COUNTS
-//   15 W_TOKW,  16 R_TOK,  17 RC_FIRST,  18 RC_EMIT,  19 F_TOK
-//   20 F_RD,  21 F_PUSH,  22 F_NEXTL,  23 STATUS,  24 ERR
-const STATES: u64 = 25;
+//    0 IDLE,   1 DECODE,   2 SLOT,   3 W_TOK,   4 W_NEED0,   5 W_NEED
+//    6 W_CHECK,   7 START,   8 FETCH,   9 PIECE,  10 MERGE,  11 CUT
+//   12 NEXT,  13 W_COUNTS,  14 W_TOKW,  15 R_TOK,  16 RC_FIRST,  17 RC_EMIT
+//   18 F_TOK,  19 F_RD,  20 F_PUSH,  21 F_NEXTL,  22 STATUS,  23 ERR
+const STATES: u64 = 24;
 
 #[derive(LogicBlock)]
 pub struct OakenMmu {
@@ -186,7 +185,7 @@ pub struct OakenMmu {
     c_cnt: Vec<Reg<Bits<8>>>,
     sid: Vec<Reg<Bits<16>>>,
     sst: Vec<Reg<Bits<2>>>,
-    vld: Vec<Reg<Bit>>,
+    vld: ValidBits,
     fl_head: Reg<Bits<16>>,
     fl_tail: Reg<Bits<16>>,
     fl_cnt: Reg<Bits<D>>,
@@ -297,8 +296,6 @@ pub struct OakenMmu {
     k_kind_counts: Constant<Bits<2>>,
     k_kind_status: Constant<Bits<2>>,
     k_slot: Vec<Constant<Bits<D>>>,
-    k_row: Vec<Constant<Bits<D>>>,
-    k_row_slot: Vec<Constant<Bits<D>>>,
     k_seglen: Vec<Constant<Bits<8>>>,
     k_head_of: Vec<Constant<Bits<D>>>,
     k_byte_sh: Vec<Constant<Bits<D>>>,
@@ -337,7 +334,6 @@ pub struct OakenMmu {
     k_ok: Constant<Bits<3>>,
 
     _ms: usize,
-    _rows: usize,
     _nc: usize,
     _seg: usize,
 }
@@ -404,7 +400,7 @@ impl OakenMmu {
             c_cnt: regs(nc),
             sid: regs(ms),
             sst: regs(ms),
-            vld: regs(g.rows),
+            vld: ValidBits::new(&format!("{module}_row_valid"), g.rows, l),
             fl_head: Reg::default(),
             fl_tail: Reg::default(),
             fl_cnt: Reg::new((p.phys_pages as u64).into()),
@@ -511,8 +507,6 @@ impl OakenMmu {
             k_kind_counts: c(KIND_COUNTS),
             k_kind_status: c(KIND_STATUS),
             k_slot: (0..ms).map(|i| c(i as u64)).collect(),
-            k_row: (0..g.rows).map(|i| c(i as u64)).collect(),
-            k_row_slot: (0..g.rows).map(|i| c((i / l) as u64)).collect(),
             k_seglen: (0..nc).map(|i| c(p.segment_len(i % seg) as u64)).collect(),
             k_head_of: (0..nc).map(|i| c((i / seg) as u64)).collect(),
             k_byte_sh: (0..nc).map(|i| c(8 * (i % seg) as u64)).collect(),
@@ -550,7 +544,6 @@ impl OakenMmu {
             k_err_double: c(6),
             k_ok: c(0),
             _ms: ms,
-            _rows: g.rows,
             _nc: nc,
             _seg: seg,
         }
@@ -698,12 +691,13 @@ impl Logic for OakenMmu {
             self.sst[k].en.next = false;
             self.sst[k].d.next = self.k_open.val();
         }
-        for i in 0..self._rows {
-            self.vld[i].clock.next = self.clock.val();
-            self.vld[i].reset.next = self.reset.val();
-            self.vld[i].en.next = false;
-            self.vld[i].d.next = false;
-        }
+        self.vld.clock.next = self.clock.val();
+        self.vld.reset.next = self.reset.val();
+        self.vld.rd_row.next = bit_cast::<16, D>(self.sl.q.val());
+        self.vld.clr.next = false;
+        self.vld.clr_group.next = bit_cast::<16, D>(self.slot.q.val());
+        self.vld.set.next = false;
+        self.vld.set_row.next = bit_cast::<16, D>(self.sl.q.val());
 
         // memories: idle unless a state below accesses them
         self.m_pt.clock.next = self.clock.val();
@@ -771,12 +765,7 @@ impl Logic for OakenMmu {
         self.freeing.next = self.c_op.q.val() == self.k_op_f.val();
 
         // valid bit of the current (slot, layer) row
-        self.vld_sl.next = false;
-        for i in 0..self._rows {
-            if self.sl.q.val() == self.k_row[i].val() {
-                self.vld_sl.next = self.vld[i].q.val();
-            }
-        }
+        self.vld_sl.next = self.vld.rd_q.val();
         // memory words, read as 0 where not valid
         self.tok_rd.next = self.k_zero.val();
         if self.vld_sl.val() & !self.opened.q.val() {
@@ -805,7 +794,7 @@ impl Logic for OakenMmu {
         }
         // head whose counts are summed or stored
         self.hsel.next = self.hh.q.val();
-        if self.st.q.val() == self.k_st[8].val() {
+        if self.st.q.val() == self.k_st[7].val() {
             self.hsel.next = self.hs.val();
         }
         self.nsum.next = self.k_zero.val();
@@ -871,7 +860,7 @@ impl Logic for OakenMmu {
         // the piece at voff, and the burst cap at ra (spec §10.7)
         self.off.next = self.voff.q.val() & self.k_pb1.val();
         self.pg_cur.next = self.pgr.q.val();
-        if self.st.q.val() == self.k_st[10].val() {
+        if self.st.q.val() == self.k_st[9].val() {
             self.pg_cur.next = self.page.val();
         }
         self.phys.next = (self.pg_cur.val() << self.k_lpb.val()) | self.off.val();
@@ -940,7 +929,7 @@ impl Logic for OakenMmu {
             self.st.d.next = self.k_st[2].val();
             if self.bad.val() {
                 self.err.d.next = self.k_err_bad.val();
-                self.st.d.next = self.k_st[24].val();
+                self.st.d.next = self.k_st[23].val();
             } else if self.c_op.q.val() == self.k_op_w.val() {
                 if !self.f_open.val() {
                     self.opened.d.next = true;
@@ -950,7 +939,7 @@ impl Logic for OakenMmu {
                         self.slot.d.next = self.i_anyfreed.val();
                     } else {
                         self.err.d.next = self.k_err_noslot.val();
-                        self.st.d.next = self.k_st[24].val();
+                        self.st.d.next = self.k_st[23].val();
                     }
                 }
             } else if !self.f_open.val() {
@@ -958,7 +947,7 @@ impl Logic for OakenMmu {
                 if self.freeing.val() & self.f_freed.val() {
                     self.err.d.next = self.k_err_double.val();
                 }
-                self.st.d.next = self.k_st[24].val();
+                self.st.d.next = self.k_st[23].val();
             }
         } else if self.st.q.val() == self.k_st[2].val() {
             // SLOT: the (slot, layer) row; read its token count
@@ -970,9 +959,9 @@ impl Logic for OakenMmu {
             if self.c_op.q.val() == self.k_op_w.val() {
                 self.st.d.next = self.k_st[3].val();
             } else if self.c_op.q.val() == self.k_op_r.val() {
-                self.st.d.next = self.k_st[16].val();
+                self.st.d.next = self.k_st[15].val();
             } else {
-                self.st.d.next = self.k_st[19].val();
+                self.st.d.next = self.k_st[18].val();
             }
         } else if self.st.q.val() == self.k_st[3].val() {
             // W_TOK: token index, SeqTooLong
@@ -987,7 +976,7 @@ impl Logic for OakenMmu {
             if self.tok_rd.val() >= self.k_msl.val() {
                 self.err.en.next = true;
                 self.err.d.next = self.k_err_long.val();
-                self.st.d.next = self.k_st[24].val();
+                self.st.d.next = self.k_st[23].val();
             }
         } else if self.st.q.val() == self.k_st[4].val() {
             // W_NEED0: pages of the metadata and dense streams; read sparse fill 0
@@ -1020,16 +1009,16 @@ impl Logic for OakenMmu {
             if self.need.q.val() > self.fl_cnt.q.val() {
                 self.err.en.next = true;
                 self.err.d.next = self.k_err_pages.val();
-                self.st.d.next = self.k_st[24].val();
+                self.st.d.next = self.k_st[23].val();
             } else {
                 self.commit_open.next = self.opened.q.val();
                 self.ptot.en.next = true;
                 self.ptot.d.next = self.need.q.val();
                 self.si.en.next = true;
                 self.si.d.next = self.k_zero.val();
-                self.st.d.next = self.k_st[8].val();
+                self.st.d.next = self.k_st[7].val();
             }
-        } else if self.st.q.val() == self.k_st[8].val() {
+        } else if self.st.q.val() == self.k_st[7].val() {
             // START: the stream's virtual range
             self.pbase.en.next = true;
             self.pbase.d.next = self.s_pbase.val();
@@ -1056,31 +1045,31 @@ impl Logic for OakenMmu {
                     self.m_fill.wdata.next = self.fill_old.val() + self.nb.val();
                 }
                 if self.nb.val() == self.k_zero.val() {
-                    self.st.d.next = self.k_st[13].val();
+                    self.st.d.next = self.k_st[12].val();
                 } else {
-                    self.st.d.next = self.k_st[9].val();
+                    self.st.d.next = self.k_st[8].val();
                 }
             } else if self.c_op.q.val() == self.k_op_r.val() {
                 // read: [0, fill), every page held
                 self.held.d.next = self.k_ones.val();
                 if self.fill_old.val() == self.k_zero.val() {
-                    self.st.d.next = self.k_st[13].val();
+                    self.st.d.next = self.k_st[12].val();
                 } else {
-                    self.st.d.next = self.k_st[9].val();
+                    self.st.d.next = self.k_st[8].val();
                 }
             } else {
                 // free: push pages 0 .. ceil(fill / pb) - 1
                 if self.fill_old.val() == self.k_zero.val() {
-                    self.st.d.next = self.k_st[13].val();
+                    self.st.d.next = self.k_st[12].val();
                 } else {
-                    self.st.d.next = self.k_st[20].val();
+                    self.st.d.next = self.k_st[19].val();
                 }
             }
-        } else if self.st.q.val() == self.k_st[9].val() {
+        } else if self.st.q.val() == self.k_st[8].val() {
             // FETCH: the page of virtual page j, held or popped (§10.4, §10.5 step 1)
             self.newp.en.next = true;
             self.st.en.next = true;
-            self.st.d.next = self.k_st[10].val();
+            self.st.d.next = self.k_st[9].val();
             if self.j.q.val() < self.held.q.val() {
                 self.m_pt.en.next = true;
                 self.newp.d.next = false;
@@ -1092,7 +1081,7 @@ impl Logic for OakenMmu {
                 self.headq.en.next = true;
                 self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
             }
-        } else if self.st.q.val() == self.k_st[10].val() {
+        } else if self.st.q.val() == self.k_st[9].val() {
             // PIECE: take the page; a popped one joins the page list
             self.pgr.en.next = true;
             self.pgr.d.next = self.page.val();
@@ -1107,12 +1096,12 @@ impl Logic for OakenMmu {
             }
             // merge below; if it has to wait for the response register, MERGE retries
             self.st.en.next = true;
-            self.st.d.next = self.k_st[11].val();
+            self.st.d.next = self.k_st[10].val();
             self.do_merge.next = true;
-        } else if self.st.q.val() == self.k_st[11].val() {
+        } else if self.st.q.val() == self.k_st[10].val() {
             // MERGE: the piece's merge, waiting to flush the pending range
             self.do_merge.next = true;
-        } else if self.st.q.val() == self.k_st[12].val() {
+        } else if self.st.q.val() == self.k_st[11].val() {
             // CUT: emit every whole burst of the pending range
             if self.rl.q.val() >= self.cap.val() {
                 if self.can_emit.val() {
@@ -1129,7 +1118,7 @@ impl Logic for OakenMmu {
                 self.j.d.next = self.j.q.val() + self.k_one.val();
                 self.newp.en.next = true;
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[10].val();
+                self.st.d.next = self.k_st[9].val();
                 if self.j.q.val() + self.k_one.val() < self.held.q.val() {
                     self.m_pt.en.next = true;
                     self.m_pt.addr.next = self.pbase.q.val() + bit_cast::<MA, D>(self.j.q.val() + self.k_one.val());
@@ -1148,19 +1137,19 @@ impl Logic for OakenMmu {
                     self.rl.en.next = true;
                     self.rl.d.next = self.k_zero.val();
                     self.st.en.next = true;
-                    self.st.d.next = self.k_st[13].val();
+                    self.st.d.next = self.k_st[12].val();
                 }
             } else {
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[13].val();
+                self.st.d.next = self.k_st[12].val();
             }
-        } else if self.st.q.val() == self.k_st[13].val() {
+        } else if self.st.q.val() == self.k_st[12].val() {
             // NEXT: the next stream (write and free: all in stream order; read:
             // metadata, dense head, sparse head)
             self.st.en.next = true;
             self.si.en.next = true;
             self.si.d.next = self.si.q.val() + self.k_one.val();
-            self.st.d.next = self.k_st[8].val();
+            self.st.d.next = self.k_st[7].val();
             // the next stream's fill, for START (used if it is sparse)
             self.m_fill.en.next = true;
             self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.si.q.val() >> self.k_one.val());
@@ -1173,7 +1162,7 @@ impl Logic for OakenMmu {
                     self.m_fill.en.next = false;
                     self.t.en.next = true;
                     self.t.d.next = self.k_zero.val();
-                    self.st.d.next = self.k_st[17].val();
+                    self.st.d.next = self.k_st[16].val();
                 }
             } else if self.si.q.val() == self.k_ns1.val() {
                 self.si.en.next = false;
@@ -1181,12 +1170,12 @@ impl Logic for OakenMmu {
                 self.hh.en.next = true;
                 self.hh.d.next = self.k_zero.val();
                 if self.freeing.val() {
-                    self.st.d.next = self.k_st[22].val();
+                    self.st.d.next = self.k_st[21].val();
                 } else {
-                    self.st.d.next = self.k_st[14].val();
+                    self.st.d.next = self.k_st[13].val();
                 }
             }
-        } else if self.st.q.val() == self.k_st[14].val() {
+        } else if self.st.q.val() == self.k_st[13].val() {
             // W_COUNTS: head hh's counts at the token index
             self.m_cnt.en.next = true;
             self.m_cnt.we.next = true;
@@ -1196,22 +1185,17 @@ impl Logic for OakenMmu {
             self.hh.d.next = self.hh.q.val() + self.k_one.val();
             if self.hh.q.val() == self.k_h1.val() {
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[15].val();
+                self.st.d.next = self.k_st[14].val();
             }
-        } else if self.st.q.val() == self.k_st[15].val() {
+        } else if self.st.q.val() == self.k_st[14].val() {
             // W_TOKW: count the token
             self.m_tok.en.next = true;
             self.m_tok.we.next = true;
             self.m_tok.wdata.next = self.tok.q.val() + self.k_one.val();
-            for i in 0..self._rows {
-                if self.sl.q.val() == self.k_row[i].val() {
-                    self.vld[i].en.next = true;
-                    self.vld[i].d.next = true;
-                }
-            }
+            self.vld.set.next = true;
             self.st.en.next = true;
-            self.st.d.next = self.k_st[23].val();
-        } else if self.st.q.val() == self.k_st[16].val() {
+            self.st.d.next = self.k_st[22].val();
+        } else if self.st.q.val() == self.k_st[15].val() {
             // R_TOK: T; then the streams
             self.tok.en.next = true;
             self.tok.d.next = self.tok_rd.val();
@@ -1222,18 +1206,18 @@ impl Logic for OakenMmu {
             self.si.en.next = true;
             self.si.d.next = self.k_zero.val();
             self.st.en.next = true;
-            self.st.d.next = self.k_st[8].val();
-        } else if self.st.q.val() == self.k_st[17].val() {
+            self.st.d.next = self.k_st[7].val();
+        } else if self.st.q.val() == self.k_st[16].val() {
             // RC_FIRST: read token 0's counts
             self.st.en.next = true;
             if self.tok.q.val() == self.k_zero.val() {
-                self.st.d.next = self.k_st[23].val();
+                self.st.d.next = self.k_st[22].val();
             } else {
                 self.m_cnt.en.next = true;
                 self.m_cnt.addr.next = self.mul_c.y.val();
-                self.st.d.next = self.k_st[18].val();
+                self.st.d.next = self.k_st[17].val();
             }
-        } else if self.st.q.val() == self.k_st[18].val() {
+        } else if self.st.q.val() == self.k_st[17].val() {
             // RC_EMIT: one counts beat per token, the next token read as it goes
             if self.can_emit.val() {
                 self.e_go.next = true;
@@ -1243,14 +1227,14 @@ impl Logic for OakenMmu {
                 self.t.d.next = self.t.q.val() + self.k_one.val();
                 if self.t.q.val() + self.k_one.val() == self.tok.q.val() {
                     self.st.en.next = true;
-                    self.st.d.next = self.k_st[23].val();
+                    self.st.d.next = self.k_st[22].val();
                 } else {
                     self.m_cnt.en.next = true;
                     self.m_cnt.addr.next =
                         self.mul_c.y.val() + bit_cast::<MA, D>(self.t.q.val() + self.k_one.val());
                 }
             }
-        } else if self.st.q.val() == self.k_st[19].val() {
+        } else if self.st.q.val() == self.k_st[18].val() {
             // F_TOK: this layer's token count; then its streams
             self.tok.en.next = true;
             self.tok.d.next = self.tok_rd.val();
@@ -1261,13 +1245,13 @@ impl Logic for OakenMmu {
             self.si.en.next = true;
             self.si.d.next = self.k_zero.val();
             self.st.en.next = true;
-            self.st.d.next = self.k_st[8].val();
-        } else if self.st.q.val() == self.k_st[20].val() {
+            self.st.d.next = self.k_st[7].val();
+        } else if self.st.q.val() == self.k_st[19].val() {
             // F_RD: read virtual page 0
             self.m_pt.en.next = true;
             self.st.en.next = true;
-            self.st.d.next = self.k_st[21].val();
-        } else if self.st.q.val() == self.k_st[21].val() {
+            self.st.d.next = self.k_st[20].val();
+        } else if self.st.q.val() == self.k_st[20].val() {
             // F_PUSH: push page j onto the tail, read page j + 1
             self.m_fl.en.next = true;
             self.m_fl.we.next = true;
@@ -1287,12 +1271,12 @@ impl Logic for OakenMmu {
             self.j.d.next = self.j.q.val() + self.k_one.val();
             if self.j.q.val() + self.k_one.val() == self.held.q.val() {
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[13].val();
+                self.st.d.next = self.k_st[12].val();
             } else {
                 self.m_pt.en.next = true;
                 self.m_pt.addr.next = self.pbase.q.val() + bit_cast::<MA, D>(self.j.q.val() + self.k_one.val());
             }
-        } else if self.st.q.val() == self.k_st[22].val() {
+        } else if self.st.q.val() == self.k_st[21].val() {
             // F_NEXTL: the next layer, or the slot is freed
             self.st.en.next = true;
             if self.lay.q.val() == self.k_l1.val() {
@@ -1302,7 +1286,7 @@ impl Logic for OakenMmu {
                         self.sst[k].d.next = self.k_freed.val();
                     }
                 }
-                self.st.d.next = self.k_st[23].val();
+                self.st.d.next = self.k_st[22].val();
             } else {
                 self.lay.en.next = true;
                 self.lay.d.next = self.lay.q.val() + self.k_one.val();
@@ -1310,9 +1294,9 @@ impl Logic for OakenMmu {
                 self.sl.d.next = self.sl.q.val() + self.k_one.val();
                 self.m_tok.en.next = true;
                 self.m_tok.addr.next = bit_cast::<16, D>(self.sl.q.val() + self.k_one.val());
-                self.st.d.next = self.k_st[19].val();
+                self.st.d.next = self.k_st[18].val();
             }
-        } else if self.st.q.val() == self.k_st[23].val() {
+        } else if self.st.q.val() == self.k_st[22].val() {
             // STATUS: success
             if self.can_emit.val() {
                 self.e_go.next = true;
@@ -1323,7 +1307,7 @@ impl Logic for OakenMmu {
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[0].val();
             }
-        } else if self.st.q.val() == self.k_st[24].val() {
+        } else if self.st.q.val() == self.k_st[23].val() {
             // ERR: the error's status, nothing else
             if self.can_emit.val() {
                 self.e_go.next = true;
@@ -1348,14 +1332,14 @@ impl Logic for OakenMmu {
                 self.voff.en.next = true;
                 self.voff.d.next = self.voff.q.val() + self.n.val();
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
+                self.st.d.next = self.k_st[11].val();
             } else if self.ra.q.val() + self.rl.q.val() == self.phys.val() {
                 self.rl.en.next = true;
                 self.rl.d.next = self.rl.q.val() + self.n.val();
                 self.voff.en.next = true;
                 self.voff.d.next = self.voff.q.val() + self.n.val();
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
+                self.st.d.next = self.k_st[11].val();
             } else if self.can_emit.val() {
                 self.e_go.next = true;
                 self.ra.en.next = true;
@@ -1365,7 +1349,7 @@ impl Logic for OakenMmu {
                 self.voff.en.next = true;
                 self.voff.d.next = self.voff.q.val() + self.n.val();
                 self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
+                self.st.d.next = self.k_st[11].val();
             }
         }
 
@@ -1377,12 +1361,7 @@ impl Logic for OakenMmu {
                 self.sst[k].d.next = self.k_open.val();
             }
         }
-        for i in 0..self._rows {
-            if self.commit_open.val() & (self.k_row_slot[i].val() == self.slot.q.val()) {
-                self.vld[i].en.next = true;
-                self.vld[i].d.next = false;
-            }
-        }
+        self.vld.clr.next = self.commit_open.val();
 
         // ---------------- response register ----------------
         self.o_v.en.next = self.e_go.val() | self.rsp_ready.val();

@@ -192,3 +192,120 @@ impl<const N: usize> Logic for MulConst<N> {
         vec![]
     }
 }
+
+/// `rows` valid bits, reset to 0, in groups of `group` consecutive rows:
+/// read one bit (combinational), clear one group and set one bit per cycle
+/// (a set wins over a clear of the same row). One vector register in
+/// plain Verilog (its own module, exact widths), so its size costs no
+/// generated code: a row-per-register description grows with every row.
+#[derive(LogicBlock)]
+pub struct ValidBits {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub rd_row: Signal<In, Bits<16>>,
+    /// Bit `rd_row`.
+    pub rd_q: Signal<Out, Bit>,
+    /// Clear rows `clr_group * group .. clr_group * group + group - 1` at the edge.
+    pub clr: Signal<In, Bit>,
+    pub clr_group: Signal<In, Bits<16>>,
+    /// Set row `set_row` at the edge.
+    pub set: Signal<In, Bit>,
+    pub set_row: Signal<In, Bits<16>>,
+    _module: String,
+    _rows: usize,
+    _group: usize,
+    _sim: Vec<bool>,
+}
+
+impl ValidBits {
+    pub fn new(module: &str, rows: usize, group: usize) -> Self {
+        assert!(rows >= 1 && group >= 1 && rows % group == 0 && addr_bits(rows) <= 16);
+        ValidBits {
+            clock: Default::default(),
+            reset: Default::default(),
+            rd_row: Default::default(),
+            rd_q: Default::default(),
+            clr: Default::default(),
+            clr_group: Default::default(),
+            set: Default::default(),
+            set_row: Default::default(),
+            _module: module.into(),
+            _rows: rows,
+            _group: group,
+            _sim: vec![false; rows],
+        }
+    }
+}
+
+impl Logic for ValidBits {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            if self.reset.val() {
+                self._sim.iter_mut().for_each(|v| *v = false);
+            } else {
+                if self.clr.val() {
+                    let g = self.clr_group.val().index() * self._group;
+                    for r in g..(g + self._group).min(self._rows) {
+                        self._sim[r] = false;
+                    }
+                }
+                if self.set.val() && self.set_row.val().index() < self._rows {
+                    self._sim[self.set_row.val().index()] = true;
+                }
+            }
+        }
+        self.rd_q.next = self._sim.get(self.rd_row.val().index()).copied().unwrap_or(false);
+    }
+
+    fn connect(&mut self) {
+        self.rd_q.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let (m, n, g) = (&self._module, self._rows, self._group);
+        let (aw, gw) = (addr_bits(n), addr_bits(n / g));
+        let code = format!(
+            "{m} bits(\n    .clock(clock),\n    .reset(reset),\n    .rd_row(rd_row[{a}:0]),\n    .rd_q(rd_q),\n    \
+             .clr(clr),\n    .clr_group(clr_group[{gm}:0]),\n    .set(set),\n    .set_row(set_row[{a}:0])\n);\n",
+            a = aw - 1,
+            gm = gw - 1,
+        );
+        // v with the group at clr_group cleared (a single group: all of v)
+        let cleared = if n == g {
+            format!("v & {{{n}{{clr_group != {gw}'d0}}}}")
+        } else {
+            format!("v & ~({{{}'d0, {{{g}{{1'b1}}}}}} << ({w}'(clr_group) * {w}'d{g}))", n - g, w = addr_bits(n) + 1)
+        };
+        let cores = format!(
+            "\n// {n} valid bits in groups of {g}, reset to 0.\n\
+             module {m}(clock, reset, rd_row, rd_q, clr, clr_group, set, set_row);\n\
+             \x20   input wire clock;\n\
+             \x20   input wire reset;\n\
+             \x20   input wire [{a}:0] rd_row;\n\
+             \x20   output wire rd_q;\n\
+             \x20   input wire clr;\n\
+             \x20   input wire [{gm}:0] clr_group;\n\
+             \x20   input wire set;\n\
+             \x20   input wire [{a}:0] set_row;\n\
+             \x20   reg [{last}:0] v;\n\
+             \x20   wire [{last}:0] cleared = {cleared};\n\
+             \x20   always @(posedge clock) begin\n\
+             \x20       if (reset) v <= {n}'d0;\n\
+             \x20       else begin\n\
+             \x20           if (clr) v <= cleared;\n\
+             \x20           if (set) v[set_row] <= 1'b1;\n\
+             \x20       end\n\
+             \x20   end\n\
+             \x20   assign rd_q = v[rd_row];\n\
+             endmodule // {m}\n",
+            a = aw - 1,
+            gm = gw - 1,
+            last = n - 1,
+        );
+        Verilog::Wrapper(Wrapper { code, cores })
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![]
+    }
+}
