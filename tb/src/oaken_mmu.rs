@@ -302,6 +302,9 @@ pub struct SegRun {
     /// Per command taken: the cycles from its acceptance to its status beat
     /// being taken (None if cut by the reset).
     pub latency: Vec<Option<u64>>,
+    /// Per command taken: for each response beat taken, the cycles from the
+    /// command's acceptance to that beat's transfer.
+    pub beat_cycles: Vec<Vec<u64>>,
     /// A reset cut the segment.
     pub cut: bool,
     /// The reset came while a command was in flight.
@@ -398,6 +401,7 @@ pub fn run_segment(m: &mut Model, mmu: &mut Mmu, seg: &Segment, timeout: u64) ->
             }
             if let Some(f) = flight.front_mut() {
                 f.2 += 1;
+                run.beat_cycles[f.0].push(cyc - f.1);
             }
             if b.last {
                 let (_, at, _) = flight.pop_front().expect("a command in flight");
@@ -410,6 +414,7 @@ pub fn run_segment(m: &mut Model, mmu: &mut Mmu, seg: &Segment, timeout: u64) ->
             mmu.check_invariants().map_err(|e| format!("model invariant after command {next}: {e}"))?;
             want.extend(beats);
             run.outcomes.push(o);
+            run.beat_cycles.push(Vec::new());
             flight.push_back((next, cyc, 0));
             next += 1;
             offered = false;

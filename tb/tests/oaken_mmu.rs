@@ -155,7 +155,8 @@ fn reset_mid_command_restarts_cleanly() {
 
 /// Throughput of every MMU model, printed: cycles per write (from taking the
 /// command to taking its status beat, response always ready) and, for a
-/// read of everything written, cycles per descriptor and per beat.
+/// read of everything written, cycles per descriptor (from taking the
+/// command to taking its last descriptor) and per response beat.
 #[test]
 fn throughput() {
     for info in models::of_unit(UNIT, false) {
@@ -171,29 +172,32 @@ fn throughput() {
         let mut mmu = Mmu::new(p.clone()).unwrap();
         let run = run_segment(&mut m, &mut mmu, &plain(cmds, Stall::Never), 10_000_000).unwrap();
         let (mut wc, mut wn, mut wd) = (0u64, 0u64, 0u64);
-        let (mut rc, mut rn, mut rd, mut rb) = (0u64, 0u64, 0u64, 0u64);
-        for (o, lat) in run.outcomes.iter().zip(&run.latency) {
+        let (mut rc, mut rn, mut rd, mut rdc, mut rb, mut rt) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u32);
+        for ((o, lat), beats) in run.outcomes.iter().zip(&run.latency).zip(&run.beat_cycles) {
             let lat = lat.expect("no reset") + 1;
             match (&o.cmd, &o.result) {
-                (Cmd::Write { .. }, Ok(())) => {
-                    (wc, wn, wd) = (wc + lat, wn + 1, wd + o.descs.len() as u64);
-                }
+                (Cmd::Write { .. }, Ok(())) => (wc, wn, wd) = (wc + lat, wn + 1, wd + o.descs.len() as u64),
                 (Cmd::Read { .. }, Ok(())) => {
-                    (rc, rn, rd, rb) = (rc + lat, rn + 1, rd + o.descs.len() as u64, rb + o.descs.len() as u64 + o.tokens as u64 + 1);
+                    let nd = o.descs.len();
+                    rc += lat;
+                    rn += 1;
+                    rd += nd as u64;
+                    rdc += if nd > 0 { beats[nd - 1] + 1 } else { 0 };
+                    rb += beats.len() as u64;
+                    rt = rt.max(o.tokens);
                 }
                 _ => {}
             }
         }
-        assert!(wn > 0 && rn > 0, "{}: {wn} writes and {rn} reads succeeded", info.name);
+        assert!(wn > 0 && rn > 0 && rd > 0, "{}: {wn} writes and {rn} reads succeeded", info.name);
         println!(
-            "{}: {wn} writes, {:.1} cycles per write ({:.2} descriptors per write); {rn} reads of {} tokens, \
-             {:.1} cycles per read, {:.1} cycles per descriptor, {:.2} cycles per response beat",
+            "{}: {wn} writes, {:.1} cycles per write ({:.2} descriptors per write); {rn} reads of {rt} tokens: \
+             {:.1} cycles per read descriptor, {:.1} cycles per read, {:.2} cycles per response beat",
             info.name,
             wc as f64 / wn as f64,
             wd as f64 / wn as f64,
-            run.outcomes.iter().filter_map(|o| (o.tokens > 0).then_some(o.tokens)).max().unwrap_or(0),
+            rdc as f64 / rd as f64,
             rc as f64 / rn as f64,
-            rc as f64 / rd.max(1) as f64,
             rc as f64 / rb as f64,
         );
     }
