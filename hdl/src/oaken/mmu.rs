@@ -171,7 +171,6 @@ pub struct OakenMmu {
     mul_h: MulConst<MA>,
     mul_tm: MulConst<D>,
     mul_td: MulConst<D>,
-    mul_hn: MulConst<D>,
     mul_hs: MulConst<MA>,
     mul_c: MulConst<MA>,
 
@@ -196,6 +195,14 @@ pub struct OakenMmu {
     err: Reg<Bits<3>>,
     tok: Reg<Bits<D>>,
     need: Reg<Bits<D>>,
+    nd: Reg<Bits<D>>,
+    caddr: Reg<Bits<MA>>,
+    rend: Reg<Bits<D>>,
+    nr: Reg<Bits<D>>,
+    nsw: Reg<Bits<D>>,
+    nf: Reg<Bits<D>>,
+    nsr: Reg<Bits<D>>,
+    hs: Reg<Bits<D>>,
     hh: Reg<Bits<D>>,
     si: Reg<Bits<D>>,
     lay: Reg<Bits<D>>,
@@ -205,6 +212,8 @@ pub struct OakenMmu {
     held: Reg<Bits<D>>,
     j: Reg<Bits<D>>,
     ra: Reg<Bits<D>>,
+    /// The burst cap at `ra`: min(4096 - ra mod 4096, 256 * bus_bytes - ra mod bus_bytes).
+    capr: Reg<Bits<D>>,
     rl: Reg<Bits<D>>,
     rowb: Reg<Bits<MA>>,
     fb: Reg<Bits<MA>>,
@@ -251,9 +260,16 @@ pub struct OakenMmu {
     is_meta: Signal<Local, Bit>,
     is_dense: Signal<Local, Bit>,
     is_sparse: Signal<Local, Bit>,
-    hs: Signal<Local, Bits<D>>,
-    hsel: Signal<Local, Bits<D>>,
+    hs_nx: Signal<Local, Bits<D>>,
     nsum: Signal<Local, Bits<D>>,
+    run: Signal<Local, Bits<D>>,
+    hsel: Signal<Local, Bits<D>>,
+    need_t: Signal<Local, Bits<D>>,
+    nsum_s: Signal<Local, Bits<D>>,
+    off_m: Signal<Local, Bits<D>>,
+    off_d: Signal<Local, Bits<D>>,
+    off_f: Signal<Local, Bits<D>>,
+    need_f: Signal<Local, Bits<D>>,
     cw: Signal<Local, Bits<CW>>,
     s_pbase: Signal<Local, Bits<MA>>,
     sl_c: Signal<Local, Bits<D>>,
@@ -274,11 +290,14 @@ pub struct OakenMmu {
     cap4k: Signal<Local, Bits<D>>,
     capb: Signal<Local, Bits<D>>,
     cap: Signal<Local, Bits<D>>,
+    ra_c: Signal<Local, Bits<D>>,
+    cap4k_c: Signal<Local, Bits<D>>,
+    capb_c: Signal<Local, Bits<D>>,
+    cap_c: Signal<Local, Bits<D>>,
     head_nx: Signal<Local, Bits<16>>,
     tail_nx: Signal<Local, Bits<16>>,
     commit_open: Signal<Local, Bit>,
     freeing: Signal<Local, Bit>,
-    tmp: Signal<Local, Bits<D>>,
     do_merge: Signal<Local, Bit>,
     pg_cur: Signal<Local, Bits<D>>,
     ctmp: Signal<Local, Bits<8>>,
@@ -298,6 +317,8 @@ pub struct OakenMmu {
     k_slot: Vec<Constant<Bits<D>>>,
     k_seglen: Vec<Constant<Bits<8>>>,
     k_head_of: Vec<Constant<Bits<D>>>,
+    k_first: Vec<Constant<Bit>>,
+    k_last: Vec<Constant<Bit>>,
     k_byte_sh: Vec<Constant<Bits<D>>>,
     k_seg_sh: Vec<Constant<Bits<D>>>,
     k_layers: Constant<Bits<D>>,
@@ -315,6 +336,8 @@ pub struct OakenMmu {
     k_np1: Constant<Bits<16>>,
     k_cm: Constant<Bits<MA>>,
     k_cd: Constant<Bits<MA>>,
+    k_msl48: Constant<Bits<MA>>,
+    k_one48: Constant<Bits<MA>>,
     k_4k: Constant<Bits<D>>,
     k_4k1: Constant<Bits<D>>,
     k_maxb: Constant<Bits<D>>,
@@ -388,7 +411,6 @@ impl OakenMmu {
             mul_h: MulConst::new(h as u64),
             mul_tm: MulConst::new(p.meta_bytes as u64),
             mul_td: MulConst::new(p.dense_bytes as u64),
-            mul_hn: MulConst::new(h as u64),
             mul_hs: MulConst::new(g.cap_d + g.cap_s),
             mul_c: MulConst::new(p.max_seq_len as u64),
             rdy: Reg::new(true),
@@ -411,6 +433,14 @@ impl OakenMmu {
             err: Reg::default(),
             tok: Reg::default(),
             need: Reg::default(),
+            nd: Reg::default(),
+            caddr: Reg::default(),
+            rend: Reg::default(),
+            nr: Reg::default(),
+            nsw: Reg::default(),
+            nf: Reg::default(),
+            nsr: Reg::default(),
+            hs: Reg::default(),
             hh: Reg::default(),
             si: Reg::default(),
             lay: Reg::default(),
@@ -420,6 +450,7 @@ impl OakenMmu {
             held: Reg::default(),
             j: Reg::default(),
             ra: Reg::default(),
+            capr: Reg::new(AXI_BOUNDARY.min(AXI_MAX_BEATS * p.bus_bytes as u64).into()),
             rl: Reg::default(),
             rowb: Reg::default(),
             fb: Reg::default(),
@@ -464,9 +495,16 @@ impl OakenMmu {
             is_meta: Default::default(),
             is_dense: Default::default(),
             is_sparse: Default::default(),
-            hs: Default::default(),
-            hsel: Default::default(),
+            hs_nx: Default::default(),
             nsum: Default::default(),
+            run: Default::default(),
+            hsel: Default::default(),
+            need_t: Default::default(),
+            nsum_s: Default::default(),
+            off_m: Default::default(),
+            off_d: Default::default(),
+            off_f: Default::default(),
+            need_f: Default::default(),
             cw: Default::default(),
             s_pbase: Default::default(),
             sl_c: Default::default(),
@@ -487,11 +525,14 @@ impl OakenMmu {
             cap4k: Default::default(),
             capb: Default::default(),
             cap: Default::default(),
+            ra_c: Default::default(),
+            cap4k_c: Default::default(),
+            capb_c: Default::default(),
+            cap_c: Default::default(),
             head_nx: Default::default(),
             tail_nx: Default::default(),
             commit_open: Default::default(),
             freeing: Default::default(),
-            tmp: Default::default(),
             do_merge: Default::default(),
             pg_cur: Default::default(),
             ctmp: Default::default(),
@@ -509,6 +550,8 @@ impl OakenMmu {
             k_slot: (0..ms).map(|i| c(i as u64)).collect(),
             k_seglen: (0..nc).map(|i| c(p.segment_len(i % seg) as u64)).collect(),
             k_head_of: (0..nc).map(|i| c((i / seg) as u64)).collect(),
+            k_first: (0..nc).map(|i| Constant::new(i % seg == 0)).collect(),
+            k_last: (0..nc).map(|i| Constant::new(i % seg == seg - 1)).collect(),
             k_byte_sh: (0..nc).map(|i| c(8 * (i % seg) as u64)).collect(),
             k_seg_sh: (0..seg).map(|i| c(8 * i as u64)).collect(),
             k_layers: c(l as u64),
@@ -526,6 +569,8 @@ impl OakenMmu {
             k_np1: c(p.phys_pages as u64 - 1),
             k_cm: c(g.cap_m),
             k_cd: c(g.cap_d),
+            k_msl48: c(p.max_seq_len as u64),
+            k_one48: c(1),
             k_4k: c(AXI_BOUNDARY),
             k_4k1: c(AXI_BOUNDARY - 1),
             k_maxb: c(AXI_MAX_BEATS * p.bus_bytes as u64),
@@ -556,7 +601,7 @@ impl Logic for OakenMmu {
         // ---------------- clocks, resets, register defaults ----------------
         clock!(
             self, clock, rdy, st, c_op, c_seq, c_layer, c_head, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
-            tok, need, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, fresh, headq, t, ptot, o_v,
+            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, fresh, headq, t, ptot, o_v,
             o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
         );
         self.rdy.reset.next = self.reset.val();
@@ -575,6 +620,15 @@ impl Logic for OakenMmu {
         self.err.reset.next = self.reset.val();
         self.tok.reset.next = self.reset.val();
         self.need.reset.next = self.reset.val();
+        self.nd.reset.next = self.reset.val();
+        self.caddr.reset.next = self.reset.val();
+        self.rend.reset.next = self.reset.val();
+        self.nr.reset.next = self.reset.val();
+        self.nsw.reset.next = self.reset.val();
+        self.nf.reset.next = self.reset.val();
+        self.nsr.reset.next = self.reset.val();
+        self.capr.reset.next = self.reset.val();
+        self.hs.reset.next = self.reset.val();
         self.hh.reset.next = self.reset.val();
         self.si.reset.next = self.reset.val();
         self.lay.reset.next = self.reset.val();
@@ -621,6 +675,15 @@ impl Logic for OakenMmu {
         self.err.en.next = false;
         self.tok.en.next = false;
         self.need.en.next = false;
+        self.nd.en.next = false;
+        self.caddr.en.next = false;
+        self.rend.en.next = false;
+        self.nr.en.next = false;
+        self.nsw.en.next = false;
+        self.nf.en.next = false;
+        self.nsr.en.next = false;
+        self.capr.en.next = false;
+        self.hs.en.next = false;
         self.hh.en.next = false;
         self.si.en.next = false;
         self.lay.en.next = false;
@@ -656,6 +719,15 @@ impl Logic for OakenMmu {
         self.err.d.next = self.err.q.val();
         self.tok.d.next = self.tok.q.val();
         self.need.d.next = self.need.q.val();
+        self.nd.d.next = self.nd.q.val();
+        self.caddr.d.next = self.caddr.q.val();
+        self.rend.d.next = self.rend.q.val();
+        self.nr.d.next = self.nr.q.val();
+        self.nsw.d.next = self.nsw.q.val();
+        self.nf.d.next = self.nf.q.val();
+        self.nsr.d.next = self.nsr.q.val();
+        self.capr.d.next = self.capr.q.val();
+        self.hs.d.next = self.hs.q.val();
         self.hh.d.next = self.hh.q.val();
         self.si.d.next = self.si.q.val();
         self.lay.d.next = self.lay.q.val();
@@ -715,7 +787,7 @@ impl Logic for OakenMmu {
         self.m_fill.wdata.next = self.k_zero.val();
         self.m_cnt.en.next = false;
         self.m_cnt.we.next = false;
-        self.m_cnt.addr.next = self.mul_c.y.val();
+        self.m_cnt.addr.next = self.caddr.q.val();
         self.m_cnt.wdata.next = self.k_zero_cw.val();
         self.m_fl.en.next = false;
         self.m_fl.we.next = false;
@@ -780,11 +852,13 @@ impl Logic for OakenMmu {
         self.is_meta.next = self.si.q.val() == self.k_zero.val();
         self.is_dense.next = self.si.q.val().get_bit(0);
         self.is_sparse.next = !self.is_meta.val() & !self.is_dense.val();
-        self.hs.next = self.k_zero.val();
-        if !self.is_meta.val() {
-            self.hs.next = (self.si.q.val() - self.k_one.val()) >> self.k_one.val();
+        // the head of the stream after this one (NEXT): a read's head, else
+        // that of stream si + 1, (si + 1 - 1) / 2
+        self.hs_nx.next = self.si.q.val() >> self.k_one.val();
+        if self.c_op.q.val() == self.k_op_r.val() {
+            self.hs_nx.next = self.c_head.q.val();
         }
-        self.mul_hs.x.next = bit_cast::<MA, D>(self.hs.val());
+        self.mul_hs.x.next = bit_cast::<MA, D>(self.hs.q.val());
         self.s_pbase.next = self.rowb.q.val();
         if self.is_dense.val() {
             self.s_pbase.next = self.rowb.q.val() + self.k_cm.val() + self.mul_hs.y.val();
@@ -792,19 +866,35 @@ impl Logic for OakenMmu {
         if self.is_sparse.val() {
             self.s_pbase.next = self.rowb.q.val() + self.k_cm.val() + self.mul_hs.y.val() + self.k_cd.val();
         }
-        // head whose counts are summed or stored
-        self.hsel.next = self.hh.q.val();
-        if self.st.q.val() == self.k_st[7].val() {
-            self.hsel.next = self.hs.val();
-        }
+        // Count sums per head (a running sum over the head's segments,
+        // restarted at each head: the head is a constant per count, so no
+        // adder waits for a head select), then selected: head hsel's sum and
+        // counts word (W_NEED: the next head, hh + 1; W_COUNTS: hh), and head
+        // hs_nx's sum (for the next stream, loaded in NEXT).
         self.nsum.next = self.k_zero.val();
+        self.nsum_s.next = self.k_zero.val();
+        self.run.next = self.k_zero.val();
         self.cw.next = self.k_zero_cw.val();
         self.ctmp.next = bit_cast::<8, D>(self.k_zero.val());
+        self.hsel.next = self.hh.q.val();
+        if self.st.q.val() == self.k_st[5].val() {
+            self.hsel.next = self.hh.q.val() + self.k_one.val();
+        }
         for i in 0..self._nc {
+            // casts cannot name the loop index: go through a temporary
+            self.ctmp.next = self.c_cnt[i].q.val();
+            if self.k_first[i].val() {
+                self.run.next = bit_cast::<D, 8>(self.ctmp.val());
+            } else {
+                self.run.next = self.run.val() + bit_cast::<D, 8>(self.ctmp.val());
+            }
+            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hsel.val()) {
+                self.nsum.next = self.run.val();
+            }
+            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hs_nx.val()) {
+                self.nsum_s.next = self.run.val();
+            }
             if self.k_head_of[i].val() == self.hsel.val() {
-                // casts cannot name the loop index: go through a temporary
-                self.ctmp.next = self.c_cnt[i].q.val();
-                self.nsum.next = self.nsum.val() + bit_cast::<D, 8>(self.ctmp.val());
                 self.cw.next = self.cw.val() | (bit_cast::<CW, 8>(self.ctmp.val()) << self.k_byte_sh[i].val());
             }
         }
@@ -814,11 +904,24 @@ impl Logic for OakenMmu {
         self.mul_td.x.next = self.tok.q.val();
         self.fm.next = self.mul_tm.y.val();
         self.fd.next = self.mul_td.y.val();
-        self.need_m.next = ((self.fm.val() + self.k_mb.val() + self.k_pb1.val()) >> self.k_lpb.val())
-            - ((self.fm.val() + self.k_pb1.val()) >> self.k_lpb.val());
-        self.need_d.next = ((self.fd.val() + self.k_db.val() + self.k_pb1.val()) >> self.k_lpb.val())
-            - ((self.fd.val() + self.k_pb1.val()) >> self.k_lpb.val());
-        self.mul_hn.x.next = self.need_d.val();
+        // pages a stream of fill f takes for b more bytes:
+        // ceil((f + b) / pb) - ceil(f / pb) = ceil((r + b) / pb) - (r != 0),
+        // r = f mod pb: only the offset in the last page matters
+        self.off_m.next = self.fm.val() & self.k_pb1.val();
+        self.need_m.next = (self.off_m.val() + self.k_mb.val() + self.k_pb1.val()) >> self.k_lpb.val();
+        if self.off_m.val() != self.k_zero.val() {
+            self.need_m.next = self.need_m.val() - self.k_one.val();
+        }
+        self.off_d.next = self.fd.val() & self.k_pb1.val();
+        self.need_d.next = (self.off_d.val() + self.k_db.val() + self.k_pb1.val()) >> self.k_lpb.val();
+        if self.off_d.val() != self.k_zero.val() {
+            self.need_d.next = self.need_d.val() - self.k_one.val();
+        }
+        self.off_f.next = self.fill_rd.val() & self.k_pb1.val();
+        self.need_f.next = (self.off_f.val() + self.nsw.q.val() + self.k_pb1.val()) >> self.k_lpb.val();
+        if self.off_f.val() != self.k_zero.val() {
+            self.need_f.next = self.need_f.val() - self.k_one.val();
+        }
 
         // row index of (slot, layer); its page-table row and fills/counts bases
         self.mul_l.x.next = self.slot.q.val();
@@ -828,9 +931,10 @@ impl Logic for OakenMmu {
         }
         self.mul_row.x.next = bit_cast::<MA, D>(self.sl.q.val());
         self.mul_h.x.next = bit_cast::<MA, D>(self.sl.q.val());
-        self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
-        if self.c_op.q.val() == self.k_op_w.val() {
-            self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.hh.q.val());
+        // counts of (row, head, token 0): a read's head, a write's head 0
+        self.mul_c.x.next = self.fb.q.val();
+        if self.c_op.q.val() == self.k_op_r.val() {
+            self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
         }
 
         // the stream's old fill and the token's bytes in it
@@ -841,7 +945,7 @@ impl Logic for OakenMmu {
         if self.is_sparse.val() {
             self.fill_old.next = self.fill_rd.val();
         }
-        self.nb.next = self.nsum.val();
+        self.nb.next = self.nsr.q.val();
         if self.is_meta.val() {
             self.nb.next = self.k_mb.val();
         }
@@ -870,11 +974,20 @@ impl Logic for OakenMmu {
         if self.rem.val() < self.room.val() {
             self.n.next = self.rem.val();
         }
-        self.cap4k.next = self.k_4k.val() - (self.ra.q.val() & self.k_4k1.val());
-        self.capb.next = self.k_maxb.val() - (self.ra.q.val() & self.k_bus1.val());
+        // the burst cap (spec §10.7) at the two places a pending range can
+        // start: the piece (phys) and the end of the burst being emitted
+        self.cap4k.next = self.k_4k.val() - (self.phys.val() & self.k_4k1.val());
+        self.capb.next = self.k_maxb.val() - (self.phys.val() & self.k_bus1.val());
         self.cap.next = self.cap4k.val();
         if self.capb.val() < self.cap4k.val() {
             self.cap.next = self.capb.val();
+        }
+        self.ra_c.next = self.ra.q.val() + self.capr.q.val();
+        self.cap4k_c.next = self.k_4k.val() - (self.ra_c.val() & self.k_4k1.val());
+        self.capb_c.next = self.k_maxb.val() - (self.ra_c.val() & self.k_bus1.val());
+        self.cap_c.next = self.cap4k_c.val();
+        if self.capb_c.val() < self.cap4k_c.val() {
+            self.cap_c.next = self.capb_c.val();
         }
         self.head_nx.next = self.fl_head.q.val() + self.k_one16.val();
         if self.fl_head.q.val() == self.k_np1.val() {
@@ -895,8 +1008,8 @@ impl Logic for OakenMmu {
         self.e_status.next = self.k_ok.val();
         self.e_full.next = false;
         self.commit_open.next = false;
+        self.need_t.next = self.k_zero.val();
         self.do_merge.next = false;
-        self.tmp.next = self.k_zero.val();
 
         // ---------------- the command state machine ----------------
         if self.st.q.val() == self.k_st[0].val() {
@@ -971,6 +1084,8 @@ impl Logic for OakenMmu {
             self.rowb.d.next = self.mul_row.y.val();
             self.fb.en.next = true;
             self.fb.d.next = self.mul_h.y.val();
+            self.hh.en.next = true;
+            self.hh.d.next = self.k_zero.val();
             self.st.en.next = true;
             self.st.d.next = self.k_st[4].val();
             if self.tok_rd.val() >= self.k_msl.val() {
@@ -979,21 +1094,29 @@ impl Logic for OakenMmu {
                 self.st.d.next = self.k_st[23].val();
             }
         } else if self.st.q.val() == self.k_st[4].val() {
-            // W_NEED0: pages of the metadata and dense streams; read sparse fill 0
+            // W_NEED0: pages of the metadata stream (those of each dense stream
+            // are added per head); head 0's count sum; read sparse fill 0
             self.need.en.next = true;
-            self.need.d.next = self.need_m.val() + self.mul_hn.y.val();
-            self.hh.en.next = true;
-            self.hh.d.next = self.k_zero.val();
+            self.need.d.next = self.need_m.val();
+            self.nd.en.next = true;
+            self.nd.d.next = self.need_d.val();
+            self.nf.en.next = true;
+            self.nf.d.next = self.k_zero.val();
+            self.nsw.en.next = true;
+            self.nsw.d.next = self.nsum.val();
             self.m_fill.en.next = true;
             self.m_fill.addr.next = self.fb.q.val();
             self.st.en.next = true;
             self.st.d.next = self.k_st[5].val();
         } else if self.st.q.val() == self.k_st[5].val() {
-            // W_NEED: pages of sparse stream hh; read the next fill
-            self.tmp.next = self.fill_rd.val() + self.nsum.val() + self.k_pb1.val();
+            // W_NEED: pages of dense stream hh and sparse stream hh (into nf,
+            // summed into need a cycle later); the next head's count sum and fill
+            self.nf.en.next = true;
+            self.nf.d.next = self.nd.q.val() + self.need_f.val();
             self.need.en.next = true;
-            self.need.d.next = self.need.q.val() + (self.tmp.val() >> self.k_lpb.val())
-                - ((self.fill_rd.val() + self.k_pb1.val()) >> self.k_lpb.val());
+            self.need.d.next = self.need.q.val() + self.nf.q.val();
+            self.nsw.en.next = true;
+            self.nsw.d.next = self.nsum.val();
             self.hh.en.next = true;
             self.hh.d.next = self.hh.q.val() + self.k_one.val();
             if self.hh.q.val() == self.k_h1.val() {
@@ -1006,16 +1129,19 @@ impl Logic for OakenMmu {
         } else if self.st.q.val() == self.k_st[6].val() {
             // W_CHECK: OutOfPages, else commit
             self.st.en.next = true;
-            if self.need.q.val() > self.fl_cnt.q.val() {
+            self.need_t.next = self.need.q.val() + self.nf.q.val();
+            if self.need_t.val() > self.fl_cnt.q.val() {
                 self.err.en.next = true;
                 self.err.d.next = self.k_err_pages.val();
                 self.st.d.next = self.k_st[23].val();
             } else {
                 self.commit_open.next = self.opened.q.val();
                 self.ptot.en.next = true;
-                self.ptot.d.next = self.need.q.val();
+                self.ptot.d.next = self.need_t.val();
                 self.si.en.next = true;
                 self.si.d.next = self.k_zero.val();
+                self.hs.en.next = true;
+                self.hs.d.next = self.k_zero.val();
                 self.st.d.next = self.k_st[7].val();
             }
         } else if self.st.q.val() == self.k_st[7].val() {
@@ -1041,7 +1167,7 @@ impl Logic for OakenMmu {
                 if self.is_sparse.val() {
                     self.m_fill.en.next = true;
                     self.m_fill.we.next = true;
-                    self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.hs.val());
+                    self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.hs.q.val());
                     self.m_fill.wdata.next = self.fill_old.val() + self.nb.val();
                 }
                 if self.nb.val() == self.k_zero.val() {
@@ -1066,7 +1192,10 @@ impl Logic for OakenMmu {
                 }
             }
         } else if self.st.q.val() == self.k_st[8].val() {
-            // FETCH: the page of virtual page j, held or popped (§10.4, §10.5 step 1)
+            // FETCH: the page of virtual page j, held or popped (§10.4, §10.5 step 1),
+            // and the length of its piece
+            self.nr.en.next = true;
+            self.nr.d.next = self.n.val();
             self.newp.en.next = true;
             self.st.en.next = true;
             self.st.d.next = self.k_st[9].val();
@@ -1103,17 +1232,21 @@ impl Logic for OakenMmu {
             self.do_merge.next = true;
         } else if self.st.q.val() == self.k_st[11].val() {
             // CUT: emit every whole burst of the pending range
-            if self.rl.q.val() >= self.cap.val() {
+            if self.rl.q.val() >= self.capr.q.val() {
                 if self.can_emit.val() {
                     self.e_go.next = true;
-                    self.e_len.next = bit_cast::<LEN_BITS, D>(self.cap.val());
+                    self.e_len.next = bit_cast::<LEN_BITS, D>(self.capr.q.val());
                     self.ra.en.next = true;
-                    self.ra.d.next = self.ra.q.val() + self.cap.val();
+                    self.ra.d.next = self.ra_c.val();
+                    self.capr.en.next = true;
+                    self.capr.d.next = self.cap_c.val();
                     self.rl.en.next = true;
-                    self.rl.d.next = self.rl.q.val() - self.cap.val();
+                    self.rl.d.next = self.rl.q.val() - self.capr.q.val();
                 }
             } else if self.voff.q.val() < self.v1.q.val() {
                 // the next virtual page, fetched as in FETCH
+                self.nr.en.next = true;
+                self.nr.d.next = self.n.val();
                 self.j.en.next = true;
                 self.j.d.next = self.j.q.val() + self.k_one.val();
                 self.newp.en.next = true;
@@ -1150,7 +1283,11 @@ impl Logic for OakenMmu {
             self.si.en.next = true;
             self.si.d.next = self.si.q.val() + self.k_one.val();
             self.st.d.next = self.k_st[7].val();
-            // the next stream's fill, for START (used if it is sparse)
+            // the next stream's head, its count sum, and its fill, for START (used if it is sparse)
+            self.hs.en.next = true;
+            self.hs.d.next = self.hs_nx.val();
+            self.nsr.en.next = true;
+            self.nsr.d.next = self.nsum_s.val();
             self.m_fill.en.next = true;
             self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.si.q.val() >> self.k_one.val());
             if self.c_op.q.val() == self.k_op_r.val() {
@@ -1169,6 +1306,8 @@ impl Logic for OakenMmu {
                 self.m_fill.en.next = false;
                 self.hh.en.next = true;
                 self.hh.d.next = self.k_zero.val();
+                self.caddr.en.next = true;
+                self.caddr.d.next = self.mul_c.y.val() + bit_cast::<MA, D>(self.tok.q.val());
                 if self.freeing.val() {
                     self.st.d.next = self.k_st[21].val();
                 } else {
@@ -1176,11 +1315,12 @@ impl Logic for OakenMmu {
                 }
             }
         } else if self.st.q.val() == self.k_st[13].val() {
-            // W_COUNTS: head hh's counts at the token index
+            // W_COUNTS: head hh's counts at the token index (caddr), then the next head's
             self.m_cnt.en.next = true;
             self.m_cnt.we.next = true;
-            self.m_cnt.addr.next = self.mul_c.y.val() + bit_cast::<MA, D>(self.tok.q.val());
             self.m_cnt.wdata.next = self.cw.val();
+            self.caddr.en.next = true;
+            self.caddr.d.next = self.caddr.q.val() + self.k_msl48.val();
             self.hh.en.next = true;
             self.hh.d.next = self.hh.q.val() + self.k_one.val();
             if self.hh.q.val() == self.k_h1.val() {
@@ -1205,6 +1345,8 @@ impl Logic for OakenMmu {
             self.fb.d.next = self.mul_h.y.val();
             self.si.en.next = true;
             self.si.d.next = self.k_zero.val();
+            self.hs.en.next = true;
+            self.hs.d.next = self.k_zero.val();
             self.st.en.next = true;
             self.st.d.next = self.k_st[7].val();
         } else if self.st.q.val() == self.k_st[16].val() {
@@ -1215,6 +1357,8 @@ impl Logic for OakenMmu {
             } else {
                 self.m_cnt.en.next = true;
                 self.m_cnt.addr.next = self.mul_c.y.val();
+                self.caddr.en.next = true;
+                self.caddr.d.next = self.mul_c.y.val() + self.k_one48.val();
                 self.st.d.next = self.k_st[17].val();
             }
         } else if self.st.q.val() == self.k_st[17].val() {
@@ -1230,8 +1374,8 @@ impl Logic for OakenMmu {
                     self.st.d.next = self.k_st[22].val();
                 } else {
                     self.m_cnt.en.next = true;
-                    self.m_cnt.addr.next =
-                        self.mul_c.y.val() + bit_cast::<MA, D>(self.t.q.val() + self.k_one.val());
+                    self.caddr.en.next = true;
+                    self.caddr.d.next = self.caddr.q.val() + self.k_one48.val();
                 }
             }
         } else if self.st.q.val() == self.k_st[18].val() {
@@ -1244,6 +1388,8 @@ impl Logic for OakenMmu {
             self.fb.d.next = self.mul_h.y.val();
             self.si.en.next = true;
             self.si.d.next = self.k_zero.val();
+            self.hs.en.next = true;
+            self.hs.d.next = self.k_zero.val();
             self.st.en.next = true;
             self.st.d.next = self.k_st[7].val();
         } else if self.st.q.val() == self.k_st[19].val() {
@@ -1324,30 +1470,39 @@ impl Logic for OakenMmu {
         // range, or flush it (one burst: it is shorter than a whole one) and
         // start a new range at the piece
         if self.do_merge.val() {
+            // the pending range ends at phys + nr whatever the case
+            self.rend.d.next = self.phys.val() + self.nr.q.val();
             if self.rl.q.val() == self.k_zero.val() {
                 self.ra.en.next = true;
                 self.ra.d.next = self.phys.val();
+                self.capr.en.next = true;
+                self.capr.d.next = self.cap.val();
                 self.rl.en.next = true;
-                self.rl.d.next = self.n.val();
+                self.rend.en.next = true;
+                self.rl.d.next = self.nr.q.val();
                 self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.n.val();
+                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[11].val();
-            } else if self.ra.q.val() + self.rl.q.val() == self.phys.val() {
+            } else if self.rend.q.val() == self.phys.val() {
                 self.rl.en.next = true;
-                self.rl.d.next = self.rl.q.val() + self.n.val();
+                self.rend.en.next = true;
+                self.rl.d.next = self.rl.q.val() + self.nr.q.val();
                 self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.n.val();
+                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[11].val();
             } else if self.can_emit.val() {
                 self.e_go.next = true;
                 self.ra.en.next = true;
                 self.ra.d.next = self.phys.val();
+                self.capr.en.next = true;
+                self.capr.d.next = self.cap.val();
                 self.rl.en.next = true;
-                self.rl.d.next = self.n.val();
+                self.rend.en.next = true;
+                self.rl.d.next = self.nr.q.val();
                 self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.n.val();
+                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[11].val();
             }
