@@ -206,6 +206,7 @@ pub struct OakenMmu {
     hh: Reg<Bits<D>>,
     si: Reg<Bits<D>>,
     lay: Reg<Bits<D>>,
+    /// Page-table address of virtual page j of the current stream.
     pbase: Reg<Bits<MA>>,
     v1: Reg<Bits<D>>,
     voff: Reg<Bits<D>>,
@@ -779,7 +780,7 @@ impl Logic for OakenMmu {
         self.m_tok.clock.next = self.clock.val();
         self.m_pt.en.next = false;
         self.m_pt.we.next = false;
-        self.m_pt.addr.next = self.pbase.q.val() + bit_cast::<MA, D>(self.j.q.val());
+        self.m_pt.addr.next = self.pbase.q.val();
         self.m_pt.wdata.next = bit_cast::<16, D>(self.pgr.q.val());
         self.m_fill.en.next = false;
         self.m_fill.we.next = false;
@@ -1164,6 +1165,7 @@ impl Logic for OakenMmu {
                 self.voff.d.next = self.fill_old.val();
                 self.v1.d.next = self.fill_old.val() + self.nb.val();
                 self.j.d.next = self.fill_old.val() >> self.k_lpb.val();
+                self.pbase.d.next = self.s_pbase.val() + bit_cast::<MA, D>(self.fill_old.val() >> self.k_lpb.val());
                 if self.is_sparse.val() {
                     self.m_fill.en.next = true;
                     self.m_fill.we.next = true;
@@ -1247,6 +1249,8 @@ impl Logic for OakenMmu {
                 // the next virtual page, fetched as in FETCH
                 self.nr.en.next = true;
                 self.nr.d.next = self.n.val();
+                self.pbase.en.next = true;
+                self.pbase.d.next = self.pbase.q.val() + self.k_one48.val();
                 self.j.en.next = true;
                 self.j.d.next = self.j.q.val() + self.k_one.val();
                 self.newp.en.next = true;
@@ -1254,7 +1258,7 @@ impl Logic for OakenMmu {
                 self.st.d.next = self.k_st[9].val();
                 if self.j.q.val() + self.k_one.val() < self.held.q.val() {
                     self.m_pt.en.next = true;
-                    self.m_pt.addr.next = self.pbase.q.val() + bit_cast::<MA, D>(self.j.q.val() + self.k_one.val());
+                    self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
                     self.newp.d.next = false;
                 } else {
                     self.m_fl.en.next = true;
@@ -1415,12 +1419,14 @@ impl Logic for OakenMmu {
             self.ptot.d.next = self.ptot.q.val() + self.k_one.val();
             self.j.en.next = true;
             self.j.d.next = self.j.q.val() + self.k_one.val();
+            self.pbase.en.next = true;
+            self.pbase.d.next = self.pbase.q.val() + self.k_one48.val();
             if self.j.q.val() + self.k_one.val() == self.held.q.val() {
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[12].val();
             } else {
                 self.m_pt.en.next = true;
-                self.m_pt.addr.next = self.pbase.q.val() + bit_cast::<MA, D>(self.j.q.val() + self.k_one.val());
+                self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
             }
         } else if self.st.q.val() == self.k_st[21].val() {
             // F_NEXTL: the next layer, or the slot is freed
