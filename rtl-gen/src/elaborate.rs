@@ -69,18 +69,50 @@ fn conns_are_sliced(raw: &[RawPort], name: &str) -> bool {
     raw.iter().any(|r| r.base == name && r.index.is_some())
 }
 
+/// A memory of the unit, its own Verilog module (the SRAM swap point).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Memory {
+    /// Its role in the unit.
+    pub name: String,
+    /// The Verilog module holding the storage.
+    pub module: String,
+    /// Words.
+    pub depth: usize,
+    /// Bits per word.
+    pub width: usize,
+    /// depth * width.
+    pub bits: u64,
+}
+
 pub struct Elaborated {
     pub verilog: String,
     pub ports: Vec<Port>,
+    /// Memories (none for most units).
+    pub memories: Vec<Memory>,
 }
 
 /// `docs` maps port names to one-line descriptions; every port needs one.
 /// Any panic inside rust-hdl or a block's construction is turned into an
 /// error: rtl-gen reports, it never crashes on a user.
 pub fn elaborate<B: Block>(block: B, module: &str, docs: &[(&str, &str)]) -> Result<Elaborated, GenError> {
+    elaborate_with(block, module, docs, &[])
+}
+
+/// `elaborate`, with the top-level width of some scalar ports set apart
+/// from the core's: `(port, width)`. An output narrower than its core port
+/// takes the core's low bits (the unit guarantees the rest are 0), a wider
+/// one is zero-extended; an input is truncated or zero-extended into the
+/// core. For ports whose width is a parameter (an address width) while
+/// rust-hdl's widths are fixed at compile time.
+pub fn elaborate_with<B: Block>(
+    block: B,
+    module: &str,
+    docs: &[(&str, &str)],
+    widths: &[(&str, usize)],
+) -> Result<Elaborated, GenError> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| elaborate_inner(block, module, docs)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| elaborate_inner(block, module, docs, widths)));
     std::panic::set_hook(hook);
     match r {
         Ok(r) => r,
@@ -95,7 +127,12 @@ pub fn elaborate<B: Block>(block: B, module: &str, docs: &[(&str, &str)]) -> Res
     }
 }
 
-fn elaborate_inner<B: Block>(mut block: B, module: &str, docs: &[(&str, &str)]) -> Result<Elaborated, GenError> {
+fn elaborate_inner<B: Block>(
+    mut block: B,
+    module: &str,
+    docs: &[(&str, &str)],
+    widths: &[(&str, usize)],
+) -> Result<Elaborated, GenError> {
     block.connect_all();
     check_all(&block).map_err(|e| GenError(format!("internal: rust-hdl check failed for {module}: {e:?}")))?;
     let raw = generate_verilog_unchecked(&block);
@@ -108,6 +145,8 @@ fn elaborate_inner<B: Block>(mut block: B, module: &str, docs: &[(&str, &str)]) 
     block.accept("top", &mut probe);
     let mut ports: Vec<Port> = Vec::new();
     let mut conns: Vec<String> = Vec::new();
+    // resized ports: (declaration, assignment) in the wrapper
+    let mut glue: Vec<String> = Vec::new();
     for rp in &probe.ports {
         let pos = ports.iter().position(|p| p.name == rp.base);
         let p = match pos {
@@ -128,10 +167,31 @@ fn elaborate_inner<B: Block>(mut block: B, module: &str, docs: &[(&str, &str)]) 
                 let lo = i * rp.width;
                 conns.push(format!(".{}${}({}[{}:{}])", rp.base, i, rp.base, lo + rp.width - 1, lo));
             }
-            None => conns.push(format!(".{0}({0})", rp.base)),
+            None => match widths.iter().find(|(n, _)| *n == rp.base) {
+                Some(&(_, w)) if w != rp.width => {
+                    let (cw, inner) = (rp.width, format!("{}_core", rp.base));
+                    glue.push(format!("    wire [{}:0] {inner};", cw - 1));
+                    let (to, from, tw) = if rp.dir == Dir::Out { (rp.base.as_str(), inner.as_str(), w) } else { (inner.as_str(), rp.base.as_str(), cw) };
+                    let fw = if rp.dir == Dir::Out { cw } else { w };
+                    let rhs = if tw < fw { format!("{from}[{}:0]", tw - 1) } else { format!("{{{}'d0, {from}}}", tw - fw) };
+                    glue.push(format!("    assign {to} = {rhs};"));
+                    conns.push(format!(".{}({inner})", rp.base));
+                }
+                _ => conns.push(format!(".{0}({0})", rp.base)),
+            },
         }
         p.elements += 1;
         p.width += rp.width;
+        if rp.index.is_none() {
+            if let Some(&(_, w)) = widths.iter().find(|(n, _)| *n == rp.base) {
+                (p.width, p.element_width) = (w, w);
+            }
+        }
+    }
+    for (n, _) in widths {
+        if !probe.ports.iter().any(|r| r.base == *n && r.index.is_none()) {
+            return Err(GenError(format!("internal: {module} has no scalar port {n} to resize")));
+        }
     }
     let mut w = String::new();
     w.push_str(&format!("module {module} (\n"));
@@ -150,7 +210,11 @@ fn elaborate_inner<B: Block>(mut block: B, module: &str, docs: &[(&str, &str)]) 
         w.push_str(&format!("{d}{comma} // {}\n", p.doc));
     }
     w.push_str(");\n");
+    for g in &glue {
+        w.push_str(g);
+        w.push('\n');
+    }
     w.push_str(&format!("    {core} core (\n        {}\n    );\n", conns.join(",\n        ")));
     w.push_str(&format!("endmodule // {module}\n\n"));
-    Ok(Elaborated { verilog: format!("{w}{}", v.trim_start()), ports })
+    Ok(Elaborated { verilog: format!("{w}{}", v.trim_start()), ports, memories: Vec::new() })
 }

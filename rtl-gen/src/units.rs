@@ -1,6 +1,6 @@
 //! The unit registry: names, parameters, port descriptions and builders.
 
-use crate::elaborate::{elaborate, Elaborated};
+use crate::elaborate::{elaborate, elaborate_with, Elaborated, Memory};
 use crate::GenError;
 use hdl::prim::div_const::DivConstCeil;
 use hdl::prim::div_round::DivRound;
@@ -30,6 +30,12 @@ pub const UNITS: &[UnitInfo] = &[
         module: "oaken_dequantizer",
         summary: "Oaken dequantization engine: dense codes, COO list, metadata to FP16 tokens",
         spec: "§4",
+    },
+    UnitInfo {
+        name: "oaken-mmu",
+        module: "oaken_mmu",
+        summary: "Oaken MMU: paged KV placement, free list, merged and cut AXI4 burst descriptors",
+        spec: "§10",
     },
     UnitInfo {
         name: "zero-remove-shifter",
@@ -408,8 +414,49 @@ fn build_dequantizer(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
 }
 
+const MMU_DOCS: &[(&str, &str)] = &[
+    ("clock", "rising-edge clock"),
+    ("reset", "synchronous reset, active high: every slot empty, the free list 0 .. phys_pages - 1"),
+    ("cmd_valid", "command valid"),
+    ("cmd_ready", "command taken when cmd_valid and cmd_ready; low from a command until its status beat is out"),
+    ("cmd_op", "0 write, 1 read, 2 free (3: BadCommand)"),
+    ("cmd_seq", "sequence id"),
+    ("cmd_layer", "layer (write, read)"),
+    ("cmd_head", "head (read)"),
+    ("cmd_counts", "write: segment counts, counts[h*segments+s] at [8i+7:8i]"),
+    ("rsp_valid", "response beat valid"),
+    ("rsp_ready", "response beat taken when rsp_valid and rsp_ready"),
+    ("rsp_kind", "0 descriptor, 1 segment counts of one token (read), 2 status (the command's last beat)"),
+    ("rsp_stream", "descriptor: stream index (0 metadata, 1+2h dense h, 2+2h sparse h)"),
+    ("rsp_addr", "descriptor: physical byte address"),
+    ("rsp_len", "descriptor: length in bytes, 1..4096"),
+    ("rsp_token", "counts: token index; status: write token index, read token count"),
+    ("rsp_counts", "counts: the token's segment counts of the read head, segment s at [8s+7:8s]"),
+    ("rsp_status", "status: 0 ok, 1 BadCommand, 2 NoSlot, 3 SeqTooLong, 4 OutOfPages, 5 UnknownSeq, 6 DoubleFree"),
+    ("rsp_slot", "status (ok): the sequence's slot"),
+    ("rsp_opened", "status (ok write): the write opened the sequence"),
+    ("rsp_pages", "status (ok): pages taken (write) or returned (free)"),
+    ("rsp_last", "the status beat, last of the command's response"),
+];
+
+fn build_mmu(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::oaken::mmu::{MmuGeometry, OakenMmu};
+    let p: sim::oaken::mmu::MmuParams = parse("oaken-mmu", t)?;
+    p.check().map_err(|e| GenError(format!("oaken-mmu: {e}")))?;
+    let m = "oaken_mmu";
+    let memories = MmuGeometry::new(&p)
+        .memories(m)
+        .into_iter()
+        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .collect();
+    let mut e = elaborate_with(OakenMmu::new(&p, m), m, MMU_DOCS, &[("rsp_addr", p.addr_bits as usize)])?;
+    e.memories = memories;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: None })
+}
+
 pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
     match unit {
+        "oaken-mmu" => build_mmu(params),
         "oaken-quantizer" => build_quantizer(params),
         "oaken-dequantizer" => build_dequantizer(params),
         "zero-remove-shifter" => build_shifter(params),

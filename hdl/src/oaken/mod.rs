@@ -1,8 +1,9 @@
-//! Oaken (ISCA 2025) units: quantization engine and its parts.
+//! Oaken (ISCA 2025) units: quantization engine and its parts, the MMU.
 pub mod classify;
 pub mod dequantizer;
 pub mod encode_lane;
 pub mod extremes;
+pub mod mmu;
 pub mod quantizer;
 pub mod table;
 pub mod token_params;

@@ -1,0 +1,1593 @@
+//! Oaken memory management unit.
+//! Paper: Oaken (ISCA 2025) §5.2 "Memory management unit": (1) address and
+//! transfer-size management (dense and sparse management tables, pages
+//! allocated on demand from a free list), (2) read-write granularity and
+//! order (each token appended after the previous one, reads as maximal
+//! bursts). Spec: docs/spec.md §10 (behaviour), §10.11 (ports and timing).
+//! Model: sim/src/oaken/mmu.rs.
+//!
+//! One command at a time, as a state machine: decode (slot lookup, command
+//! checks), the error checks of §10.8 in their precedence (a write reads the
+//! token count and every sparse fill and counts the pages the whole token
+//! needs before anything changes), then the commit. Placement and read
+//! descriptors come from one stream walker: page by page over a stream's
+//! virtual range, each piece either merges with the pending contiguous range
+//! or flushes it, and the pending range is cut greedily into AXI4 bursts as
+//! soon as a whole burst is known (§10.7: cutting greedily from a range's
+//! start depends only on where the range starts and what remains, so
+//! emitting a full burst early gives the same bursts).
+//!
+//! Storage is five single-port memories (`prim::ram::SpRam`, each its own
+//! Verilog module, the SRAM swap points), none reset:
+//! - pages: every stream's page list, `S * (C_m + heads * (C_d + C_s))`
+//!   page numbers (the spec's dense table and sparse table pages);
+//! - fills: each sparse stream's fill, `S * heads` words;
+//! - counts: the segment counts, `S * heads * max_seq_len` words of
+//!   `segments` bytes;
+//! - free list: the FIFO's `phys_pages` entries;
+//! - tokens: each (slot, layer)'s token count, `S` words.
+//! Nothing reads a word it did not write since reset: a (slot, layer)'s
+//! token count and sparse fills count only while its valid bit (a register,
+//! cleared by reset and when a slot opens) is set; page lists and counts are
+//! read only below what the token count and fills say is held; a free-list
+//! entry that was never pushed since reset is its own index (a watermark
+//! register counts pushes), which is the reset content of §10.4.
+
+use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam, ValidBits};
+use crate::prim::reg::Reg;
+use rust_hdl::prelude::*;
+use sim::oaken::mmu::{MmuParams, AXI_BOUNDARY, AXI_MAX_BEATS};
+
+/// Datapath width: byte offsets, fills, physical addresses (all < 2^28
+/// because phys_pages * page_bytes <= 2^28), counters.
+pub const D: usize = 32;
+/// Memory address width (the largest table has fewer than 2^47 words).
+pub const MA: usize = 48;
+/// Counts-memory port: up to 64 segments of 8 bits.
+pub const CW: usize = 512;
+/// Response field widths (spec §10.11).
+pub const STREAM_BITS: usize = 10;
+pub const LEN_BITS: usize = 13;
+pub const TOKEN_BITS: usize = 17;
+pub const PAGES_BITS: usize = 17;
+
+/// Response beat kinds (`rsp_kind`).
+pub const KIND_DESC: u64 = 0;
+pub const KIND_COUNTS: u64 = 1;
+pub const KIND_STATUS: u64 = 2;
+
+/// Command opcodes (`cmd_op`); 3 is malformed (`BadCommand`).
+pub const OP_WRITE: u64 = 0;
+pub const OP_READ: u64 = 1;
+pub const OP_FREE: u64 = 2;
+
+/// Sizes of one MMU instance, derived from its parameters.
+#[derive(Clone, Debug)]
+pub struct MmuGeometry {
+    pub p: MmuParams,
+    pub segments: usize,
+    /// Sequence slots times layers: (slot, layer) rows.
+    pub rows: usize,
+    pub streams: usize,
+    /// Page-list capacities of the metadata, dense and sparse streams.
+    pub cap_m: u64,
+    pub cap_d: u64,
+    pub cap_s: u64,
+    /// Page-table words per (slot, layer).
+    pub row_words: u64,
+    pub page_bits: usize,
+    pub fill_bits: usize,
+    pub token_bits: usize,
+}
+
+fn clog2(n: u64) -> usize {
+    sim::oaken::mmu::clog2(n) as usize
+}
+
+impl MmuGeometry {
+    pub fn new(p: &MmuParams) -> MmuGeometry {
+        p.check().expect("parameters are checked by the generator");
+        let (cap_m, cap_d, cap_s) = (p.capacity(0), p.capacity(1), p.capacity(2));
+        MmuGeometry {
+            p: p.clone(),
+            segments: p.segments(),
+            rows: p.max_seqs * p.layers,
+            streams: p.streams(),
+            cap_m,
+            cap_d,
+            cap_s,
+            row_words: cap_m + p.heads as u64 * (cap_d + cap_s),
+            page_bits: clog2(p.phys_pages as u64).max(1),
+            fill_bits: clog2(p.max_seq_len as u64 * p.head_dim as u64 + 1),
+            token_bits: clog2(p.max_seq_len as u64 + 1),
+        }
+    }
+
+    /// The memories of an instance named `module` (spec §10.9 tables).
+    pub fn memories(&self, module: &str) -> Vec<MemInfo> {
+        let p = &self.p;
+        let m = |name: &str, depth: u64, width: usize| MemInfo {
+            module: format!("{module}_{name}_ram"),
+            name: name.to_string(),
+            depth: depth as usize,
+            width,
+        };
+        let rows = self.rows as u64;
+        let heads = p.heads as u64;
+        vec![
+            m("pages", rows * self.row_words, self.page_bits),
+            m("fills", rows * heads, self.fill_bits),
+            m("counts", rows * heads * p.max_seq_len as u64, 8 * self.segments),
+            m("free_list", p.phys_pages as u64, self.page_bits),
+            m("tokens", rows, self.token_bits),
+        ]
+    }
+}
+
+// States, `k_st[n]` (rust-hdl resolves an index only from a literal or a
+// loop variable, so the code names them by number):
+//    0 IDLE,   1 DECODE,   2 SLOT,   3 W_TOK,   4 W_NEED0,   5 W_NEED
+//    6 W_CHECK,   7 START,   8 FETCH,   9 PIECE,  10 MERGE,  11 CUT
+//   12 NEXT,  13 W_COUNTS,  14 W_TOKW,  15 R_TOK,  16 RC_FIRST,  17 RC_EMIT
+//   18 F_TOK,  19 F_RD,  20 F_PUSH,  21 F_NEXTL,  22 STATUS,  23 ERR
+const STATES: u64 = 24;
+
+#[derive(LogicBlock)]
+pub struct OakenMmu {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // ---- command channel ----
+    pub cmd_valid: Signal<In, Bit>,
+    pub cmd_ready: Signal<Out, Bit>,
+    pub cmd_op: Signal<In, Bits<2>>,
+    pub cmd_seq: Signal<In, Bits<16>>,
+    pub cmd_layer: Signal<In, Bits<8>>,
+    pub cmd_head: Signal<In, Bits<8>>,
+    pub cmd_counts: Vec<Signal<In, Bits<8>>>,
+    // ---- response channel ----
+    pub rsp_valid: Signal<Out, Bit>,
+    pub rsp_ready: Signal<In, Bit>,
+    pub rsp_kind: Signal<Out, Bits<2>>,
+    pub rsp_stream: Signal<Out, Bits<STREAM_BITS>>,
+    pub rsp_addr: Signal<Out, Bits<D>>,
+    pub rsp_len: Signal<Out, Bits<LEN_BITS>>,
+    pub rsp_token: Signal<Out, Bits<TOKEN_BITS>>,
+    pub rsp_counts: Vec<Signal<Out, Bits<8>>>,
+    pub rsp_status: Signal<Out, Bits<3>>,
+    pub rsp_slot: Signal<Out, Bits<8>>,
+    pub rsp_opened: Signal<Out, Bit>,
+    pub rsp_pages: Signal<Out, Bits<PAGES_BITS>>,
+    pub rsp_last: Signal<Out, Bit>,
+
+    // ---- memories ----
+    m_pt: SpRam<MA, 16>,
+    m_fill: SpRam<MA, D>,
+    m_cnt: SpRam<MA, CW>,
+    m_fl: SpRam<16, 16>,
+    m_tok: SpRam<16, D>,
+    // ---- constant multipliers ----
+    mul_l: MulConst<D>,
+    mul_row: MulConst<MA>,
+    mul_h: MulConst<MA>,
+    mul_tm: MulConst<D>,
+    mul_td: MulConst<D>,
+    mul_hs: MulConst<MA>,
+    mul_c: MulConst<MA>,
+
+    // ---- registers ----
+    rdy: Reg<Bit>,
+    st: Reg<Bits<5>>,
+    c_op: Reg<Bits<2>>,
+    c_seq: Reg<Bits<16>>,
+    c_layer: Reg<Bits<D>>,
+    c_head: Reg<Bits<D>>,
+    c_cnt: Vec<Reg<Bits<8>>>,
+    sid: Vec<Reg<Bits<16>>>,
+    sst: Vec<Reg<Bits<2>>>,
+    vld: ValidBits,
+    fl_head: Reg<Bits<16>>,
+    fl_tail: Reg<Bits<16>>,
+    fl_cnt: Reg<Bits<D>>,
+    fl_wm: Reg<Bits<D>>,
+    slot: Reg<Bits<D>>,
+    opened: Reg<Bit>,
+    sl: Reg<Bits<D>>,
+    err: Reg<Bits<3>>,
+    tok: Reg<Bits<D>>,
+    need: Reg<Bits<D>>,
+    nd: Reg<Bits<D>>,
+    caddr: Reg<Bits<MA>>,
+    rend: Reg<Bits<D>>,
+    nr: Reg<Bits<D>>,
+    nsw: Reg<Bits<D>>,
+    nf: Reg<Bits<D>>,
+    nsr: Reg<Bits<D>>,
+    hs: Reg<Bits<D>>,
+    hh: Reg<Bits<D>>,
+    si: Reg<Bits<D>>,
+    lay: Reg<Bits<D>>,
+    /// Page-table address of virtual page j of the current stream.
+    pbase: Reg<Bits<MA>>,
+    v1: Reg<Bits<D>>,
+    voff: Reg<Bits<D>>,
+    held: Reg<Bits<D>>,
+    j: Reg<Bits<D>>,
+    ra: Reg<Bits<D>>,
+    /// The burst cap at `ra`: min(4096 - ra mod 4096, 256 * bus_bytes - ra mod bus_bytes).
+    capr: Reg<Bits<D>>,
+    rl: Reg<Bits<D>>,
+    rowb: Reg<Bits<MA>>,
+    fb: Reg<Bits<MA>>,
+    pgr: Reg<Bits<D>>,
+    newp: Reg<Bit>,
+    fresh: Reg<Bit>,
+    headq: Reg<Bits<D>>,
+    t: Reg<Bits<D>>,
+    ptot: Reg<Bits<D>>,
+    o_v: Reg<Bit>,
+    o_kind: Reg<Bits<2>>,
+    o_stream: Reg<Bits<STREAM_BITS>>,
+    o_addr: Reg<Bits<D>>,
+    o_len: Reg<Bits<LEN_BITS>>,
+    o_token: Reg<Bits<TOKEN_BITS>>,
+    o_counts: Vec<Reg<Bits<8>>>,
+    o_status: Reg<Bits<3>>,
+    o_slot: Reg<Bits<8>>,
+    o_opened: Reg<Bit>,
+    o_pages: Reg<Bits<PAGES_BITS>>,
+    o_last: Reg<Bit>,
+
+    // ---- combinational ----
+    can_emit: Signal<Local, Bit>,
+    e_go: Signal<Local, Bit>,
+    e_kind: Signal<Local, Bits<2>>,
+    e_addr: Signal<Local, Bits<D>>,
+    e_len: Signal<Local, Bits<LEN_BITS>>,
+    e_token: Signal<Local, Bits<TOKEN_BITS>>,
+    e_status: Signal<Local, Bits<3>>,
+    e_full: Signal<Local, Bit>,
+    f_open: Signal<Local, Bit>,
+    i_open: Signal<Local, Bits<D>>,
+    f_freed: Signal<Local, Bit>,
+    f_empty: Signal<Local, Bit>,
+    i_empty: Signal<Local, Bits<D>>,
+    f_anyfreed: Signal<Local, Bit>,
+    i_anyfreed: Signal<Local, Bits<D>>,
+    cnt_bad: Signal<Local, Bit>,
+    layer_bad: Signal<Local, Bit>,
+    head_bad: Signal<Local, Bit>,
+    bad: Signal<Local, Bit>,
+    vld_sl: Signal<Local, Bit>,
+    is_meta: Signal<Local, Bit>,
+    is_dense: Signal<Local, Bit>,
+    is_sparse: Signal<Local, Bit>,
+    hs_nx: Signal<Local, Bits<D>>,
+    nsum: Signal<Local, Bits<D>>,
+    run: Signal<Local, Bits<D>>,
+    hsel: Signal<Local, Bits<D>>,
+    need_t: Signal<Local, Bits<D>>,
+    nsum_s: Signal<Local, Bits<D>>,
+    off_m: Signal<Local, Bits<D>>,
+    off_d: Signal<Local, Bits<D>>,
+    off_f: Signal<Local, Bits<D>>,
+    need_f: Signal<Local, Bits<D>>,
+    cw: Signal<Local, Bits<CW>>,
+    s_pbase: Signal<Local, Bits<MA>>,
+    sl_c: Signal<Local, Bits<D>>,
+    fm: Signal<Local, Bits<D>>,
+    fd: Signal<Local, Bits<D>>,
+    need_m: Signal<Local, Bits<D>>,
+    need_d: Signal<Local, Bits<D>>,
+    tok_rd: Signal<Local, Bits<D>>,
+    fill_rd: Signal<Local, Bits<D>>,
+    fill_old: Signal<Local, Bits<D>>,
+    nb: Signal<Local, Bits<D>>,
+    page: Signal<Local, Bits<D>>,
+    off: Signal<Local, Bits<D>>,
+    phys: Signal<Local, Bits<D>>,
+    room: Signal<Local, Bits<D>>,
+    rem: Signal<Local, Bits<D>>,
+    n: Signal<Local, Bits<D>>,
+    cap4k: Signal<Local, Bits<D>>,
+    capb: Signal<Local, Bits<D>>,
+    cap: Signal<Local, Bits<D>>,
+    ra_c: Signal<Local, Bits<D>>,
+    cap4k_c: Signal<Local, Bits<D>>,
+    capb_c: Signal<Local, Bits<D>>,
+    cap_c: Signal<Local, Bits<D>>,
+    head_nx: Signal<Local, Bits<16>>,
+    tail_nx: Signal<Local, Bits<16>>,
+    commit_open: Signal<Local, Bit>,
+    freeing: Signal<Local, Bit>,
+    do_merge: Signal<Local, Bit>,
+    pg_cur: Signal<Local, Bits<D>>,
+    ctmp: Signal<Local, Bits<8>>,
+
+    // ---- constants ----
+    k_st: Vec<Constant<Bits<5>>>,
+    k_op_w: Constant<Bits<2>>,
+    k_op_r: Constant<Bits<2>>,
+    k_op_f: Constant<Bits<2>>,
+    k_op_bad: Constant<Bits<2>>,
+    k_empty: Constant<Bits<2>>,
+    k_open: Constant<Bits<2>>,
+    k_freed: Constant<Bits<2>>,
+    k_kind_desc: Constant<Bits<2>>,
+    k_kind_counts: Constant<Bits<2>>,
+    k_kind_status: Constant<Bits<2>>,
+    k_slot: Vec<Constant<Bits<D>>>,
+    k_seglen: Vec<Constant<Bits<8>>>,
+    k_head_of: Vec<Constant<Bits<D>>>,
+    k_first: Vec<Constant<Bit>>,
+    k_last: Vec<Constant<Bit>>,
+    k_byte_sh: Vec<Constant<Bits<D>>>,
+    k_seg_sh: Vec<Constant<Bits<D>>>,
+    k_layers: Constant<Bits<D>>,
+    k_heads: Constant<Bits<D>>,
+    k_h1: Constant<Bits<D>>,
+    k_l1: Constant<Bits<D>>,
+    k_ns1: Constant<Bits<D>>,
+    k_msl: Constant<Bits<D>>,
+    k_mb: Constant<Bits<D>>,
+    k_db: Constant<Bits<D>>,
+    k_pb: Constant<Bits<D>>,
+    k_pb1: Constant<Bits<D>>,
+    k_lpb: Constant<Bits<D>>,
+    k_np: Constant<Bits<D>>,
+    k_np1: Constant<Bits<16>>,
+    k_cm: Constant<Bits<MA>>,
+    k_cd: Constant<Bits<MA>>,
+    k_msl48: Constant<Bits<MA>>,
+    k_one48: Constant<Bits<MA>>,
+    k_4k: Constant<Bits<D>>,
+    k_4k1: Constant<Bits<D>>,
+    k_maxb: Constant<Bits<D>>,
+    k_bus1: Constant<Bits<D>>,
+    k_ones: Constant<Bits<D>>,
+    k_zero: Constant<Bits<D>>,
+    k_one: Constant<Bits<D>>,
+    k_zero16: Constant<Bits<16>>,
+    k_one16: Constant<Bits<16>>,
+    k_zero_cw: Constant<Bits<CW>>,
+    k_err_bad: Constant<Bits<3>>,
+    k_err_noslot: Constant<Bits<3>>,
+    k_err_long: Constant<Bits<3>>,
+    k_err_pages: Constant<Bits<3>>,
+    k_err_unknown: Constant<Bits<3>>,
+    k_err_double: Constant<Bits<3>>,
+    k_ok: Constant<Bits<3>>,
+
+    _ms: usize,
+    _nc: usize,
+    _seg: usize,
+}
+
+impl OakenMmu {
+    /// The MMU for `p`, its memories named `<module>_<table>_ram`.
+    pub fn new(p: &MmuParams, module: &str) -> Self {
+        let g = MmuGeometry::new(p);
+        let mems = g.memories(module);
+        let ram = |k: usize| (&mems[k].module, &mems[k].name, mems[k].depth, mems[k].width);
+        fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
+            (0..n).map(|_| Reg::default()).collect()
+        }
+        fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
+            Constant::new(v.into())
+        }
+        let (ms, l, h, seg) = (p.max_seqs, p.layers, p.heads, g.segments);
+        let nc = h * seg;
+        let pb = p.page_bytes as u64;
+        assert!(addr_bits(g.rows) <= 16 && addr_bits(p.phys_pages) <= 16);
+        let (a, b, cc, d, e) = (ram(0), ram(1), ram(2), ram(3), ram(4));
+        OakenMmu {
+            clock: Default::default(),
+            reset: Default::default(),
+            cmd_valid: Default::default(),
+            cmd_ready: Default::default(),
+            cmd_op: Default::default(),
+            cmd_seq: Default::default(),
+            cmd_layer: Default::default(),
+            cmd_head: Default::default(),
+            cmd_counts: (0..nc).map(|_| Default::default()).collect(),
+            rsp_valid: Default::default(),
+            rsp_ready: Default::default(),
+            rsp_kind: Default::default(),
+            rsp_stream: Default::default(),
+            rsp_addr: Default::default(),
+            rsp_len: Default::default(),
+            rsp_token: Default::default(),
+            rsp_counts: (0..seg).map(|_| Default::default()).collect(),
+            rsp_status: Default::default(),
+            rsp_slot: Default::default(),
+            rsp_opened: Default::default(),
+            rsp_pages: Default::default(),
+            rsp_last: Default::default(),
+            m_pt: SpRam::new(a.0, a.1, a.2, a.3),
+            m_fill: SpRam::new(b.0, b.1, b.2, b.3),
+            m_cnt: SpRam::new(cc.0, cc.1, cc.2, cc.3),
+            m_fl: SpRam::new(d.0, d.1, d.2, d.3),
+            m_tok: SpRam::new(e.0, e.1, e.2, e.3),
+            mul_l: MulConst::new(l as u64),
+            mul_row: MulConst::new(g.row_words),
+            mul_h: MulConst::new(h as u64),
+            mul_tm: MulConst::new(p.meta_bytes as u64),
+            mul_td: MulConst::new(p.dense_bytes as u64),
+            mul_hs: MulConst::new(g.cap_d + g.cap_s),
+            mul_c: MulConst::new(p.max_seq_len as u64),
+            rdy: Reg::new(true),
+            st: Reg::default(),
+            c_op: Reg::default(),
+            c_seq: Reg::default(),
+            c_layer: Reg::default(),
+            c_head: Reg::default(),
+            c_cnt: regs(nc),
+            sid: regs(ms),
+            sst: regs(ms),
+            vld: ValidBits::new(&format!("{module}_row_valid"), g.rows, l),
+            fl_head: Reg::default(),
+            fl_tail: Reg::default(),
+            fl_cnt: Reg::new((p.phys_pages as u64).into()),
+            fl_wm: Reg::default(),
+            slot: Reg::default(),
+            opened: Reg::default(),
+            sl: Reg::default(),
+            err: Reg::default(),
+            tok: Reg::default(),
+            need: Reg::default(),
+            nd: Reg::default(),
+            caddr: Reg::default(),
+            rend: Reg::default(),
+            nr: Reg::default(),
+            nsw: Reg::default(),
+            nf: Reg::default(),
+            nsr: Reg::default(),
+            hs: Reg::default(),
+            hh: Reg::default(),
+            si: Reg::default(),
+            lay: Reg::default(),
+            pbase: Reg::default(),
+            v1: Reg::default(),
+            voff: Reg::default(),
+            held: Reg::default(),
+            j: Reg::default(),
+            ra: Reg::default(),
+            capr: Reg::new(AXI_BOUNDARY.min(AXI_MAX_BEATS * p.bus_bytes as u64).into()),
+            rl: Reg::default(),
+            rowb: Reg::default(),
+            fb: Reg::default(),
+            pgr: Reg::default(),
+            newp: Reg::default(),
+            fresh: Reg::default(),
+            headq: Reg::default(),
+            t: Reg::default(),
+            ptot: Reg::default(),
+            o_v: Reg::default(),
+            o_kind: Reg::default(),
+            o_stream: Reg::default(),
+            o_addr: Reg::default(),
+            o_len: Reg::default(),
+            o_token: Reg::default(),
+            o_counts: regs(seg),
+            o_status: Reg::default(),
+            o_slot: Reg::default(),
+            o_opened: Reg::default(),
+            o_pages: Reg::default(),
+            o_last: Reg::default(),
+            can_emit: Default::default(),
+            e_go: Default::default(),
+            e_kind: Default::default(),
+            e_addr: Default::default(),
+            e_len: Default::default(),
+            e_token: Default::default(),
+            e_status: Default::default(),
+            e_full: Default::default(),
+            f_open: Default::default(),
+            i_open: Default::default(),
+            f_freed: Default::default(),
+            f_empty: Default::default(),
+            i_empty: Default::default(),
+            f_anyfreed: Default::default(),
+            i_anyfreed: Default::default(),
+            cnt_bad: Default::default(),
+            layer_bad: Default::default(),
+            head_bad: Default::default(),
+            bad: Default::default(),
+            vld_sl: Default::default(),
+            is_meta: Default::default(),
+            is_dense: Default::default(),
+            is_sparse: Default::default(),
+            hs_nx: Default::default(),
+            nsum: Default::default(),
+            run: Default::default(),
+            hsel: Default::default(),
+            need_t: Default::default(),
+            nsum_s: Default::default(),
+            off_m: Default::default(),
+            off_d: Default::default(),
+            off_f: Default::default(),
+            need_f: Default::default(),
+            cw: Default::default(),
+            s_pbase: Default::default(),
+            sl_c: Default::default(),
+            fm: Default::default(),
+            fd: Default::default(),
+            need_m: Default::default(),
+            need_d: Default::default(),
+            tok_rd: Default::default(),
+            fill_rd: Default::default(),
+            fill_old: Default::default(),
+            nb: Default::default(),
+            page: Default::default(),
+            off: Default::default(),
+            phys: Default::default(),
+            room: Default::default(),
+            rem: Default::default(),
+            n: Default::default(),
+            cap4k: Default::default(),
+            capb: Default::default(),
+            cap: Default::default(),
+            ra_c: Default::default(),
+            cap4k_c: Default::default(),
+            capb_c: Default::default(),
+            cap_c: Default::default(),
+            head_nx: Default::default(),
+            tail_nx: Default::default(),
+            commit_open: Default::default(),
+            freeing: Default::default(),
+            do_merge: Default::default(),
+            pg_cur: Default::default(),
+            ctmp: Default::default(),
+            k_st: (0..STATES).map(c).collect(),
+            k_op_w: c(OP_WRITE),
+            k_op_r: c(OP_READ),
+            k_op_f: c(OP_FREE),
+            k_op_bad: c(3),
+            k_empty: c(0),
+            k_open: c(1),
+            k_freed: c(2),
+            k_kind_desc: c(KIND_DESC),
+            k_kind_counts: c(KIND_COUNTS),
+            k_kind_status: c(KIND_STATUS),
+            k_slot: (0..ms).map(|i| c(i as u64)).collect(),
+            k_seglen: (0..nc).map(|i| c(p.segment_len(i % seg) as u64)).collect(),
+            k_head_of: (0..nc).map(|i| c((i / seg) as u64)).collect(),
+            k_first: (0..nc).map(|i| Constant::new(i % seg == 0)).collect(),
+            k_last: (0..nc).map(|i| Constant::new(i % seg == seg - 1)).collect(),
+            k_byte_sh: (0..nc).map(|i| c(8 * (i % seg) as u64)).collect(),
+            k_seg_sh: (0..seg).map(|i| c(8 * i as u64)).collect(),
+            k_layers: c(l as u64),
+            k_heads: c(h as u64),
+            k_h1: c(h as u64 - 1),
+            k_l1: c(l as u64 - 1),
+            k_ns1: c(g.streams as u64 - 1),
+            k_msl: c(p.max_seq_len as u64),
+            k_mb: c(p.meta_bytes as u64),
+            k_db: c(p.dense_bytes as u64),
+            k_pb: c(pb),
+            k_pb1: c(pb - 1),
+            k_lpb: c(pb.trailing_zeros() as u64),
+            k_np: c(p.phys_pages as u64),
+            k_np1: c(p.phys_pages as u64 - 1),
+            k_cm: c(g.cap_m),
+            k_cd: c(g.cap_d),
+            k_msl48: c(p.max_seq_len as u64),
+            k_one48: c(1),
+            k_4k: c(AXI_BOUNDARY),
+            k_4k1: c(AXI_BOUNDARY - 1),
+            k_maxb: c(AXI_MAX_BEATS * p.bus_bytes as u64),
+            k_bus1: c(p.bus_bytes as u64 - 1),
+            k_ones: c(u32::MAX as u64),
+            k_zero: c(0),
+            k_one: c(1),
+            k_zero16: c(0),
+            k_one16: c(1),
+            k_zero_cw: Constant::new(Bits::<CW>::default()),
+            k_err_bad: c(1),
+            k_err_noslot: c(2),
+            k_err_long: c(3),
+            k_err_pages: c(4),
+            k_err_unknown: c(5),
+            k_err_double: c(6),
+            k_ok: c(0),
+            _ms: ms,
+            _nc: nc,
+            _seg: seg,
+        }
+    }
+}
+
+impl Logic for OakenMmu {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // ---------------- clocks, resets, register defaults ----------------
+        clock!(
+            self, clock, rdy, st, c_op, c_seq, c_layer, c_head, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
+            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, fresh, headq, t, ptot, o_v,
+            o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
+        );
+        self.rdy.reset.next = self.reset.val();
+        self.st.reset.next = self.reset.val();
+        self.c_op.reset.next = self.reset.val();
+        self.c_seq.reset.next = self.reset.val();
+        self.c_layer.reset.next = self.reset.val();
+        self.c_head.reset.next = self.reset.val();
+        self.fl_head.reset.next = self.reset.val();
+        self.fl_tail.reset.next = self.reset.val();
+        self.fl_cnt.reset.next = self.reset.val();
+        self.fl_wm.reset.next = self.reset.val();
+        self.slot.reset.next = self.reset.val();
+        self.opened.reset.next = self.reset.val();
+        self.sl.reset.next = self.reset.val();
+        self.err.reset.next = self.reset.val();
+        self.tok.reset.next = self.reset.val();
+        self.need.reset.next = self.reset.val();
+        self.nd.reset.next = self.reset.val();
+        self.caddr.reset.next = self.reset.val();
+        self.rend.reset.next = self.reset.val();
+        self.nr.reset.next = self.reset.val();
+        self.nsw.reset.next = self.reset.val();
+        self.nf.reset.next = self.reset.val();
+        self.nsr.reset.next = self.reset.val();
+        self.capr.reset.next = self.reset.val();
+        self.hs.reset.next = self.reset.val();
+        self.hh.reset.next = self.reset.val();
+        self.si.reset.next = self.reset.val();
+        self.lay.reset.next = self.reset.val();
+        self.pbase.reset.next = self.reset.val();
+        self.v1.reset.next = self.reset.val();
+        self.voff.reset.next = self.reset.val();
+        self.held.reset.next = self.reset.val();
+        self.j.reset.next = self.reset.val();
+        self.ra.reset.next = self.reset.val();
+        self.rl.reset.next = self.reset.val();
+        self.rowb.reset.next = self.reset.val();
+        self.fb.reset.next = self.reset.val();
+        self.pgr.reset.next = self.reset.val();
+        self.newp.reset.next = self.reset.val();
+        self.fresh.reset.next = self.reset.val();
+        self.headq.reset.next = self.reset.val();
+        self.t.reset.next = self.reset.val();
+        self.ptot.reset.next = self.reset.val();
+        self.o_v.reset.next = self.reset.val();
+        self.o_kind.reset.next = self.reset.val();
+        self.o_stream.reset.next = self.reset.val();
+        self.o_addr.reset.next = self.reset.val();
+        self.o_len.reset.next = self.reset.val();
+        self.o_token.reset.next = self.reset.val();
+        self.o_status.reset.next = self.reset.val();
+        self.o_slot.reset.next = self.reset.val();
+        self.o_opened.reset.next = self.reset.val();
+        self.o_pages.reset.next = self.reset.val();
+        self.o_last.reset.next = self.reset.val();
+
+        self.rdy.en.next = false;
+        self.st.en.next = false;
+        self.c_op.en.next = false;
+        self.c_seq.en.next = false;
+        self.c_layer.en.next = false;
+        self.c_head.en.next = false;
+        self.fl_head.en.next = false;
+        self.fl_tail.en.next = false;
+        self.fl_cnt.en.next = false;
+        self.fl_wm.en.next = false;
+        self.slot.en.next = false;
+        self.opened.en.next = false;
+        self.sl.en.next = false;
+        self.err.en.next = false;
+        self.tok.en.next = false;
+        self.need.en.next = false;
+        self.nd.en.next = false;
+        self.caddr.en.next = false;
+        self.rend.en.next = false;
+        self.nr.en.next = false;
+        self.nsw.en.next = false;
+        self.nf.en.next = false;
+        self.nsr.en.next = false;
+        self.capr.en.next = false;
+        self.hs.en.next = false;
+        self.hh.en.next = false;
+        self.si.en.next = false;
+        self.lay.en.next = false;
+        self.pbase.en.next = false;
+        self.v1.en.next = false;
+        self.voff.en.next = false;
+        self.held.en.next = false;
+        self.j.en.next = false;
+        self.ra.en.next = false;
+        self.rl.en.next = false;
+        self.rowb.en.next = false;
+        self.fb.en.next = false;
+        self.pgr.en.next = false;
+        self.newp.en.next = false;
+        self.fresh.en.next = false;
+        self.headq.en.next = false;
+        self.t.en.next = false;
+        self.ptot.en.next = false;
+
+        self.rdy.d.next = self.rdy.q.val();
+        self.st.d.next = self.st.q.val();
+        self.c_op.d.next = self.cmd_op.val();
+        self.c_seq.d.next = self.cmd_seq.val();
+        self.c_layer.d.next = bit_cast::<D, 8>(self.cmd_layer.val());
+        self.c_head.d.next = bit_cast::<D, 8>(self.cmd_head.val());
+        self.fl_head.d.next = self.fl_head.q.val();
+        self.fl_tail.d.next = self.fl_tail.q.val();
+        self.fl_cnt.d.next = self.fl_cnt.q.val();
+        self.fl_wm.d.next = self.fl_wm.q.val();
+        self.slot.d.next = self.slot.q.val();
+        self.opened.d.next = self.opened.q.val();
+        self.sl.d.next = self.sl.q.val();
+        self.err.d.next = self.err.q.val();
+        self.tok.d.next = self.tok.q.val();
+        self.need.d.next = self.need.q.val();
+        self.nd.d.next = self.nd.q.val();
+        self.caddr.d.next = self.caddr.q.val();
+        self.rend.d.next = self.rend.q.val();
+        self.nr.d.next = self.nr.q.val();
+        self.nsw.d.next = self.nsw.q.val();
+        self.nf.d.next = self.nf.q.val();
+        self.nsr.d.next = self.nsr.q.val();
+        self.capr.d.next = self.capr.q.val();
+        self.hs.d.next = self.hs.q.val();
+        self.hh.d.next = self.hh.q.val();
+        self.si.d.next = self.si.q.val();
+        self.lay.d.next = self.lay.q.val();
+        self.pbase.d.next = self.pbase.q.val();
+        self.v1.d.next = self.v1.q.val();
+        self.voff.d.next = self.voff.q.val();
+        self.held.d.next = self.held.q.val();
+        self.j.d.next = self.j.q.val();
+        self.ra.d.next = self.ra.q.val();
+        self.rl.d.next = self.rl.q.val();
+        self.rowb.d.next = self.rowb.q.val();
+        self.fb.d.next = self.fb.q.val();
+        self.pgr.d.next = self.pgr.q.val();
+        self.newp.d.next = self.newp.q.val();
+        self.fresh.d.next = self.fresh.q.val();
+        self.headq.d.next = self.headq.q.val();
+        self.t.d.next = self.t.q.val();
+        self.ptot.d.next = self.ptot.q.val();
+
+        for i in 0..self._nc {
+            self.c_cnt[i].clock.next = self.clock.val();
+            self.c_cnt[i].reset.next = self.reset.val();
+            self.c_cnt[i].en.next = false;
+            self.c_cnt[i].d.next = self.cmd_counts[i].val();
+        }
+        for k in 0..self._ms {
+            self.sid[k].clock.next = self.clock.val();
+            self.sid[k].reset.next = self.reset.val();
+            self.sid[k].en.next = false;
+            self.sid[k].d.next = self.c_seq.q.val();
+            self.sst[k].clock.next = self.clock.val();
+            self.sst[k].reset.next = self.reset.val();
+            self.sst[k].en.next = false;
+            self.sst[k].d.next = self.k_open.val();
+        }
+        self.vld.clock.next = self.clock.val();
+        self.vld.reset.next = self.reset.val();
+        self.vld.rd_row.next = bit_cast::<16, D>(self.sl.q.val());
+        self.vld.clr.next = false;
+        self.vld.clr_group.next = bit_cast::<16, D>(self.slot.q.val());
+        self.vld.set.next = false;
+        self.vld.set_row.next = bit_cast::<16, D>(self.sl.q.val());
+
+        // memories: idle unless a state below accesses them
+        self.m_pt.clock.next = self.clock.val();
+        self.m_fill.clock.next = self.clock.val();
+        self.m_cnt.clock.next = self.clock.val();
+        self.m_fl.clock.next = self.clock.val();
+        self.m_tok.clock.next = self.clock.val();
+        self.m_pt.en.next = false;
+        self.m_pt.we.next = false;
+        self.m_pt.addr.next = self.pbase.q.val();
+        self.m_pt.wdata.next = bit_cast::<16, D>(self.pgr.q.val());
+        self.m_fill.en.next = false;
+        self.m_fill.we.next = false;
+        self.m_fill.addr.next = self.fb.q.val();
+        self.m_fill.wdata.next = self.k_zero.val();
+        self.m_cnt.en.next = false;
+        self.m_cnt.we.next = false;
+        self.m_cnt.addr.next = self.caddr.q.val();
+        self.m_cnt.wdata.next = self.k_zero_cw.val();
+        self.m_fl.en.next = false;
+        self.m_fl.we.next = false;
+        self.m_fl.addr.next = self.fl_head.q.val();
+        self.m_fl.wdata.next = self.k_zero16.val();
+        self.m_tok.en.next = false;
+        self.m_tok.we.next = false;
+        self.m_tok.addr.next = bit_cast::<16, D>(self.sl.q.val());
+        self.m_tok.wdata.next = self.k_zero.val();
+
+        // ---------------- slot lookup and command checks (from the latched command) ----------------
+        self.f_open.next = false;
+        self.i_open.next = self.k_zero.val();
+        self.f_freed.next = false;
+        self.f_empty.next = false;
+        self.i_empty.next = self.k_zero.val();
+        self.f_anyfreed.next = false;
+        self.i_anyfreed.next = self.k_zero.val();
+        for k in 0..self._ms {
+            if (self.sst[k].q.val() == self.k_open.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
+                self.f_open.next = true;
+                self.i_open.next = self.k_slot[k].val();
+            }
+            if (self.sst[k].q.val() == self.k_freed.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
+                self.f_freed.next = true;
+            }
+            if !self.f_empty.val() & (self.sst[k].q.val() == self.k_empty.val()) {
+                self.f_empty.next = true;
+                self.i_empty.next = self.k_slot[k].val();
+            }
+            if !self.f_anyfreed.val() & (self.sst[k].q.val() == self.k_freed.val()) {
+                self.f_anyfreed.next = true;
+                self.i_anyfreed.next = self.k_slot[k].val();
+            }
+        }
+        self.cnt_bad.next = false;
+        for i in 0..self._nc {
+            if self.c_cnt[i].q.val() > self.k_seglen[i].val() {
+                self.cnt_bad.next = true;
+            }
+        }
+        self.layer_bad.next = self.c_layer.q.val() >= self.k_layers.val();
+        self.head_bad.next = self.c_head.q.val() >= self.k_heads.val();
+        self.bad.next = (self.c_op.q.val() == self.k_op_bad.val())
+            | ((self.c_op.q.val() == self.k_op_w.val()) & (self.layer_bad.val() | self.cnt_bad.val()))
+            | ((self.c_op.q.val() == self.k_op_r.val()) & (self.layer_bad.val() | self.head_bad.val()));
+        self.freeing.next = self.c_op.q.val() == self.k_op_f.val();
+
+        // valid bit of the current (slot, layer) row
+        self.vld_sl.next = self.vld.rd_q.val();
+        // memory words, read as 0 where not valid
+        self.tok_rd.next = self.k_zero.val();
+        if self.vld_sl.val() & !self.opened.q.val() {
+            self.tok_rd.next = self.m_tok.rdata.val();
+        }
+        self.fill_rd.next = self.k_zero.val();
+        if self.vld_sl.val() & !self.opened.q.val() {
+            self.fill_rd.next = self.m_fill.rdata.val();
+        }
+
+        // ---------------- current stream (from si) ----------------
+        self.is_meta.next = self.si.q.val() == self.k_zero.val();
+        self.is_dense.next = self.si.q.val().get_bit(0);
+        self.is_sparse.next = !self.is_meta.val() & !self.is_dense.val();
+        // the head of the stream after this one (NEXT): a read's head, else
+        // that of stream si + 1, (si + 1 - 1) / 2
+        self.hs_nx.next = self.si.q.val() >> self.k_one.val();
+        if self.c_op.q.val() == self.k_op_r.val() {
+            self.hs_nx.next = self.c_head.q.val();
+        }
+        self.mul_hs.x.next = bit_cast::<MA, D>(self.hs.q.val());
+        self.s_pbase.next = self.rowb.q.val();
+        if self.is_dense.val() {
+            self.s_pbase.next = self.rowb.q.val() + self.k_cm.val() + self.mul_hs.y.val();
+        }
+        if self.is_sparse.val() {
+            self.s_pbase.next = self.rowb.q.val() + self.k_cm.val() + self.mul_hs.y.val() + self.k_cd.val();
+        }
+        // Count sums per head (a running sum over the head's segments,
+        // restarted at each head: the head is a constant per count, so no
+        // adder waits for a head select), then selected: head hsel's sum and
+        // counts word (W_NEED: the next head, hh + 1; W_COUNTS: hh), and head
+        // hs_nx's sum (for the next stream, loaded in NEXT).
+        self.nsum.next = self.k_zero.val();
+        self.nsum_s.next = self.k_zero.val();
+        self.run.next = self.k_zero.val();
+        self.cw.next = self.k_zero_cw.val();
+        self.ctmp.next = bit_cast::<8, D>(self.k_zero.val());
+        self.hsel.next = self.hh.q.val();
+        if self.st.q.val() == self.k_st[5].val() {
+            self.hsel.next = self.hh.q.val() + self.k_one.val();
+        }
+        for i in 0..self._nc {
+            // casts cannot name the loop index: go through a temporary
+            self.ctmp.next = self.c_cnt[i].q.val();
+            if self.k_first[i].val() {
+                self.run.next = bit_cast::<D, 8>(self.ctmp.val());
+            } else {
+                self.run.next = self.run.val() + bit_cast::<D, 8>(self.ctmp.val());
+            }
+            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hsel.val()) {
+                self.nsum.next = self.run.val();
+            }
+            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hs_nx.val()) {
+                self.nsum_s.next = self.run.val();
+            }
+            if self.k_head_of[i].val() == self.hsel.val() {
+                self.cw.next = self.cw.val() | (bit_cast::<CW, 8>(self.ctmp.val()) << self.k_byte_sh[i].val());
+            }
+        }
+
+        // fills of the fixed-size streams and the pages they need per token
+        self.mul_tm.x.next = self.tok.q.val();
+        self.mul_td.x.next = self.tok.q.val();
+        self.fm.next = self.mul_tm.y.val();
+        self.fd.next = self.mul_td.y.val();
+        // pages a stream of fill f takes for b more bytes:
+        // ceil((f + b) / pb) - ceil(f / pb) = ceil((r + b) / pb) - (r != 0),
+        // r = f mod pb: only the offset in the last page matters
+        self.off_m.next = self.fm.val() & self.k_pb1.val();
+        self.need_m.next = (self.off_m.val() + self.k_mb.val() + self.k_pb1.val()) >> self.k_lpb.val();
+        if self.off_m.val() != self.k_zero.val() {
+            self.need_m.next = self.need_m.val() - self.k_one.val();
+        }
+        self.off_d.next = self.fd.val() & self.k_pb1.val();
+        self.need_d.next = (self.off_d.val() + self.k_db.val() + self.k_pb1.val()) >> self.k_lpb.val();
+        if self.off_d.val() != self.k_zero.val() {
+            self.need_d.next = self.need_d.val() - self.k_one.val();
+        }
+        self.off_f.next = self.fill_rd.val() & self.k_pb1.val();
+        self.need_f.next = (self.off_f.val() + self.nsw.q.val() + self.k_pb1.val()) >> self.k_lpb.val();
+        if self.off_f.val() != self.k_zero.val() {
+            self.need_f.next = self.need_f.val() - self.k_one.val();
+        }
+
+        // row index of (slot, layer); its page-table row and fills/counts bases
+        self.mul_l.x.next = self.slot.q.val();
+        self.sl_c.next = self.mul_l.y.val();
+        if !self.freeing.val() {
+            self.sl_c.next = self.mul_l.y.val() + self.c_layer.q.val();
+        }
+        self.mul_row.x.next = bit_cast::<MA, D>(self.sl.q.val());
+        self.mul_h.x.next = bit_cast::<MA, D>(self.sl.q.val());
+        // counts of (row, head, token 0): a read's head, a write's head 0
+        self.mul_c.x.next = self.fb.q.val();
+        if self.c_op.q.val() == self.k_op_r.val() {
+            self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
+        }
+
+        // the stream's old fill and the token's bytes in it
+        self.fill_old.next = self.fd.val();
+        if self.is_meta.val() {
+            self.fill_old.next = self.fm.val();
+        }
+        if self.is_sparse.val() {
+            self.fill_old.next = self.fill_rd.val();
+        }
+        self.nb.next = self.nsr.q.val();
+        if self.is_meta.val() {
+            self.nb.next = self.k_mb.val();
+        }
+        if self.is_dense.val() {
+            self.nb.next = self.k_db.val();
+        }
+
+        // page of the current piece: popped (fresh entries are their own index) or from the page list
+        self.page.next = bit_cast::<D, 16>(self.m_pt.rdata.val());
+        if self.newp.q.val() {
+            self.page.next = bit_cast::<D, 16>(self.m_fl.rdata.val());
+            if self.fresh.q.val() {
+                self.page.next = self.headq.q.val();
+            }
+        }
+        // the piece at voff, and the burst cap at ra (spec §10.7)
+        self.off.next = self.voff.q.val() & self.k_pb1.val();
+        self.pg_cur.next = self.pgr.q.val();
+        if self.st.q.val() == self.k_st[9].val() {
+            self.pg_cur.next = self.page.val();
+        }
+        self.phys.next = (self.pg_cur.val() << self.k_lpb.val()) | self.off.val();
+        self.room.next = self.k_pb.val() - self.off.val();
+        self.rem.next = self.v1.q.val() - self.voff.q.val();
+        self.n.next = self.room.val();
+        if self.rem.val() < self.room.val() {
+            self.n.next = self.rem.val();
+        }
+        // the burst cap (spec §10.7) at the two places a pending range can
+        // start: the piece (phys) and the end of the burst being emitted
+        self.cap4k.next = self.k_4k.val() - (self.phys.val() & self.k_4k1.val());
+        self.capb.next = self.k_maxb.val() - (self.phys.val() & self.k_bus1.val());
+        self.cap.next = self.cap4k.val();
+        if self.capb.val() < self.cap4k.val() {
+            self.cap.next = self.capb.val();
+        }
+        self.ra_c.next = self.ra.q.val() + self.capr.q.val();
+        self.cap4k_c.next = self.k_4k.val() - (self.ra_c.val() & self.k_4k1.val());
+        self.capb_c.next = self.k_maxb.val() - (self.ra_c.val() & self.k_bus1.val());
+        self.cap_c.next = self.cap4k_c.val();
+        if self.capb_c.val() < self.cap4k_c.val() {
+            self.cap_c.next = self.capb_c.val();
+        }
+        self.head_nx.next = self.fl_head.q.val() + self.k_one16.val();
+        if self.fl_head.q.val() == self.k_np1.val() {
+            self.head_nx.next = self.k_zero16.val();
+        }
+        self.tail_nx.next = self.fl_tail.q.val() + self.k_one16.val();
+        if self.fl_tail.q.val() == self.k_np1.val() {
+            self.tail_nx.next = self.k_zero16.val();
+        }
+
+        // ---------------- response register ----------------
+        self.can_emit.next = !self.o_v.q.val() | self.rsp_ready.val();
+        self.e_go.next = false;
+        self.e_kind.next = self.k_kind_desc.val();
+        self.e_addr.next = self.ra.q.val();
+        self.e_len.next = bit_cast::<LEN_BITS, D>(self.rl.q.val());
+        self.e_token.next = bit_cast::<TOKEN_BITS, D>(self.k_zero.val());
+        self.e_status.next = self.k_ok.val();
+        self.e_full.next = false;
+        self.commit_open.next = false;
+        self.need_t.next = self.k_zero.val();
+        self.do_merge.next = false;
+
+        // ---------------- the command state machine ----------------
+        if self.st.q.val() == self.k_st[0].val() {
+            // IDLE: take a command
+            if self.cmd_valid.val() & self.rdy.q.val() {
+                self.rdy.en.next = true;
+                self.rdy.d.next = false;
+                self.c_op.en.next = true;
+                self.c_seq.en.next = true;
+                self.c_layer.en.next = true;
+                self.c_head.en.next = true;
+                for i in 0..self._nc {
+                    self.c_cnt[i].en.next = true;
+                }
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[1].val();
+            }
+        } else if self.st.q.val() == self.k_st[1].val() {
+            // DECODE: BadCommand, then the slot (§10.3, §10.8)
+            self.st.en.next = true;
+            self.err.en.next = true;
+            self.slot.en.next = true;
+            self.opened.en.next = true;
+            self.opened.d.next = false;
+            self.ptot.en.next = true;
+            self.ptot.d.next = self.k_zero.val();
+            self.lay.en.next = true;
+            self.lay.d.next = self.k_zero.val();
+            self.slot.d.next = self.i_open.val();
+            self.st.d.next = self.k_st[2].val();
+            if self.bad.val() {
+                self.err.d.next = self.k_err_bad.val();
+                self.st.d.next = self.k_st[23].val();
+            } else if self.c_op.q.val() == self.k_op_w.val() {
+                if !self.f_open.val() {
+                    self.opened.d.next = true;
+                    if self.f_empty.val() {
+                        self.slot.d.next = self.i_empty.val();
+                    } else if self.f_anyfreed.val() {
+                        self.slot.d.next = self.i_anyfreed.val();
+                    } else {
+                        self.err.d.next = self.k_err_noslot.val();
+                        self.st.d.next = self.k_st[23].val();
+                    }
+                }
+            } else if !self.f_open.val() {
+                self.err.d.next = self.k_err_unknown.val();
+                if self.freeing.val() & self.f_freed.val() {
+                    self.err.d.next = self.k_err_double.val();
+                }
+                self.st.d.next = self.k_st[23].val();
+            }
+        } else if self.st.q.val() == self.k_st[2].val() {
+            // SLOT: the (slot, layer) row; read its token count
+            self.sl.en.next = true;
+            self.sl.d.next = self.sl_c.val();
+            self.m_tok.en.next = true;
+            self.m_tok.addr.next = bit_cast::<16, D>(self.sl_c.val());
+            self.st.en.next = true;
+            if self.c_op.q.val() == self.k_op_w.val() {
+                self.st.d.next = self.k_st[3].val();
+            } else if self.c_op.q.val() == self.k_op_r.val() {
+                self.st.d.next = self.k_st[15].val();
+            } else {
+                self.st.d.next = self.k_st[18].val();
+            }
+        } else if self.st.q.val() == self.k_st[3].val() {
+            // W_TOK: token index, SeqTooLong
+            self.tok.en.next = true;
+            self.tok.d.next = self.tok_rd.val();
+            self.rowb.en.next = true;
+            self.rowb.d.next = self.mul_row.y.val();
+            self.fb.en.next = true;
+            self.fb.d.next = self.mul_h.y.val();
+            self.hh.en.next = true;
+            self.hh.d.next = self.k_zero.val();
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[4].val();
+            if self.tok_rd.val() >= self.k_msl.val() {
+                self.err.en.next = true;
+                self.err.d.next = self.k_err_long.val();
+                self.st.d.next = self.k_st[23].val();
+            }
+        } else if self.st.q.val() == self.k_st[4].val() {
+            // W_NEED0: pages of the metadata stream (those of each dense stream
+            // are added per head); head 0's count sum; read sparse fill 0
+            self.need.en.next = true;
+            self.need.d.next = self.need_m.val();
+            self.nd.en.next = true;
+            self.nd.d.next = self.need_d.val();
+            self.nf.en.next = true;
+            self.nf.d.next = self.k_zero.val();
+            self.nsw.en.next = true;
+            self.nsw.d.next = self.nsum.val();
+            self.m_fill.en.next = true;
+            self.m_fill.addr.next = self.fb.q.val();
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[5].val();
+        } else if self.st.q.val() == self.k_st[5].val() {
+            // W_NEED: pages of dense stream hh and sparse stream hh (into nf,
+            // summed into need a cycle later); the next head's count sum and fill
+            self.nf.en.next = true;
+            self.nf.d.next = self.nd.q.val() + self.need_f.val();
+            self.need.en.next = true;
+            self.need.d.next = self.need.q.val() + self.nf.q.val();
+            self.nsw.en.next = true;
+            self.nsw.d.next = self.nsum.val();
+            self.hh.en.next = true;
+            self.hh.d.next = self.hh.q.val() + self.k_one.val();
+            if self.hh.q.val() == self.k_h1.val() {
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[6].val();
+            } else {
+                self.m_fill.en.next = true;
+                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.hh.q.val() + self.k_one.val());
+            }
+        } else if self.st.q.val() == self.k_st[6].val() {
+            // W_CHECK: OutOfPages, else commit
+            self.st.en.next = true;
+            self.need_t.next = self.need.q.val() + self.nf.q.val();
+            if self.need_t.val() > self.fl_cnt.q.val() {
+                self.err.en.next = true;
+                self.err.d.next = self.k_err_pages.val();
+                self.st.d.next = self.k_st[23].val();
+            } else {
+                self.commit_open.next = self.opened.q.val();
+                self.ptot.en.next = true;
+                self.ptot.d.next = self.need_t.val();
+                self.si.en.next = true;
+                self.si.d.next = self.k_zero.val();
+                self.hs.en.next = true;
+                self.hs.d.next = self.k_zero.val();
+                self.st.d.next = self.k_st[7].val();
+            }
+        } else if self.st.q.val() == self.k_st[7].val() {
+            // START: the stream's virtual range
+            self.pbase.en.next = true;
+            self.pbase.d.next = self.s_pbase.val();
+            self.j.en.next = true;
+            self.j.d.next = self.k_zero.val();
+            self.rl.en.next = true;
+            self.rl.d.next = self.k_zero.val();
+            self.voff.en.next = true;
+            self.voff.d.next = self.k_zero.val();
+            self.v1.en.next = true;
+            self.v1.d.next = self.fill_old.val();
+            self.held.en.next = true;
+            self.held.d.next = (self.fill_old.val() + self.k_pb1.val()) >> self.k_lpb.val();
+            self.st.en.next = true;
+            if self.c_op.q.val() == self.k_op_w.val() {
+                // write: [fill, fill + b); pages below ceil(fill / pb) are held
+                self.voff.d.next = self.fill_old.val();
+                self.v1.d.next = self.fill_old.val() + self.nb.val();
+                self.j.d.next = self.fill_old.val() >> self.k_lpb.val();
+                self.pbase.d.next = self.s_pbase.val() + bit_cast::<MA, D>(self.fill_old.val() >> self.k_lpb.val());
+                if self.is_sparse.val() {
+                    self.m_fill.en.next = true;
+                    self.m_fill.we.next = true;
+                    self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.hs.q.val());
+                    self.m_fill.wdata.next = self.fill_old.val() + self.nb.val();
+                }
+                if self.nb.val() == self.k_zero.val() {
+                    self.st.d.next = self.k_st[12].val();
+                } else {
+                    self.st.d.next = self.k_st[8].val();
+                }
+            } else if self.c_op.q.val() == self.k_op_r.val() {
+                // read: [0, fill), every page held
+                self.held.d.next = self.k_ones.val();
+                if self.fill_old.val() == self.k_zero.val() {
+                    self.st.d.next = self.k_st[12].val();
+                } else {
+                    self.st.d.next = self.k_st[8].val();
+                }
+            } else {
+                // free: push pages 0 .. ceil(fill / pb) - 1
+                if self.fill_old.val() == self.k_zero.val() {
+                    self.st.d.next = self.k_st[12].val();
+                } else {
+                    self.st.d.next = self.k_st[19].val();
+                }
+            }
+        } else if self.st.q.val() == self.k_st[8].val() {
+            // FETCH: the page of virtual page j, held or popped (§10.4, §10.5 step 1),
+            // and the length of its piece
+            self.nr.en.next = true;
+            self.nr.d.next = self.n.val();
+            self.newp.en.next = true;
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[9].val();
+            if self.j.q.val() < self.held.q.val() {
+                self.m_pt.en.next = true;
+                self.newp.d.next = false;
+            } else {
+                self.m_fl.en.next = true;
+                self.newp.d.next = true;
+                self.fresh.en.next = true;
+                self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
+                self.headq.en.next = true;
+                self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
+            }
+        } else if self.st.q.val() == self.k_st[9].val() {
+            // PIECE: take the page; a popped one joins the page list
+            self.pgr.en.next = true;
+            self.pgr.d.next = self.page.val();
+            if self.newp.q.val() {
+                self.m_pt.en.next = true;
+                self.m_pt.we.next = true;
+                self.m_pt.wdata.next = bit_cast::<16, D>(self.page.val());
+                self.fl_head.en.next = true;
+                self.fl_head.d.next = self.head_nx.val();
+                self.fl_cnt.en.next = true;
+                self.fl_cnt.d.next = self.fl_cnt.q.val() - self.k_one.val();
+            }
+            // merge below; if it has to wait for the response register, MERGE retries
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[10].val();
+            self.do_merge.next = true;
+        } else if self.st.q.val() == self.k_st[10].val() {
+            // MERGE: the piece's merge, waiting to flush the pending range
+            self.do_merge.next = true;
+        } else if self.st.q.val() == self.k_st[11].val() {
+            // CUT: emit every whole burst of the pending range
+            if self.rl.q.val() >= self.capr.q.val() {
+                if self.can_emit.val() {
+                    self.e_go.next = true;
+                    self.e_len.next = bit_cast::<LEN_BITS, D>(self.capr.q.val());
+                    self.ra.en.next = true;
+                    self.ra.d.next = self.ra_c.val();
+                    self.capr.en.next = true;
+                    self.capr.d.next = self.cap_c.val();
+                    self.rl.en.next = true;
+                    self.rl.d.next = self.rl.q.val() - self.capr.q.val();
+                }
+            } else if self.voff.q.val() < self.v1.q.val() {
+                // the next virtual page, fetched as in FETCH
+                self.nr.en.next = true;
+                self.nr.d.next = self.n.val();
+                self.pbase.en.next = true;
+                self.pbase.d.next = self.pbase.q.val() + self.k_one48.val();
+                self.j.en.next = true;
+                self.j.d.next = self.j.q.val() + self.k_one.val();
+                self.newp.en.next = true;
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[9].val();
+                if self.j.q.val() + self.k_one.val() < self.held.q.val() {
+                    self.m_pt.en.next = true;
+                    self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
+                    self.newp.d.next = false;
+                } else {
+                    self.m_fl.en.next = true;
+                    self.newp.d.next = true;
+                    self.fresh.en.next = true;
+                    self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
+                    self.headq.en.next = true;
+                    self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
+                }
+            } else if self.rl.q.val() != self.k_zero.val() {
+                if self.can_emit.val() {
+                    self.e_go.next = true;
+                    self.rl.en.next = true;
+                    self.rl.d.next = self.k_zero.val();
+                    self.st.en.next = true;
+                    self.st.d.next = self.k_st[12].val();
+                }
+            } else {
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[12].val();
+            }
+        } else if self.st.q.val() == self.k_st[12].val() {
+            // NEXT: the next stream (write and free: all in stream order; read:
+            // metadata, dense head, sparse head)
+            self.st.en.next = true;
+            self.si.en.next = true;
+            self.si.d.next = self.si.q.val() + self.k_one.val();
+            self.st.d.next = self.k_st[7].val();
+            // the next stream's head, its count sum, and its fill, for START (used if it is sparse)
+            self.hs.en.next = true;
+            self.hs.d.next = self.hs_nx.val();
+            self.nsr.en.next = true;
+            self.nsr.d.next = self.nsum_s.val();
+            self.m_fill.en.next = true;
+            self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.si.q.val() >> self.k_one.val());
+            if self.c_op.q.val() == self.k_op_r.val() {
+                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
+                if self.is_meta.val() {
+                    self.si.d.next = (self.c_head.q.val() << self.k_one.val()) + self.k_one.val();
+                } else if self.is_sparse.val() {
+                    self.si.en.next = false;
+                    self.m_fill.en.next = false;
+                    self.t.en.next = true;
+                    self.t.d.next = self.k_zero.val();
+                    self.st.d.next = self.k_st[16].val();
+                }
+            } else if self.si.q.val() == self.k_ns1.val() {
+                self.si.en.next = false;
+                self.m_fill.en.next = false;
+                self.hh.en.next = true;
+                self.hh.d.next = self.k_zero.val();
+                self.caddr.en.next = true;
+                self.caddr.d.next = self.mul_c.y.val() + bit_cast::<MA, D>(self.tok.q.val());
+                if self.freeing.val() {
+                    self.st.d.next = self.k_st[21].val();
+                } else {
+                    self.st.d.next = self.k_st[13].val();
+                }
+            }
+        } else if self.st.q.val() == self.k_st[13].val() {
+            // W_COUNTS: head hh's counts at the token index (caddr), then the next head's
+            self.m_cnt.en.next = true;
+            self.m_cnt.we.next = true;
+            self.m_cnt.wdata.next = self.cw.val();
+            self.caddr.en.next = true;
+            self.caddr.d.next = self.caddr.q.val() + self.k_msl48.val();
+            self.hh.en.next = true;
+            self.hh.d.next = self.hh.q.val() + self.k_one.val();
+            if self.hh.q.val() == self.k_h1.val() {
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[14].val();
+            }
+        } else if self.st.q.val() == self.k_st[14].val() {
+            // W_TOKW: count the token
+            self.m_tok.en.next = true;
+            self.m_tok.we.next = true;
+            self.m_tok.wdata.next = self.tok.q.val() + self.k_one.val();
+            self.vld.set.next = true;
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[22].val();
+        } else if self.st.q.val() == self.k_st[15].val() {
+            // R_TOK: T; then the streams
+            self.tok.en.next = true;
+            self.tok.d.next = self.tok_rd.val();
+            self.rowb.en.next = true;
+            self.rowb.d.next = self.mul_row.y.val();
+            self.fb.en.next = true;
+            self.fb.d.next = self.mul_h.y.val();
+            self.si.en.next = true;
+            self.si.d.next = self.k_zero.val();
+            self.hs.en.next = true;
+            self.hs.d.next = self.k_zero.val();
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[7].val();
+        } else if self.st.q.val() == self.k_st[16].val() {
+            // RC_FIRST: read token 0's counts
+            self.st.en.next = true;
+            if self.tok.q.val() == self.k_zero.val() {
+                self.st.d.next = self.k_st[22].val();
+            } else {
+                self.m_cnt.en.next = true;
+                self.m_cnt.addr.next = self.mul_c.y.val();
+                self.caddr.en.next = true;
+                self.caddr.d.next = self.mul_c.y.val() + self.k_one48.val();
+                self.st.d.next = self.k_st[17].val();
+            }
+        } else if self.st.q.val() == self.k_st[17].val() {
+            // RC_EMIT: one counts beat per token, the next token read as it goes
+            if self.can_emit.val() {
+                self.e_go.next = true;
+                self.e_kind.next = self.k_kind_counts.val();
+                self.e_token.next = bit_cast::<TOKEN_BITS, D>(self.t.q.val());
+                self.t.en.next = true;
+                self.t.d.next = self.t.q.val() + self.k_one.val();
+                if self.t.q.val() + self.k_one.val() == self.tok.q.val() {
+                    self.st.en.next = true;
+                    self.st.d.next = self.k_st[22].val();
+                } else {
+                    self.m_cnt.en.next = true;
+                    self.caddr.en.next = true;
+                    self.caddr.d.next = self.caddr.q.val() + self.k_one48.val();
+                }
+            }
+        } else if self.st.q.val() == self.k_st[18].val() {
+            // F_TOK: this layer's token count; then its streams
+            self.tok.en.next = true;
+            self.tok.d.next = self.tok_rd.val();
+            self.rowb.en.next = true;
+            self.rowb.d.next = self.mul_row.y.val();
+            self.fb.en.next = true;
+            self.fb.d.next = self.mul_h.y.val();
+            self.si.en.next = true;
+            self.si.d.next = self.k_zero.val();
+            self.hs.en.next = true;
+            self.hs.d.next = self.k_zero.val();
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[7].val();
+        } else if self.st.q.val() == self.k_st[19].val() {
+            // F_RD: read virtual page 0
+            self.m_pt.en.next = true;
+            self.st.en.next = true;
+            self.st.d.next = self.k_st[20].val();
+        } else if self.st.q.val() == self.k_st[20].val() {
+            // F_PUSH: push page j onto the tail, read page j + 1
+            self.m_fl.en.next = true;
+            self.m_fl.we.next = true;
+            self.m_fl.addr.next = self.fl_tail.q.val();
+            self.m_fl.wdata.next = self.m_pt.rdata.val();
+            self.fl_tail.en.next = true;
+            self.fl_tail.d.next = self.tail_nx.val();
+            self.fl_cnt.en.next = true;
+            self.fl_cnt.d.next = self.fl_cnt.q.val() + self.k_one.val();
+            if self.fl_wm.q.val() != self.k_np.val() {
+                self.fl_wm.en.next = true;
+                self.fl_wm.d.next = self.fl_wm.q.val() + self.k_one.val();
+            }
+            self.ptot.en.next = true;
+            self.ptot.d.next = self.ptot.q.val() + self.k_one.val();
+            self.j.en.next = true;
+            self.j.d.next = self.j.q.val() + self.k_one.val();
+            self.pbase.en.next = true;
+            self.pbase.d.next = self.pbase.q.val() + self.k_one48.val();
+            if self.j.q.val() + self.k_one.val() == self.held.q.val() {
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[12].val();
+            } else {
+                self.m_pt.en.next = true;
+                self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
+            }
+        } else if self.st.q.val() == self.k_st[21].val() {
+            // F_NEXTL: the next layer, or the slot is freed
+            self.st.en.next = true;
+            if self.lay.q.val() == self.k_l1.val() {
+                for k in 0..self._ms {
+                    if self.k_slot[k].val() == self.slot.q.val() {
+                        self.sst[k].en.next = true;
+                        self.sst[k].d.next = self.k_freed.val();
+                    }
+                }
+                self.st.d.next = self.k_st[22].val();
+            } else {
+                self.lay.en.next = true;
+                self.lay.d.next = self.lay.q.val() + self.k_one.val();
+                self.sl.en.next = true;
+                self.sl.d.next = self.sl.q.val() + self.k_one.val();
+                self.m_tok.en.next = true;
+                self.m_tok.addr.next = bit_cast::<16, D>(self.sl.q.val() + self.k_one.val());
+                self.st.d.next = self.k_st[18].val();
+            }
+        } else if self.st.q.val() == self.k_st[22].val() {
+            // STATUS: success
+            if self.can_emit.val() {
+                self.e_go.next = true;
+                self.e_kind.next = self.k_kind_status.val();
+                self.e_full.next = true;
+                self.rdy.en.next = true;
+                self.rdy.d.next = true;
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[0].val();
+            }
+        } else if self.st.q.val() == self.k_st[23].val() {
+            // ERR: the error's status, nothing else
+            if self.can_emit.val() {
+                self.e_go.next = true;
+                self.e_kind.next = self.k_kind_status.val();
+                self.e_status.next = self.err.q.val();
+                self.rdy.en.next = true;
+                self.rdy.d.next = true;
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[0].val();
+            }
+        }
+
+        // the piece's merge (PIECE, MERGE, spec §10.7): extend the pending
+        // range, or flush it (one burst: it is shorter than a whole one) and
+        // start a new range at the piece
+        if self.do_merge.val() {
+            // the pending range ends at phys + nr whatever the case
+            self.rend.d.next = self.phys.val() + self.nr.q.val();
+            if self.rl.q.val() == self.k_zero.val() {
+                self.ra.en.next = true;
+                self.ra.d.next = self.phys.val();
+                self.capr.en.next = true;
+                self.capr.d.next = self.cap.val();
+                self.rl.en.next = true;
+                self.rend.en.next = true;
+                self.rl.d.next = self.nr.q.val();
+                self.voff.en.next = true;
+                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[11].val();
+            } else if self.rend.q.val() == self.phys.val() {
+                self.rl.en.next = true;
+                self.rend.en.next = true;
+                self.rl.d.next = self.rl.q.val() + self.nr.q.val();
+                self.voff.en.next = true;
+                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[11].val();
+            } else if self.can_emit.val() {
+                self.e_go.next = true;
+                self.ra.en.next = true;
+                self.ra.d.next = self.phys.val();
+                self.capr.en.next = true;
+                self.capr.d.next = self.cap.val();
+                self.rl.en.next = true;
+                self.rend.en.next = true;
+                self.rl.d.next = self.nr.q.val();
+                self.voff.en.next = true;
+                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
+                self.st.en.next = true;
+                self.st.d.next = self.k_st[11].val();
+            }
+        }
+
+        // opening a slot: its id, its state, and every row of it invalid
+        for k in 0..self._ms {
+            if self.commit_open.val() & (self.k_slot[k].val() == self.slot.q.val()) {
+                self.sid[k].en.next = true;
+                self.sst[k].en.next = true;
+                self.sst[k].d.next = self.k_open.val();
+            }
+        }
+        self.vld.clr.next = self.commit_open.val();
+
+        // ---------------- response register ----------------
+        self.o_v.en.next = self.e_go.val() | self.rsp_ready.val();
+        self.o_v.d.next = self.e_go.val();
+        self.o_kind.en.next = self.e_go.val();
+        self.o_kind.d.next = self.e_kind.val();
+        self.o_stream.en.next = self.e_go.val();
+        self.o_addr.en.next = self.e_go.val();
+        self.o_len.en.next = self.e_go.val();
+        self.o_token.en.next = self.e_go.val();
+        self.o_token.d.next = self.e_token.val();
+        self.o_status.en.next = self.e_go.val();
+        self.o_status.d.next = self.e_status.val();
+        self.o_slot.en.next = self.e_go.val();
+        self.o_slot.d.next = bit_cast::<8, D>(self.k_zero.val());
+        self.o_opened.en.next = self.e_go.val();
+        self.o_opened.d.next = false;
+        self.o_pages.en.next = self.e_go.val();
+        self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.k_zero.val());
+        self.o_last.en.next = self.e_go.val();
+        self.o_last.d.next = self.e_kind.val() == self.k_kind_status.val();
+        // descriptor fields only on descriptors
+        self.o_stream.d.next = bit_cast::<STREAM_BITS, D>(self.k_zero.val());
+        self.o_addr.d.next = self.k_zero.val();
+        self.o_len.d.next = bit_cast::<LEN_BITS, D>(self.k_zero.val());
+        if self.e_kind.val() == self.k_kind_desc.val() {
+            self.o_stream.d.next = bit_cast::<STREAM_BITS, D>(self.si.q.val());
+            self.o_addr.d.next = self.e_addr.val();
+            self.o_len.d.next = self.e_len.val();
+        }
+        // a successful command's status carries its slot and results
+        if self.e_full.val() {
+            self.o_slot.d.next = bit_cast::<8, D>(self.slot.q.val());
+            if self.c_op.q.val() == self.k_op_w.val() {
+                self.o_opened.d.next = self.opened.q.val();
+                self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
+                self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());
+            } else if self.c_op.q.val() == self.k_op_r.val() {
+                self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
+            } else {
+                self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());
+            }
+        }
+        for k in 0..self._seg {
+            self.o_counts[k].clock.next = self.clock.val();
+            self.o_counts[k].reset.next = self.reset.val();
+            self.o_counts[k].en.next = self.e_go.val();
+            self.o_counts[k].d.next = bit_cast::<8, D>(self.k_zero.val());
+            if self.e_kind.val() == self.k_kind_counts.val() {
+                self.o_counts[k].d.next = self.m_cnt.rdata.val().get_bits::<8>(self.k_seg_sh[k].val().index());
+            }
+            self.rsp_counts[k].next = self.o_counts[k].q.val();
+        }
+
+        self.cmd_ready.next = self.rdy.q.val();
+        self.rsp_valid.next = self.o_v.q.val();
+        self.rsp_kind.next = self.o_kind.q.val();
+        self.rsp_stream.next = self.o_stream.q.val();
+        self.rsp_addr.next = self.o_addr.q.val();
+        self.rsp_len.next = self.o_len.q.val();
+        self.rsp_token.next = self.o_token.q.val();
+        self.rsp_status.next = self.o_status.q.val();
+        self.rsp_slot.next = self.o_slot.q.val();
+        self.rsp_opened.next = self.o_opened.q.val();
+        self.rsp_pages.next = self.o_pages.q.val();
+        self.rsp_last.next = self.o_last.q.val();
+    }
+}

@@ -1,0 +1,311 @@
+//! Single-port synchronous RAM (one read or one write per cycle) and a
+//! multiply by a generation-time constant.
+//!
+//! `SpRam` is the swap point for an SRAM macro: its storage is a plain
+//! Verilog module of its own (`<module>`, named by the caller), with exactly
+//! `clog2(depth)` address bits and `width` data bits, instantiated inside
+//! the rust-hdl wrapper that carries the block's fixed-width ports (`A`
+//! address bits, `W` data bits; the bits above the module's are unused on
+//! the way in and 0 on the way out). Its behaviour is a typical 1RW SRAM's:
+//! - `en && we`: `wdata` is written to `addr` at the edge; `rdata` holds;
+//! - `en && !we`: `rdata` takes the word at `addr` at the edge (one cycle
+//!   of read latency);
+//! - `!en`: nothing changes, `rdata` holds.
+//!
+//! The storage has no reset and starts undefined: a design reads only
+//! words it wrote since its own reset (spec §1: registers reset; memories
+//! are not registers).
+
+use rust_hdl::prelude::*;
+use std::collections::BTreeMap;
+
+/// Least `w` with `2^w >= n`, at least 1 (an address port needs a bit).
+pub fn addr_bits(depth: usize) -> usize {
+    (usize::BITS - depth.saturating_sub(1).leading_zeros()).max(1) as usize
+}
+
+/// What a memory is, for the generator's manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemInfo {
+    /// The Verilog module of the storage (the SRAM swap point).
+    pub module: String,
+    /// Role in the unit (manifest and docs).
+    pub name: String,
+    pub depth: usize,
+    pub width: usize,
+}
+
+impl MemInfo {
+    pub fn bits(&self) -> u64 {
+        self.depth as u64 * self.width as u64
+    }
+}
+
+#[derive(LogicBlock)]
+pub struct SpRam<const A: usize, const W: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Access this cycle.
+    pub en: Signal<In, Bit>,
+    /// With `en`: write (else read).
+    pub we: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<A>>,
+    pub wdata: Signal<In, Bits<W>>,
+    /// The word of the last read (bits above `width` are 0).
+    pub rdata: Signal<Out, Bits<W>>,
+    _info: MemInfo,
+    _sim: BTreeMap<u64, Bits<W>>,
+}
+
+impl<const A: usize, const W: usize> SpRam<A, W> {
+    /// `depth` words of `width` bits (`width <= W`, `clog2(depth) <= A`),
+    /// stored in Verilog module `module`.
+    pub fn new(module: &str, name: &str, depth: usize, width: usize) -> Self {
+        assert!(depth >= 1 && (1..=W).contains(&width), "{name}: depth {depth}, width {width} (port {W})");
+        assert!(addr_bits(depth) <= A, "{name}: {depth} words need more than {A} address bits");
+        assert!(module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "module name {module}");
+        SpRam {
+            clock: Default::default(),
+            en: Default::default(),
+            we: Default::default(),
+            addr: Default::default(),
+            wdata: Default::default(),
+            rdata: Default::default(),
+            _info: MemInfo { module: module.into(), name: name.into(), depth, width },
+            _sim: BTreeMap::new(),
+        }
+    }
+
+    pub fn info(&self) -> &MemInfo {
+        &self._info
+    }
+}
+
+impl<const A: usize, const W: usize> Logic for SpRam<A, W> {
+    // rust-hdl's own simulator is not used (Verilator is), but keep it right.
+    fn update(&mut self) {
+        if self.clock.pos_edge() && self.en.val() {
+            let a = self.addr.val().index() as u64;
+            if self.we.val() {
+                let mask: Bits<W> = if self._info.width >= W {
+                    !Bits::<W>::default()
+                } else {
+                    (Bits::<W>::from(1u64) << (self._info.width as u64)) - Bits::<W>::from(1u64)
+                };
+                self._sim.insert(a, self.wdata.val() & mask);
+            } else {
+                self.rdata.next = self._sim.get(&a).copied().unwrap_or_default();
+            }
+        }
+    }
+
+    fn connect(&mut self) {
+        self.rdata.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let i = &self._info;
+        let (m, aw, dw) = (&i.module, addr_bits(i.depth), i.width);
+        let rdata = if dw == W {
+            "assign rdata = rdata_w;".to_string()
+        } else {
+            format!("assign rdata = {{{}'d0, rdata_w}};", W - dw)
+        };
+        let code = format!(
+            "wire [{dm}:0] rdata_w;\n\
+             {m} store(\n    .clock(clock),\n    .en(en),\n    .we(we),\n    .addr(addr[{am}:0]),\n    .wdata(wdata[{dm}:0]),\n    .rdata(rdata_w)\n);\n\
+             {rdata}\n",
+            am = aw - 1,
+            dm = dw - 1,
+        );
+        let cores = format!(
+            "\n// {name}: {depth} x {dw} bits, single port, synchronous read (one cycle), no reset.\n\
+             // The MMU's storage: replace this module by an SRAM macro of the same behaviour.\n\
+             module {m}(clock, en, we, addr, wdata, rdata);\n\
+             \x20   input wire clock;\n\
+             \x20   input wire en;\n\
+             \x20   input wire we;\n\
+             \x20   input wire [{am}:0] addr;\n\
+             \x20   input wire [{dm}:0] wdata;\n\
+             \x20   output reg [{dm}:0] rdata;\n\
+             \x20   reg [{dm}:0] mem [0:{last}];\n\
+             \x20   always @(posedge clock) begin\n\
+             \x20       if (en) begin\n\
+             \x20           if (we) mem[addr] <= wdata;\n\
+             \x20           else rdata <= mem[addr];\n\
+             \x20       end\n\
+             \x20   end\n\
+             endmodule // {m}\n",
+            name = i.name,
+            depth = i.depth,
+            am = aw - 1,
+            dm = dw - 1,
+            last = i.depth - 1,
+        );
+        Verilog::Wrapper(Wrapper { code, cores })
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "ram".into(),
+            clock: "clock".into(),
+            inputs: vec!["en".into(), "we".into(), "addr".into(), "wdata".into()],
+            outputs: vec!["rdata".into()],
+        }]
+    }
+}
+
+/// `y = x * K mod 2^N`, combinational, for a constant `K` chosen at
+/// generation time. rust-hdl multiplies only 16 x 16 bits (toolchain notes,
+/// trap 2); a constant product is plain Verilog that synthesis reduces to
+/// shifts and adds of `K`'s set bits.
+#[derive(LogicBlock)]
+pub struct MulConst<const N: usize> {
+    pub x: Signal<In, Bits<N>>,
+    pub y: Signal<Out, Bits<N>>,
+    _k: u64,
+}
+
+impl<const N: usize> MulConst<N> {
+    pub fn new(k: u64) -> Self {
+        assert!(N <= 64 && (N == 64 || k >> N == 0), "constant {k} does not fit {N} bits");
+        MulConst { x: Default::default(), y: Default::default(), _k: k }
+    }
+}
+
+impl<const N: usize> Logic for MulConst<N> {
+    fn update(&mut self) {
+        let x = self.x.val().to_u64();
+        let v = x.wrapping_mul(self._k);
+        let v = if N >= 64 { v } else { v & ((1u64 << N) - 1) };
+        self.y.next = Bits::<N>::from(v);
+    }
+
+    fn connect(&mut self) {
+        self.y.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!("always @(*) y = x * {N}'d{};", self._k))
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![]
+    }
+}
+
+/// `rows` valid bits, reset to 0, in groups of `group` consecutive rows:
+/// read one bit (combinational), clear one group and set one bit per cycle
+/// (a set wins over a clear of the same row). One vector register in
+/// plain Verilog (its own module, exact widths), so its size costs no
+/// generated code: a row-per-register description grows with every row.
+#[derive(LogicBlock)]
+pub struct ValidBits {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub rd_row: Signal<In, Bits<16>>,
+    /// Bit `rd_row`.
+    pub rd_q: Signal<Out, Bit>,
+    /// Clear rows `clr_group * group .. clr_group * group + group - 1` at the edge.
+    pub clr: Signal<In, Bit>,
+    pub clr_group: Signal<In, Bits<16>>,
+    /// Set row `set_row` at the edge.
+    pub set: Signal<In, Bit>,
+    pub set_row: Signal<In, Bits<16>>,
+    _module: String,
+    _rows: usize,
+    _group: usize,
+    _sim: Vec<bool>,
+}
+
+impl ValidBits {
+    pub fn new(module: &str, rows: usize, group: usize) -> Self {
+        assert!(rows >= 1 && group >= 1 && rows % group == 0 && addr_bits(rows) <= 16);
+        ValidBits {
+            clock: Default::default(),
+            reset: Default::default(),
+            rd_row: Default::default(),
+            rd_q: Default::default(),
+            clr: Default::default(),
+            clr_group: Default::default(),
+            set: Default::default(),
+            set_row: Default::default(),
+            _module: module.into(),
+            _rows: rows,
+            _group: group,
+            _sim: vec![false; rows],
+        }
+    }
+}
+
+impl Logic for ValidBits {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            if self.reset.val() {
+                self._sim.iter_mut().for_each(|v| *v = false);
+            } else {
+                if self.clr.val() {
+                    let g = self.clr_group.val().index() * self._group;
+                    for r in g..(g + self._group).min(self._rows) {
+                        self._sim[r] = false;
+                    }
+                }
+                if self.set.val() && self.set_row.val().index() < self._rows {
+                    self._sim[self.set_row.val().index()] = true;
+                }
+            }
+        }
+        self.rd_q.next = self._sim.get(self.rd_row.val().index()).copied().unwrap_or(false);
+    }
+
+    fn connect(&mut self) {
+        self.rd_q.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let (m, n, g) = (&self._module, self._rows, self._group);
+        let (aw, gw) = (addr_bits(n), addr_bits(n / g));
+        let code = format!(
+            "{m} bits(\n    .clock(clock),\n    .reset(reset),\n    .rd_row(rd_row[{a}:0]),\n    .rd_q(rd_q),\n    \
+             .clr(clr),\n    .clr_group(clr_group[{gm}:0]),\n    .set(set),\n    .set_row(set_row[{a}:0])\n);\n",
+            a = aw - 1,
+            gm = gw - 1,
+        );
+        // v with the group at clr_group cleared (a single group: all of v)
+        let cleared = if n == g {
+            format!("v & {{{n}{{clr_group != {gw}'d0}}}}")
+        } else {
+            format!("v & ~({{{}'d0, {{{g}{{1'b1}}}}}} << ({w}'(clr_group) * {w}'d{g}))", n - g, w = addr_bits(n) + 1)
+        };
+        let cores = format!(
+            "\n// {n} valid bits in groups of {g}, reset to 0.\n\
+             module {m}(clock, reset, rd_row, rd_q, clr, clr_group, set, set_row);\n\
+             \x20   input wire clock;\n\
+             \x20   input wire reset;\n\
+             \x20   input wire [{a}:0] rd_row;\n\
+             \x20   output wire rd_q;\n\
+             \x20   input wire clr;\n\
+             \x20   input wire [{gm}:0] clr_group;\n\
+             \x20   input wire set;\n\
+             \x20   input wire [{a}:0] set_row;\n\
+             \x20   reg [{last}:0] v;\n\
+             \x20   wire [{last}:0] cleared = {cleared};\n\
+             \x20   always @(posedge clock) begin\n\
+             \x20       if (reset) v <= {n}'d0;\n\
+             \x20       else begin\n\
+             \x20           if (clr) v <= cleared;\n\
+             \x20           if (set) v[set_row] <= 1'b1;\n\
+             \x20       end\n\
+             \x20   end\n\
+             \x20   assign rd_q = v[rd_row];\n\
+             endmodule // {m}\n",
+            a = aw - 1,
+            gm = gw - 1,
+            last = n - 1,
+        );
+        Verilog::Wrapper(Wrapper { code, cores })
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![]
+    }
+}
