@@ -26,6 +26,63 @@ enum Cmd {
     Profile(ProfileArgs),
     /// Quantize and decode a KV set, report effective bits and error (spec §8)
     Metrics(MetricsArgs),
+    /// MMU fragmentation and burst efficiency over mixes of sequence lengths (spec §10.13)
+    MmuMetrics(MmuMetricsArgs),
+}
+
+#[derive(Args)]
+struct MmuMetricsArgs {
+    /// Fraction of elements that are outliers (COO entries)
+    #[arg(long, default_value_t = 0.1)]
+    outliers: f64,
+    /// Seed of the outlier counts
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// The mixes of spec §10.13: 8 concurrent sequences, 2 layers, 8 heads of
+/// 128 elements (dense 64 B, metadata 12 B), 32-byte bus.
+fn mmu_metrics(a: MmuMetricsArgs) -> Result<(), String> {
+    use sim::oaken::mmu::MmuParams;
+    use sim::oaken::mmu_metrics::run_mix;
+    if !(0.0..=1.0).contains(&a.outliers) {
+        return Err(format!("--outliers {} is not a fraction in 0..=1", a.outliers));
+    }
+    let mixes: [(&str, Vec<usize>); 4] = [
+        ("8 x 1024 tokens", vec![1024; 8]),
+        ("8 x 2048 tokens", vec![2048; 8]),
+        ("mixed 1..2048", vec![1, 17, 64, 200, 512, 900, 1500, 2048]),
+        ("8 x 32 tokens", vec![32; 8]),
+    ];
+    println!("| page bytes | mix | stored bytes | allocated bytes | fragmentation | read transactions | ideal | burst efficiency | bytes per transaction |");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for page_bytes in [4096usize, 2048, 1024] {
+        let p = MmuParams {
+            page_bytes,
+            phys_pages: 65536,
+            max_seqs: 8,
+            layers: 2,
+            heads: 8,
+            max_seq_len: 2048,
+            addr_bits: 32,
+            bus_bytes: 32,
+            ..MmuParams::default()
+        };
+        for (name, lengths) in &mixes {
+            let f = run_mix(&p, lengths, a.outliers, a.seed)?;
+            println!(
+                "| {page_bytes} | {name} | {} | {} | {:.4} | {} | {} | {:.4} | {:.0} |",
+                f.stored,
+                f.allocated,
+                f.fragmentation(),
+                f.transactions,
+                f.ideal_transactions,
+                f.burst_efficiency(),
+                f.bytes_per_transaction()
+            );
+        }
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -185,7 +242,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                return fail("error: a subcommand is required: gen, profile or metrics (try --help)", 2)
+                return fail("error: a subcommand is required: gen, profile, metrics or mmu-metrics (try --help)", 2)
             }
             _ => {
                 // clap's message, without its usage and hint lines
@@ -204,6 +261,7 @@ fn main() -> ExitCode {
         Cmd::Gen(a) => gen(a),
         Cmd::Profile(a) => run_profile(a),
         Cmd::Metrics(a) => metrics(a),
+        Cmd::MmuMetrics(a) => mmu_metrics(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 pub mod dequantizer;
 pub mod format;
 pub mod mmu;
+pub mod mmu_metrics;
 pub mod params;
 pub mod profile;
 pub mod quantizer;
