@@ -1339,8 +1339,9 @@ impl Logic for OakenMmu {
             self.vld.set.next = true;
             self.st.en.next = true;
             self.st.d.next = self.k_st[22].val();
-        } else if self.st.q.val() == self.k_st[15].val() {
-            // R_TOK: T; then the streams
+        } else if (self.st.q.val() == self.k_st[15].val()) | (self.st.q.val() == self.k_st[18].val()) {
+            // R_TOK (read) and F_TOK (free, per layer): the row's token
+            // count; then its streams. Two codes so the op shows in waves.
             self.tok.en.next = true;
             self.tok.d.next = self.tok_rd.val();
             self.rowb.en.next = true;
@@ -1382,20 +1383,6 @@ impl Logic for OakenMmu {
                     self.caddr.d.next = self.caddr.q.val() + self.k_one48.val();
                 }
             }
-        } else if self.st.q.val() == self.k_st[18].val() {
-            // F_TOK: this layer's token count; then its streams
-            self.tok.en.next = true;
-            self.tok.d.next = self.tok_rd.val();
-            self.rowb.en.next = true;
-            self.rowb.d.next = self.mul_row.y.val();
-            self.fb.en.next = true;
-            self.fb.d.next = self.mul_h.y.val();
-            self.si.en.next = true;
-            self.si.d.next = self.k_zero.val();
-            self.hs.en.next = true;
-            self.hs.d.next = self.k_zero.val();
-            self.st.en.next = true;
-            self.st.d.next = self.k_st[7].val();
         } else if self.st.q.val() == self.k_st[19].val() {
             // F_RD: read virtual page 0
             self.m_pt.en.next = true;
