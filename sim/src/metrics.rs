@@ -4,7 +4,7 @@
 
 use crate::fp16;
 use crate::kvset::{KvSet, KVS};
-use crate::oaken::dequantizer::{dequantize_record, pack_sparse, DenseRecord};
+use crate::oaken::dequantizer::{dequantize_record, DenseRecord};
 use crate::oaken::params::{Group, MiddleMode, OakenParams, GROUPS};
 use crate::oaken::quantizer::quantize_token_detail;
 use crate::oaken::thresholds::{Kv, ThresholdTable};
@@ -30,16 +30,21 @@ pub struct GroupsReport {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricsReport {
     pub head_dim: usize,
+    pub heads: usize,
     pub inlier_bits: u32,
     pub outlier_bits: u32,
     pub middle_mode: MiddleMode,
     pub meta_bits: usize,
+    /// Token vectors (`heads * head_dim` elements each).
     pub tokens: u64,
     pub elements: u64,
-    /// Stored bits (dense slots + COO entries + metadata) per element (§2.9).
+    /// Bits stored in memory (dense records, COO entries, metadata words)
+    /// per element (§2.9).
     pub bits_per_element: f64,
     /// The same without the metadata word: the paper's convention.
     pub payload_bits_per_element: f64,
+    /// The MMU's on-chip segment counts per element (§10.9), not in memory.
+    pub mmu_count_bits_per_element: f64,
     /// Outer + inner elements over all elements.
     pub outlier_fraction: f64,
     pub groups: GroupsReport,
@@ -63,14 +68,16 @@ struct GroupAcc {
     max_err: i64,
 }
 
-/// Runs every (run, layer, K/V, token) vector of `set` through the engine
-/// with the table's set for its layer and K/V.
+/// Runs every token vector of `set` through the engine with the table's
+/// set for its layer and K/V: each (run, layer, K/V, token) row is cut into
+/// vectors of `heads * head_dim` elements (one when the row is that long).
 pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<MetricsReport, String> {
     p.validate().map_err(|e| e.to_string())?;
-    if p.head_dim != set.head_dim {
+    let n = p.vector_len();
+    if set.head_dim % n != 0 {
         return Err(format!(
-            "head-dim is {} but the KV set's vectors have {} elements",
-            p.head_dim, set.head_dim
+            "the KV set's rows have {} elements, not a multiple of heads x head-dim = {} x {} = {n}",
+            set.head_dim, p.heads, p.head_dim
         ));
     }
     if p.layers != table.layers() {
@@ -96,19 +103,22 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
         for layer in 0..set.layers {
             for kv in KVS {
                 let (t, _) = table.lookup(layer, kv);
-                for row in set.sample(run, layer, kv).chunks_exact(set.head_dim) {
+                for row in set.sample(run, layer, kv).chunks_exact(n) {
                     let (q, detail) = quantize_token_detail(p, &t, row);
-                    // layer < table.layers() <= 256
-                    let rec = DenseRecord::new(layer as u8, kv, &q);
-                    let d = dequantize_record(p, table, &rec, &pack_sparse(&q.coo, p.lanes));
-                    if d.err || d.layer_oob {
-                        return Err(format!("internal: the dequantizer rejected a record (run {run}, layer {layer}, {kv:?})"));
+                    // each head through the engine model; layer < table.layers() <= 256
+                    let mut y = Vec::with_capacity(n);
+                    for h in 0..p.heads {
+                        let rec = DenseRecord::new(p, layer as u8, kv, &q, h);
+                        let d = dequantize_record(p, table, &rec, &q.coo[h], false);
+                        if d.err || d.layer_oob {
+                            return Err(format!("internal: the dequantizer rejected a record (run {run}, layer {layer}, {kv:?})"));
+                        }
+                        y.extend(d.x);
                     }
-                    let y = d.x;
                     tokens += 1;
                     nonfinite += q.status.nonfinite as u64;
-                    coo_entries += q.coo.len() as u64;
-                    bits += (p.inlier_bits as usize * p.head_dim + 8 * q.coo.len() + p.meta_bits()) as u64;
+                    coo_entries += q.outliers() as u64;
+                    bits += (8 * p.dense_bytes() * p.heads + 8 * q.outliers() + p.meta_bits()) as u64;
                     for ((&xi, &yi), d) in row.iter().zip(&y).zip(&detail) {
                         let x = fp16::to_units(fp16::sanitize(xi).0);
                         let out = fp16::to_units(yi);
@@ -128,7 +138,7 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
             }
         }
     }
-    let elements = tokens * p.head_dim as u64;
+    let elements = tokens * n as u64;
     let per = |v: u64| if elements == 0 { 0.0 } else { v as f64 / elements as f64 };
     let group = |g: Group| GroupReport {
         elements: groups[g as usize].elements,
@@ -139,6 +149,7 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
     let meta_total = tokens * p.meta_bits() as u64;
     Ok(MetricsReport {
         head_dim: p.head_dim,
+        heads: p.heads,
         inlier_bits: p.inlier_bits,
         outlier_bits: p.outlier_bits,
         middle_mode: p.middle_mode,
@@ -147,6 +158,7 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
         elements,
         bits_per_element: per(bits),
         payload_bits_per_element: per(bits - meta_total),
+        mmu_count_bits_per_element: (p.heads * p.count_bits()) as f64 / n as f64,
         outlier_fraction: per(coo_entries),
         groups: GroupsReport {
             outer: group(Group::Outer),
@@ -171,14 +183,16 @@ impl MetricsReport {
         let g = &self.groups;
         let pct = |x: f64| format!("{:.3}%", 100.0 * x);
         format!(
-            "tokens {} x head_dim {} = {} elements; inlier_bits {}, middle_mode {}, metadata {} bits/token\n\
-             effective bits/element: {:.4} with metadata, {:.4} payload only\n\
+            "tokens {} x heads {} x head_dim {} = {} elements; inlier_bits {}, middle_mode {}, metadata {} bits/token\n\
+             effective bits/element in memory: {:.4} with metadata, {:.4} payload only\n\
+             MMU on-chip segment counts: {:.4} bits/element\n\
              outlier fraction: {} (outer {}, middle {}, inner {})\n\
              SQNR: {} (K {}, V {})\n\
              max |error|: outer {:.6}, middle {:.6}, inner {:.6}\n\
              max error / bound: {:.4}\n\
              tokens with NaN/Inf: {}\n",
             self.tokens,
+            self.heads,
             self.head_dim,
             self.elements,
             self.inlier_bits,
@@ -186,6 +200,7 @@ impl MetricsReport {
             self.meta_bits,
             self.bits_per_element,
             self.payload_bits_per_element,
+            self.mmu_count_bits_per_element,
             pct(self.outlier_fraction),
             pct(g.outer.fraction),
             pct(g.middle.fraction),
@@ -231,10 +246,12 @@ mod tests {
     fn spec_examples_by_hand() {
         let (set, table) = examples();
         let r = measure(&set, &table, &p8()).unwrap();
-        assert_eq!((r.tokens, r.elements, r.meta_bits), (2, 16, 104));
-        // K: 4*8 + 5 entries*8 + 104 = 176 bits; V: 32 + 8*8 + 104 = 200
-        assert_eq!(r.bits_per_element, 376.0 / 16.0);
+        assert_eq!((r.tokens, r.elements, r.meta_bits), (2, 16, 96));
+        // K: 4*8 + 5 entries*8 + 96 = 168 bits; V: 32 + 8*8 + 96 = 192
+        assert_eq!(r.bits_per_element, 360.0 / 16.0);
         assert_eq!(r.payload_bits_per_element, 168.0 / 16.0);
+        // one 8-bit count per 8-element token
+        assert_eq!(r.mmu_count_bits_per_element, 1.0);
         assert_eq!(r.outlier_fraction, 13.0 / 16.0);
         assert_eq!((r.groups.outer.elements, r.groups.middle.elements, r.groups.inner.elements), (10, 3, 3));
         assert_eq!(r.groups.middle.fraction, 3.0 / 16.0);
@@ -253,9 +270,28 @@ mod tests {
         assert_eq!(r.max_bound_ratio, 137728.0 / 203072.0);
         assert_eq!(r.nonfinite_tokens, 0);
         let s = r.summary();
-        assert!(s.contains("23.5000 with metadata") && s.contains("V inf (exact)"), "{s}");
+        assert!(s.contains("22.5000 with metadata") && s.contains("V inf (exact)"), "{s}");
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<MetricsReport>(&json).unwrap(), r);
+    }
+
+    /// The example rows cut two ways: two 4-element vectors per row (heads
+    /// 1, head_dim 4), or one vector of two 4-element heads, whose metadata
+    /// spans both heads (§2.12 example 5).
+    #[test]
+    fn rows_cut_into_vectors_and_heads() {
+        let (set, table) = examples();
+        let four = measure(&set, &table, &OakenParams { head_dim: 4, ..p8() }).unwrap();
+        assert_eq!((four.tokens, four.elements), (4, 16));
+        // 4 metadata words instead of 2
+        assert_eq!(four.bits_per_element - four.payload_bits_per_element, 4.0 * 96.0 / 16.0);
+        let two = measure(&set, &table, &OakenParams { head_dim: 4, heads: 2, ..p8() }).unwrap();
+        assert_eq!((two.tokens, two.elements, two.heads), (2, 16, 2));
+        let one = measure(&set, &table, &p8()).unwrap();
+        // same groups, same codes, same decoded values as heads = 1, head_dim 8
+        assert_eq!((two.bits_per_element, two.sqnr_db, two.max_bound_ratio), (one.bits_per_element, one.sqnr_db, one.max_bound_ratio));
+        // but two counts per token
+        assert_eq!(two.mmu_count_bits_per_element, 2.0);
     }
 
     #[test]
@@ -271,7 +307,7 @@ mod tests {
     fn rejects_mismatches() {
         let (set, table) = examples();
         let e = measure(&set, &table, &OakenParams { layers: 1, ..Default::default() }).unwrap_err();
-        assert!(e.contains("head-dim is 128"), "{e}");
+        assert!(e.contains("not a multiple of heads x head-dim = 1 x 128"), "{e}");
         let e = measure(&set, &table, &OakenParams { inlier_bits: 9, ..p8() }).unwrap_err();
         assert!(e.contains("inlier-bits"), "{e}");
         let e = measure(&set, &table, &OakenParams { layers: 2, ..p8() }).unwrap_err();
@@ -291,7 +327,7 @@ mod tests {
             assert!((0.08..0.12).contains(&r.outlier_fraction), "{}", r.outlier_fraction);
             let payload = 4.0 + 8.0 * r.outlier_fraction;
             assert!((r.payload_bits_per_element - payload).abs() < 1e-12);
-            assert!((r.bits_per_element - payload - 112.0 / 128.0).abs() < 1e-12);
+            assert!((r.bits_per_element - payload - 96.0 / 128.0).abs() < 1e-12);
             assert!(r.sqnr_db.unwrap() > 15.0, "{:?}", r.sqnr_db);
             assert!(r.max_bound_ratio <= 1.0);
         }

@@ -421,6 +421,7 @@ mod stimulus_tests {
     fn params(head_dim: usize, ib: u32, mode: MiddleMode) -> OakenParams {
         OakenParams {
             head_dim,
+            heads: 1,
             lanes: 1,
             inlier_bits: ib,
             outlier_bits: ib + 1,

@@ -89,7 +89,8 @@ fn gen_profile_metrics() {
         let f = |k: &str| r[k].as_f64().unwrap();
         assert!((0.06..0.14).contains(&f("outlier_fraction")));
         assert!((f("payload_bits_per_element") - 4.0 - 8.0 * f("outlier_fraction")).abs() < 1e-9);
-        assert!((f("bits_per_element") - f("payload_bits_per_element") - 112.0 / 128.0).abs() < 1e-9);
+        assert!((f("bits_per_element") - f("payload_bits_per_element") - 96.0 / 128.0).abs() < 1e-9);
+        assert_eq!(f("mmu_count_bits_per_element"), 16.0 / 128.0);
         assert!(f("sqnr_db") > 15.0 && f("sqnr_k_db") > 15.0 && f("sqnr_v_db") > 15.0);
         assert!(f("max_bound_ratio") <= 1.0);
     }
@@ -113,7 +114,12 @@ fn bad_input_is_one_line() {
     let e = fails(&[&base[..], &["--inlier-bits", "9"]].concat());
     assert!(e.contains("inlier-bits must be in 2..=8"), "{e}");
     let e = fails(&[&base[..], &["--head-dim", "128"]].concat());
-    assert!(e.contains("head-dim is 128"), "{e}");
+    assert!(e.contains("not a multiple of heads x head-dim = 1 x 128"), "{e}");
+    let e = fails(&[&base[..], &["--heads", "0"]].concat());
+    assert!(e.contains("heads"), "{e}");
+    // 64-element rows as two heads of 32: one metadata word per row
+    let out = ok(&[&base[..], &["--heads", "2"]].concat());
+    assert!(out.contains("x heads 2 x head_dim 32"), "{out}");
     let e = fails(&[&base[..], &["--middle-mode", "fancy"]].concat());
     assert!(e.contains("fancy"), "{e}");
     fails(&[&base[..], &["--bogus"]].concat());

@@ -5,8 +5,8 @@ use proptest::sample::Index;
 use proptest::test_runner::Config;
 use sim::fp16;
 use sim::oaken::dequantizer::{
-    align, dequantize_record, dequantize_stream, dequantize_token, outlier_map, pack_sparse, split_sparse,
-    DenseRecord, DequantToken, SparseBeat,
+    align, dequantize_stream, dequantize_token, outlier_map, pack_sparse, split_sparse, DenseRecord,
+    DequantToken, SparseBeat,
 };
 use sim::oaken::format::GroupMeta;
 use sim::oaken::params::{MiddleMode, OakenParams};
@@ -29,9 +29,11 @@ fn params() -> impl Strategy<Value = OakenParams> {
         Just(192),
         Just(256)
     ];
-    (hd, 0u32..=6, 2u32..=8, any::<bool>(), 1usize..=3).prop_map(|(head_dim, lk, ib, shifted, layers)| {
+    let heads = prop_oneof![3 => Just(1usize), 1 => 2usize..=3];
+    (hd, heads, 0u32..=6, 2u32..=8, any::<bool>(), 1usize..=3).prop_map(|(head_dim, heads, lk, ib, shifted, layers)| {
         let p = OakenParams {
             head_dim,
+            heads,
             lanes: 1 << lk.min(head_dim.trailing_zeros()),
             inlier_bits: ib,
             outlier_bits: ib + 1,
@@ -49,8 +51,8 @@ fn kv() -> impl Strategy<Value = Kv> {
 
 type Tok = (u8, Kv, Vec<u16>);
 
-/// Parameters, a random table and 1..=4 tokens, each with its layer (past
-/// the table now and then), K/V, and values drawn for that layer's set.
+/// Parameters, a random table and 1..=4 token vectors, each with its layer
+/// (past the table now and then), K/V, and values drawn for that layer's set.
 fn case() -> impl Strategy<Value = (OakenParams, ThresholdTable, Vec<Tok>)> {
     params()
         .prop_flat_map(|p| {
@@ -61,22 +63,23 @@ fn case() -> impl Strategy<Value = (OakenParams, ThresholdTable, Vec<Tok>)> {
         .prop_flat_map(|(p, table, heads)| {
             let toks: Vec<_> = heads
                 .into_iter()
-                .map(|(l, k)| (Just(l), Just(k), testgen::token(p.head_dim, table.lookup(l as usize, k).0)))
+                .map(|(l, k)| (Just(l), Just(k), testgen::token(p.vector_len(), table.lookup(l as usize, k).0)))
                 .collect();
             (Just(p), Just(table), toks)
         })
 }
 
-/// The quantizer's records for a token: dense record and COO list.
-fn quantize(p: &OakenParams, table: &ThresholdTable, (layer, kv, x): &Tok) -> (DenseRecord, Vec<u8>) {
+/// The quantizer's records for a token vector: per head, its dense input
+/// and its COO list.
+fn quantize(p: &OakenParams, table: &ThresholdTable, (layer, kv, x): &Tok) -> Vec<(DenseRecord, Vec<u8>)> {
     let q = QuantEngine { params: p.clone(), table: table.clone() }.token(*layer as usize, *kv, x);
-    (DenseRecord::new(*layer, *kv, &q), q.coo)
+    (0..p.heads).map(|h| (DenseRecord::new(p, *layer, *kv, &q, h), q.coo[h].clone())).collect()
 }
 
 /// The reference decode (§2.10) of a well-formed record.
 fn reference(p: &OakenParams, table: &ThresholdTable, rec: &DenseRecord, coo: &[u8]) -> Vec<u16> {
     let (t, _) = table.lookup(rec.layer as usize, rec.kv);
-    dequantize_token(p, &t, &rec.dense, coo, &rec.meta).expect("well-formed record")
+    dequantize_token(p, &t, &rec.dense, coo, &rec.counts, &rec.meta).expect("well-formed record")
 }
 
 /// Unused lanes filled with `g`-derived bytes, which must not be read.
@@ -96,57 +99,69 @@ proptest! {
     /// reference dequantizer bit for bit, err = 0, and meets the §2.10 bound.
     #[test]
     fn round_trip_matches_reference_and_bound((p, table, toks) in case()) {
-        let recs: Vec<(DenseRecord, Vec<u8>)> = toks.iter().map(|t| quantize(&p, &table, t)).collect();
-        let stream: Vec<_> = recs.iter().map(|(r, coo)| (r.clone(), pack_sparse(coo, p.lanes))).collect();
-        let out = dequantize_stream(&p, &table, &stream);
-        prop_assert_eq!(out.len(), toks.len());
-        for (((layer, kv, x), (rec, coo)), y) in toks.iter().zip(&recs).zip(&out) {
+        // every head of every token, and one sparse stream packed across them
+        let recs: Vec<(DenseRecord, Vec<u8>)> = toks.iter().flat_map(|t| quantize(&p, &table, t)).collect();
+        let all: Vec<u8> = recs.iter().flat_map(|(_, c)| c.clone()).collect();
+        let dense: Vec<DenseRecord> = recs.iter().map(|(r, _)| r.clone()).collect();
+        let out = dequantize_stream(&p, &table, &dense, &pack_sparse(&all, p.lanes));
+        prop_assert_eq!(out.len(), recs.len());
+        for (k, (layer, kv, x)) in toks.iter().enumerate() {
             let (t, oob) = table.lookup(*layer as usize, *kv);
             prop_assert_eq!(oob, *layer as usize >= p.layers);
-            prop_assert_eq!(&y.x, &reference(&p, &table, rec, coo));
-            prop_assert!(!y.err);
-            prop_assert_eq!(y.layer_oob, oob);
+            let mut y = Vec::new();
+            for h in 0..p.heads {
+                let (rec, coo) = &recs[k * p.heads + h];
+                let o = &out[k * p.heads + h];
+                prop_assert_eq!(&o.x, &reference(&p, &table, rec, coo));
+                prop_assert!(!o.err);
+                prop_assert_eq!(o.layer_oob, oob);
+                y.extend(o.x.iter().copied());
+            }
             let (q, detail) = quantize_token_detail(&p, &t, x);
-            prop_assert_eq!(&q.dense, &rec.dense);
-            for i in 0..p.head_dim {
+            for i in 0..p.vector_len() {
                 let xs = fp16::to_units(fp16::sanitize(x[i]).0);
-                let o = fp16::to_units(y.x[i]);
+                let o = fp16::to_units(y[i]);
                 let step = fp16::to_units(q.meta.groups[detail[i].class.group as usize].step);
                 let ulp = fp16::grid_ulp(o.unsigned_abs()) as i64;
                 // |out - x| <= step/2 + ulp(|out|)/2, in integers
                 prop_assert!(2 * (o - xs).abs() <= step + ulp,
-                    "element {}: x={:#06x} out={:#06x} step={}", i, x[i], y.x[i], step);
+                    "element {}: x={:#06x} out={:#06x} step={}", i, x[i], y[i], step);
             }
         }
     }
 
-    /// (b) How the sparse record is cut into beats does not change the output:
-    /// packed, one entry per beat, and random splits with empty beats (and
-    /// garbage in the unused lanes).
+    /// (b) How the sparse stream is cut into beats does not change the
+    /// output: packed across tokens, one entry per beat, each token's list
+    /// packed on its own, and random splits with empty beats (and garbage in
+    /// the unused lanes).
     #[test]
     fn beat_split_does_not_matter(
         (p, table, toks) in case(),
-        patterns in proptest::collection::vec(testgen::beat_pattern(64), 4),
+        pattern in testgen::beat_pattern(64),
         garbage in any::<u8>(),
     ) {
-        for (k, tok) in toks.iter().enumerate() {
-            let (rec, coo) = quantize(&p, &table, tok);
-            let want = DequantToken {
-                x: reference(&p, &table, &rec, &coo),
+        let recs: Vec<(DenseRecord, Vec<u8>)> = toks.iter().flat_map(|t| quantize(&p, &table, t)).collect();
+        let dense: Vec<DenseRecord> = recs.iter().map(|(r, _)| r.clone()).collect();
+        let all: Vec<u8> = recs.iter().flat_map(|(_, c)| c.clone()).collect();
+        let want: Vec<DequantToken> = recs
+            .iter()
+            .map(|(rec, coo)| DequantToken {
+                x: reference(&p, &table, rec, coo),
                 err: false,
-                layer_oob: tok.0 as usize >= p.layers,
-            };
-            let packed = pack_sparse(&coo, p.lanes);
-            prop_assert!(packed.iter().rev().skip(1).all(|b| b.count as usize == p.lanes && !b.last));
-            let sizes = testgen::fit_beat_sizes(&patterns[k], coo.len(), p.lanes);
-            let splits = [
-                packed,
-                split_sparse(&coo, p.lanes, &vec![1; coo.len()]),
-                with_garbage(split_sparse(&coo, p.lanes, &sizes), garbage),
-            ];
-            for beats in splits {
-                prop_assert_eq!(&dequantize_record(&p, &table, &rec, &beats), &want, "sizes {:?}", sizes);
-            }
+                layer_oob: rec.layer as usize >= p.layers,
+            })
+            .collect();
+        let packed = pack_sparse(&all, p.lanes);
+        prop_assert!(packed.iter().rev().skip(1).all(|b| b.count as usize == p.lanes));
+        let sizes = testgen::fit_beat_sizes(&pattern, all.len(), p.lanes);
+        let splits = [
+            packed,
+            split_sparse(&all, p.lanes, &vec![1; all.len()]),
+            recs.iter().flat_map(|(_, c)| pack_sparse(c, p.lanes)).collect(),
+            with_garbage(split_sparse(&all, p.lanes, &sizes), garbage),
+        ];
+        for beats in splits {
+            prop_assert_eq!(&dequantize_stream(&p, &table, &dense, &beats), &want, "sizes {:?}", sizes);
         }
     }
 }
@@ -191,11 +206,13 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     #![proptest_config(Config { cases: testgen::cases(1000), failure_persistence: None, ..Config::default() })]
 
-    /// (c) Corrupted sparse records: the engine never panics, gives head_dim
-    /// outputs, flags err exactly when the record is not well-formed (the
-    /// reference's §2.8 check, or a beat count above L), decodes exactly when
-    /// it is, takes a prefix of the list into increasing positions, and the
-    /// good token after it decodes exactly.
+    /// (c) Corrupted lists: the engine never panics, gives head_dim outputs,
+    /// flags err exactly when the list is not well-formed (the reference's
+    /// §2.8 check, or a beat count above L), decodes exactly when it is,
+    /// takes a prefix of the list into increasing positions, and the good
+    /// token after it decodes exactly. The stream is cut by the counts, so
+    /// the corrupted list is padded or cut to its counts' sum (the MMU keeps
+    /// that invariant; a list of another length shifts the next token).
     #[test]
     fn corrupted_records_are_contained(
         (p, table, toks) in case(),
@@ -203,8 +220,8 @@ proptest! {
         pattern in testgen::beat_pattern(64),
         garbage in any::<u8>(),
     ) {
-        let (mut bad, mut list) = quantize(&p, &table, &toks[0]);
-        let (good, good_coo) = quantize(&p, &table, toks.last().unwrap());
+        let (mut bad, mut list) = quantize(&p, &table, &toks[0]).swap_remove(0);
+        let (good, good_coo) = quantize(&p, &table, toks.last().unwrap()).pop().unwrap();
         let mut meta_changed = false;
         for o in ops.iter().filter(|o| !matches!(o, Op::BeatOverLanes(..))) {
             let n = list.len();
@@ -214,7 +231,7 @@ proptest! {
                 Op::Swap(a, b) if n > 0 => list.swap(a.index(n), b.index(n)),
                 Op::SetIdx(i, v) if n > 0 => { let k = i.index(n); list[k] = (v << 2) | (list[k] & 3); }
                 Op::SetByte(i, v) if n > 0 => list[i.index(n)] = *v,
-                Op::SetCount(s, c) => { let k = s.index(bad.meta.seg_counts.len()); bad.meta.seg_counts[k] = *c; }
+                Op::SetCount(s, c) => { let k = s.index(bad.counts.len()); bad.counts[k] = *c; }
                 Op::Extra(i, v) => { let k = i.index(n + 1); list.splice(k..k, v.iter().copied()); }
                 Op::Truncate(i) => list.truncate(i.index(n + 1)),
                 Op::Meta(g, m, s) => {
@@ -224,36 +241,41 @@ proptest! {
                 _ => {}
             }
         }
+        // the list the counts frame: padded with garbage or cut
+        let n = bad.list_len();
+        list.extend((list.len()..n).map(|j| garbage.wrapping_mul(j as u8 | 1)));
+        list.truncate(n);
         let sizes = testgen::fit_beat_sizes(&pattern, list.len(), p.lanes);
         let mut beats = with_garbage(split_sparse(&list, p.lanes, &sizes), garbage);
         let mut over = false;
         for o in &ops {
             if let Op::BeatOverLanes(b, c) = o {
-                let k = b.index(beats.len());
+                // a full beat, so the list stays as sent
+                let full: Vec<usize> = (0..beats.len()).filter(|&k| beats[k].count as usize == p.lanes).collect();
+                if full.is_empty() {
+                    continue;
+                }
+                let k = full[b.index(full.len())];
                 // s_count in L+1 ..= 255: the beat's L lanes all count
-                let c = p.lanes + 1 + *c as usize % (255 - p.lanes);
-                // keep the list as sent: the garbage lanes become entries
-                beats[k].count = c as u8;
+                beats[k].count = (p.lanes + 1 + *c as usize % (255 - p.lanes)) as u8;
                 over = true;
             }
         }
-        let entries: Vec<u8> = beats.iter().flat_map(|b| b.lanes[..(b.count as usize).min(p.lanes)].to_vec()).collect();
-        let well_formed = outlier_map(&p, &entries, &bad.meta).is_ok() && !over;
+        let well_formed = outlier_map(&p, &list, &bad.counts).is_ok() && !over;
 
-        let stream = vec![(bad.clone(), beats.clone()), (good.clone(), pack_sparse(&good_coo, p.lanes))];
-        let out = dequantize_stream(&p, &table, &stream);
+        beats.extend(pack_sparse(&good_coo, p.lanes));
+        let out = dequantize_stream(&p, &table, &[bad.clone(), good.clone()], &beats);
         prop_assert_eq!(out.len(), 2);
         prop_assert!(out.iter().all(|t| t.x.len() == p.head_dim));
         prop_assert_eq!(out[0].err, !well_formed);
         if well_formed && !meta_changed {
-            prop_assert_eq!(&out[0].x, &reference(&p, &table, &bad, &entries));
+            prop_assert_eq!(&out[0].x, &reference(&p, &table, &bad, &list));
         }
         // the taken entries are a prefix of the list, in increasing position
-        let a = align(&p, &bad.meta.seg_counts, &beats);
-        prop_assert_eq!(&a.entries, &entries);
+        let a = align(&p, &bad.counts, &list);
         let placed: Vec<u8> = a.map.iter().flatten().map(|e| e.encode()).collect();
-        prop_assert_eq!(&placed[..], &entries[..a.taken]);
-        prop_assert_eq!(a.malformed.any(), out[0].err);
+        prop_assert_eq!(&placed[..], &list[..a.taken]);
+        prop_assert_eq!(a.malformed.any() || over, out[0].err);
         // the next token is untouched
         let want_good = DequantToken {
             x: reference(&p, &table, &good, &good_coo),

@@ -9,9 +9,10 @@ use sim::oaken::thresholds::ThresholdSet;
 use sim::testgen;
 
 fn params() -> impl Strategy<Value = OakenParams> {
-    (prop_oneof![Just(8usize), Just(64), Just(96), Just(128), Just(256)], 2u32..=8, any::<bool>())
-        .prop_map(|(head_dim, ib, shifted)| OakenParams {
+    (prop_oneof![Just(8usize), Just(64), Just(96), Just(128), Just(256)], prop_oneof![3 => Just(1usize), 1 => 2usize..=5], 2u32..=8, any::<bool>())
+        .prop_map(|(head_dim, heads, ib, shifted)| OakenParams {
             head_dim,
+            heads,
             lanes: 8,
             inlier_bits: ib,
             outlier_bits: ib + 1,
@@ -22,7 +23,7 @@ fn params() -> impl Strategy<Value = OakenParams> {
 
 fn case() -> impl Strategy<Value = (OakenParams, ThresholdSet, Vec<u16>)> {
     (params(), testgen::threshold_set())
-        .prop_flat_map(|(p, t)| (Just(p.clone()), Just(t), testgen::token(p.head_dim, t)))
+        .prop_flat_map(|(p, t)| (Just(p.clone()), Just(t), testgen::token(p.vector_len(), t)))
 }
 
 proptest! {
@@ -31,9 +32,12 @@ proptest! {
     #[test]
     fn decoded_values_meet_the_bound((p, t, x) in case()) {
         let (q, detail) = quantize_token_detail(&p, &t, &x);
-        let y = dequantize_token(&p, &t, &q.dense, &q.coo, &q.meta).unwrap();
+        let mut y = Vec::new();
+        for h in 0..p.heads {
+            y.extend(dequantize_token(&p, &t, q.head_dense(&p, h), &q.coo[h], q.head_counts(&p, h), &q.meta).unwrap());
+        }
         let [lo_o, lo_i, hi_i, hi_o] = t.units();
-        for i in 0..p.head_dim {
+        for i in 0..p.vector_len() {
             let xs = fp16::to_units(fp16::sanitize(x[i]).0);
             let out = fp16::to_units(y[i]);
             let c = detail[i].class;
@@ -53,6 +57,8 @@ proptest! {
                 }
             }
         }
-        prop_assert_eq!(q.coo.len(), q.meta.seg_counts.iter().map(|&c| c as usize).sum::<usize>());
+        for h in 0..p.heads {
+            prop_assert_eq!(q.coo[h].len(), q.head_counts(&p, h).iter().map(|&c| c as usize).sum::<usize>());
+        }
     }
 }

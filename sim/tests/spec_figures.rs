@@ -25,7 +25,8 @@ fn section_8_1_figures() {
             (83_837, 1_887_440, 125_875)
         );
         assert_eq!(r.payload_bits_per_element, 4.0 + 8.0 * 209_712.0 / 2_097_152.0);
-        assert_eq!(r.bits_per_element, r.payload_bits_per_element + 0.875);
+        assert_eq!(r.bits_per_element, r.payload_bits_per_element + 0.75);
+        assert_eq!(r.mmu_count_bits_per_element, 0.125);
         let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
         assert!(
             close(r.sqnr_db, sqnr) && close(r.sqnr_k_db, sqnr_k) && close(r.sqnr_v_db, sqnr_v),

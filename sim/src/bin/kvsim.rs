@@ -137,9 +137,15 @@ struct MetricsArgs {
     /// Threshold table (JSON, spec §6.2)
     #[arg(short, long)]
     thresholds: PathBuf,
-    /// Must match the set's last dimension (default: taken from the set)
+    /// Elements per head; heads x head-dim must divide the set's last
+    /// dimension, each row being cut into vectors of that length (default:
+    /// the set's last dimension over heads)
     #[arg(long)]
     head_dim: Option<usize>,
+    /// Heads per token vector: one metadata word covers heads x head-dim
+    /// elements (spec §2.9)
+    #[arg(long, default_value_t = 1)]
+    heads: usize,
     /// Dense slot width, 2..=8; outer and inner codes get one bit more
     #[arg(long, default_value_t = 4)]
     inlier_bits: u32,
@@ -205,11 +211,16 @@ fn metrics(a: MetricsArgs) -> Result<(), String> {
     let set = KvSet::read(&a.input)?;
     let file = ThresholdFile::read(&a.thresholds)?;
     let table = file.table()?;
-    let head_dim = a.head_dim.unwrap_or(set.head_dim);
+    let heads = a.heads;
+    if heads == 0 {
+        return Err("heads must be at least 1".into());
+    }
+    let head_dim = a.head_dim.unwrap_or(set.head_dim / heads);
     // lanes do not change the result; pick a legal value for validate()
     let lanes = 1usize << head_dim.trailing_zeros().min(4);
     let p = OakenParams {
         head_dim,
+        heads,
         lanes,
         inlier_bits: a.inlier_bits,
         outlier_bits: a.inlier_bits.saturating_add(1),

@@ -18,14 +18,15 @@ use crate::fp16;
 /// Where each element's outlier entry sits: None for middle-group elements.
 /// Fails on a list that breaks spec §2.8 (the RTL engine's recovery rules for
 /// such lists belong to the dequantization engine model).
-pub fn outlier_map(p: &OakenParams, coo: &[u8], meta: &Meta) -> Result<Vec<Option<CooEntry>>, String> {
-    let total: usize = meta.seg_counts.iter().map(|&c| c as usize).sum();
+pub fn outlier_map(p: &OakenParams, coo: &[u8], counts: &[u8]) -> Result<Vec<Option<CooEntry>>, String> {
+    assert_eq!(counts.len(), p.segments(), "outlier_map: one count per segment");
+    let total: usize = counts.iter().map(|&c| c as usize).sum();
     if total != coo.len() {
         return Err(format!("segment counts sum to {total} but the list has {} entries", coo.len()));
     }
     let mut map = vec![None; p.head_dim];
     let mut k = 0;
-    for (s, &count) in meta.seg_counts.iter().enumerate() {
+    for (s, &count) in counts.iter().enumerate() {
         let mut prev: Option<u8> = None;
         for _ in 0..count {
             let e = CooEntry::decode(coo[k]);
@@ -81,15 +82,19 @@ pub fn group_params(meta: &Meta) -> [GroupParams; 3] {
     GROUPS.map(|g| GroupParams::from_meta(meta.groups[g as usize]))
 }
 
-/// Decodes a whole token to FP16 (round to nearest even, saturating).
+/// Decodes one head of a token to FP16 (round to nearest even, saturating):
+/// its `head_dim` dense slots, its COO list and segment counts, and the
+/// token's metadata word.
 pub fn dequantize_token(
     p: &OakenParams,
     t: &ThresholdSet,
     dense: &[u8],
     coo: &[u8],
+    counts: &[u8],
     meta: &Meta,
 ) -> Result<Vec<u16>, String> {
-    let map = outlier_map(p, coo, meta)?;
+    assert_eq!(dense.len(), p.head_dim, "dequantize_token: one head's slots");
+    let map = outlier_map(p, coo, counts)?;
     let params = group_params(meta);
     Ok(dense
         .iter()
@@ -105,46 +110,57 @@ pub fn dequantize_token(
 // Dequantization engine model (docs/spec.md §4)
 // ---------------------------------------------------------------------------
 
-/// One token's dense record as the engine's dense input receives it
-/// (spec §4.2: `d_layer`, `d_kv`, `d_meta`, and the `d_dense` slots of all
-/// `beats` dense beats, element 0 first).
+/// One (token, head)'s dense input as the engine receives it (spec §4.2:
+/// `d_layer`, `d_kv`, `d_meta`, `d_counts`, and the `d_dense` slots of all
+/// `head_beats` dense beats, element 0 first).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DenseRecord {
     /// `d_layer`; a layer `>= layers` reads layer 0 (spec §2.3).
     pub layer: u8,
     /// `d_kv`.
     pub kv: Kv,
-    /// `d_meta`: the metadata word (§2.9); `seg_counts` has `segments`
-    /// entries. Not checked; its FP16 fields are sanitised on use (§4.4).
+    /// `d_meta`: the token's metadata word (§2.9). Not checked; its FP16
+    /// fields are sanitised on use (§4.4).
     pub meta: Meta,
+    /// `d_counts`: the head's `segments` segment counts (from the MMU).
+    pub counts: Vec<u8>,
     /// `head_dim` dense slots; only the low `inlier_bits` bits of each are
     /// read (the port is `inlier_bits` wide per lane).
     pub dense: Vec<u8>,
 }
 
 impl DenseRecord {
-    /// The dense record of a quantizer output (spec §2.9).
-    pub fn new(layer: u8, kv: Kv, q: &QuantToken) -> Self {
-        DenseRecord { layer, kv, meta: q.meta.clone(), dense: q.dense.clone() }
+    /// Head `h` of a quantizer output (spec §2.9).
+    pub fn new(p: &OakenParams, layer: u8, kv: Kv, q: &QuantToken, h: usize) -> Self {
+        DenseRecord {
+            layer,
+            kv,
+            meta: q.meta.clone(),
+            counts: q.head_counts(p, h).to_vec(),
+            dense: q.head_dense(p, h).to_vec(),
+        }
+    }
+
+    /// Entries of the sparse stream this record takes: the sum of its counts.
+    pub fn list_len(&self) -> usize {
+        self.counts.iter().map(|&c| c as usize).sum()
     }
 }
 
-/// One beat of the sparse input (spec §4.2: `s_coo`, `s_count`, `s_last`).
+/// One beat of the sparse input (spec §4.2: `s_coo`, `s_count`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SparseBeat {
     /// `L = lanes` raw COO entries; entry `j` is valid for `j < count`, the
     /// other lanes are ignored and may hold anything.
     pub lanes: Vec<u8>,
     /// `s_count`: 0..=L for a well-formed beat; above L is malformed and
-    /// counts as L (§4.3 condition 4).
+    /// counts as L (§4.3 condition 3).
     pub count: u8,
-    /// `s_last`: last sparse beat of the token.
-    pub last: bool,
 }
 
-/// The memory layout of a sparse record (spec §4.2 "packed"): full beats of
-/// `lanes` entries, the last one partial; an empty list is a single beat with
-/// count 0. Unused lanes are 0. The last beat has `last` set.
+/// The memory layout of a sparse stream (spec §4.2 "packed"): full beats of
+/// `lanes` entries, the last one partial; no beat for an empty list. Unused
+/// lanes are 0.
 pub fn pack_sparse(entries: &[u8], lanes: usize) -> Vec<SparseBeat> {
     assert!((1..=255).contains(&lanes), "pack_sparse: lanes {lanes} out of range");
     let sizes: Vec<usize> = entries.chunks(lanes).map(<[u8]>::len).collect();
@@ -152,83 +168,69 @@ pub fn pack_sparse(entries: &[u8], lanes: usize) -> Vec<SparseBeat> {
 }
 
 /// Cuts a list into sparse beats of the given sizes (each `0..=lanes`,
-/// summing to `entries.len()`; empty beats are allowed anywhere). An empty
-/// `sizes` means one empty beat. Unused lanes are 0; the last beat has `last`
-/// set. For tests of unpacked records (spec §4.2: a beat may carry any count
-/// from 0 to L).
+/// summing to `entries.len()`; empty beats are allowed anywhere). Unused
+/// lanes are 0. For tests of unpacked streams (spec §4.2: a beat may carry
+/// any count from 0 to L).
 pub fn split_sparse(entries: &[u8], lanes: usize, sizes: &[usize]) -> Vec<SparseBeat> {
     assert!((1..=255).contains(&lanes), "split_sparse: lanes {lanes} out of range");
     assert_eq!(sizes.iter().sum::<usize>(), entries.len(), "split_sparse: sizes do not cover the list");
-    let sizes: &[usize] = if sizes.is_empty() { &[0] } else { sizes };
     let mut beats = Vec::with_capacity(sizes.len());
     let mut rest = entries;
-    for (k, &n) in sizes.iter().enumerate() {
+    for &n in sizes {
         assert!(n <= lanes, "split_sparse: beat of {n} entries with {lanes} lanes");
         let (now, later) = rest.split_at(n);
         rest = later;
         let mut l = now.to_vec();
         l.resize(lanes, 0);
-        beats.push(SparseBeat { lanes: l, count: n as u8, last: k + 1 == sizes.len() });
+        beats.push(SparseBeat { lanes: l, count: n as u8 });
     }
     beats
 }
 
-/// Which of the malformed-record conditions of spec §4.3 hold.
+/// Which of the malformed-list conditions of spec §4.3 hold for a token.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Malformed {
-    /// 1. an entry is never taken.
+    /// 1. an entry of the token's list is never taken.
     pub untaken: bool,
-    /// 2. fewer entries than the segment counts' total.
-    pub short: bool,
-    /// 3. a segment count exceeds its segment's length.
+    /// 2. a segment count exceeds its segment's length.
     pub count_over_len: bool,
-    /// 4. a sparse beat has `s_count > L`.
+    /// 3. an entry of the token's list came from a beat with `s_count > L`.
     pub beat_over_lanes: bool,
 }
 
 impl Malformed {
     /// `out_err`.
     pub fn any(&self) -> bool {
-        self.untaken || self.short || self.count_over_len || self.beat_over_lanes
+        self.untaken || self.count_over_len || self.beat_over_lanes
     }
 }
 
-/// The sparse list cut back into beats (spec §4.3).
+/// A token's list cut back into beats (spec §4.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Alignment {
     /// Per element (`head_dim`): the entry taken into its lane, if any.
     pub map: Vec<Option<CooEntry>>,
-    /// The entries `E_0, E_1, ...` of the record (each beat's first
-    /// `min(s_count, L)` lanes, in beat order).
-    pub entries: Vec<u8>,
     /// Entries taken; the taken entries are always `entries[..taken]`.
     pub taken: usize,
+    /// Conditions 1 and 2 (condition 3 is the stream's, [`dequantize_stream`]).
     pub malformed: Malformed,
 }
 
-/// Spec §4.3, literally. `beats` is the token's sparse record (its beats up
-/// to and including the `s_last` one; the `last` flags are not looked at
-/// here). Each beat must have `lanes` lanes.
-pub fn align(p: &OakenParams, seg_counts: &[u8], beats: &[SparseBeat]) -> Alignment {
+/// Spec §4.3, literally, on one token's list `E_0 .. E_(n-1)` (`n` is the
+/// sum of `counts` when the stream cuts it; any length is accepted here).
+pub fn align(p: &OakenParams, counts: &[u8], entries: &[u8]) -> Alignment {
     let l = p.lanes;
-    assert_eq!(seg_counts.len(), p.segments(), "align: one count per segment");
+    assert_eq!(counts.len(), p.segments(), "align: one count per segment");
     let mut malformed = Malformed::default();
-    let mut entries = Vec::new();
-    for b in beats {
-        assert_eq!(b.lanes.len(), l, "align: a sparse beat has {} lanes, not {l}", b.lanes.len());
-        let c = b.count as usize;
-        malformed.beat_over_lanes |= c > l;
-        entries.extend_from_slice(&b.lanes[..c.min(l)]);
-    }
     // P[s] = cnt[0] + ... + cnt[s-1]
     let mut prefix = vec![0usize; p.segments() + 1];
     for s in 0..p.segments() {
-        prefix[s + 1] = prefix[s] + seg_counts[s] as usize;
-        malformed.count_over_len |= seg_counts[s] as usize > p.segment_len(s);
+        prefix[s + 1] = prefix[s] + counts[s] as usize;
+        malformed.count_over_len |= counts[s] as usize > p.segment_len(s);
     }
     let mut map = vec![None; p.head_dim];
     let mut g = 0; // the first entry not yet taken
-    for b in 0..p.beats() {
+    for b in 0..p.head_beats() {
         let sb = b * l / SEGMENT;
         let i0 = b * l % SEGMENT;
         let mut prev: Option<u8> = None;
@@ -249,8 +251,7 @@ pub fn align(p: &OakenParams, seg_counts: &[u8], beats: &[SparseBeat]) -> Alignm
         }
     }
     malformed.untaken = g < entries.len();
-    malformed.short = entries.len() < prefix[p.segments()];
-    Alignment { map, entries, taken: g, malformed }
+    Alignment { map, taken: g, malformed }
 }
 
 /// An FP16 field of the metadata word in units, spec §4.4: sanitised first
@@ -280,21 +281,21 @@ pub struct DequantToken {
     pub layer_oob: bool,
 }
 
-/// Decodes one token from its dense record and its sparse record (the
-/// token's beats up to and including its `s_last` beat; the `last` flags are
-/// not looked at here, framing is [`dequantize_stream`]'s job).
-/// Spec §4.3 (alignment) and §4.4 (decoding).
+/// Decodes one (token, head) from its dense input and its list (the
+/// `rec.list_len()` entries the stream gives it; `bad_beat`: one of them came
+/// from a beat with `s_count > L`). Spec §4.3 (alignment) and §4.4 (decoding).
 pub fn dequantize_record(
     p: &OakenParams,
     table: &ThresholdTable,
     rec: &DenseRecord,
-    beats: &[SparseBeat],
+    entries: &[u8],
+    bad_beat: bool,
 ) -> DequantToken {
     p.validate().expect("invalid Oaken parameters");
     assert_eq!(table.layers(), p.layers, "threshold table depth differs from the parameters' layers");
     assert_eq!(rec.dense.len(), p.head_dim, "dense record has {} slots, not head_dim", rec.dense.len());
     let (t, layer_oob) = table.lookup(rec.layer as usize, rec.kv);
-    let a = align(p, &rec.meta.seg_counts, beats);
+    let a = align(p, &rec.counts, entries);
     let params = engine_group_params(&rec.meta);
     let mask = (1u16 << p.inlier_bits) - 1;
     let x = rec
@@ -306,29 +307,40 @@ pub fn dequantize_record(
             fp16::round_nearest_even(reconstruct_units(p, &t, &params, g, code).1)
         })
         .collect();
-    DequantToken { x, err: a.malformed.any(), layer_oob }
+    DequantToken { x, err: a.malformed.any() || bad_beat, layer_oob }
 }
 
-/// The engine on a stream of tokens: the dense records in order, and the
-/// sparse stream formed by concatenating every token's beats. The sparse
-/// stream is framed by `last` alone (spec §4.2: the engine reads sparse beats
-/// up to the token's `s_last`), so the per-token grouping of the beats only
-/// matters through their `last` flags; with each token's beats ending in its
-/// one `last` beat, token `i` gets exactly its own beats. If the sparse
-/// stream ends before a token's `s_last`, that token and the ones after it
-/// produce no output (the engine would wait for more sparse beats).
+/// The engine on a stream of (token, head) records and one continuous sparse
+/// stream (spec §4.2, §4.3): the entries of all beats in order (each beat's
+/// first `min(s_count, L)` lanes) are cut by the records' counts, record `i`
+/// taking the next `list_len()` entries. If the stream ends before a
+/// record's list is complete, that record and the ones after it produce no
+/// output (the engine would wait for more sparse beats).
 pub fn dequantize_stream(
     p: &OakenParams,
     table: &ThresholdTable,
-    tokens: &[(DenseRecord, Vec<SparseBeat>)],
+    recs: &[DenseRecord],
+    sparse: &[SparseBeat],
 ) -> Vec<DequantToken> {
-    let sparse: Vec<SparseBeat> = tokens.iter().flat_map(|(_, b)| b.iter().cloned()).collect();
-    let mut out = Vec::with_capacity(tokens.len());
+    let l = p.lanes;
+    let mut entries = Vec::new();
+    let mut bad = Vec::new();
+    for b in sparse {
+        assert_eq!(b.lanes.len(), l, "a sparse beat has {} lanes, not {l}", b.lanes.len());
+        let c = b.count as usize;
+        entries.extend_from_slice(&b.lanes[..c.min(l)]);
+        bad.extend(std::iter::repeat_n(c > l, c.min(l)));
+    }
+    let mut out = Vec::with_capacity(recs.len());
     let mut pos = 0;
-    for (rec, _) in tokens {
-        let Some(k) = sparse[pos..].iter().position(|b| b.last) else { break };
-        out.push(dequantize_record(p, table, rec, &sparse[pos..pos + k + 1]));
-        pos += k + 1;
+    for rec in recs {
+        let n = rec.list_len();
+        if pos + n > entries.len() {
+            break;
+        }
+        let any_bad = bad[pos..pos + n].iter().any(|&b| b);
+        out.push(dequantize_record(p, table, rec, &entries[pos..pos + n], any_bad));
+        pos += n;
     }
     out
 }
@@ -344,7 +356,7 @@ mod tests {
     const THR: [u16; 4] = [0xC000, 0xB400, 0x3400, 0x4000]; // -2, -0.25, 0.25, 2
 
     fn p16() -> OakenParams {
-        OakenParams { head_dim: 16, lanes: 4, inlier_bits: 4, outlier_bits: 5, layers: 1, middle_mode: MiddleMode::Plain }
+        OakenParams { head_dim: 16, lanes: 4, layers: 1, middle_mode: MiddleMode::Plain, ..Default::default() }
     }
 
     fn table(p: &OakenParams) -> ThresholdTable {
@@ -354,20 +366,25 @@ mod tests {
     }
 
     /// §4.6 metadata: outer (1.0, 0.5), middle (-1.0, 0.125), inner (-0.25, 2^-6).
-    fn meta(counts: &[u8]) -> Meta {
+    fn meta() -> Meta {
         Meta {
             groups: [
                 GroupMeta { min: 0x3C00, step: 0x3800 },
                 GroupMeta { min: 0xBC00, step: 0x3000 },
                 GroupMeta { min: 0xB400, step: 0x2400 },
             ],
-            seg_counts: counts.to_vec(),
         }
     }
 
     /// §4.6 dense record: slot i = i (mod 16).
     fn rec(p: &OakenParams, counts: &[u8]) -> DenseRecord {
-        DenseRecord { layer: 0, kv: Kv::K, meta: meta(counts), dense: (0..p.head_dim).map(|i| (i % 16) as u8).collect() }
+        DenseRecord {
+            layer: 0,
+            kv: Kv::K,
+            meta: meta(),
+            counts: counts.to_vec(),
+            dense: (0..p.head_dim).map(|i| (i % 16) as u8).collect(),
+        }
     }
 
     /// §4.6: element i as a middle element, -1 + i/8.
@@ -388,8 +405,13 @@ mod tests {
     const GOOD_LIST: [u8; 3] = [0x04, 0x1B, 0x25];
     const BAD_LIST: [u8; 4] = [0x04, 0x1B, 0x16, 0x25];
 
+    /// One record on its own stream; None when the stream is too short.
+    fn try_run(p: &OakenParams, r: &DenseRecord, beats: &[SparseBeat]) -> Option<DequantToken> {
+        dequantize_stream(p, &table(p), std::slice::from_ref(r), beats).pop()
+    }
+
     fn run(p: &OakenParams, r: &DenseRecord, beats: &[SparseBeat]) -> DequantToken {
-        dequantize_record(p, &table(p), r, beats)
+        try_run(p, r, beats).expect("the stream holds the record's list")
     }
 
     fn f(v: f32) -> u16 {
@@ -408,33 +430,28 @@ mod tests {
         let e = |idx: u8, outer: bool, hi: bool| CooEntry { idx, outer, hi }.encode();
         assert_eq!(GOOD_LIST, [e(1, false, false), e(6, true, true), e(9, false, true)]);
         assert_eq!(BAD_LIST[2], e(5, true, false));
-        assert_eq!(meta(&[0]).groups[2].step, f(1.0 / 64.0));
+        assert_eq!(meta().groups[2].step, f(1.0 / 64.0));
     }
 
     #[test]
     fn packing() {
-        let b = pack_sparse(&[], 4);
-        assert_eq!(b, vec![SparseBeat { lanes: vec![0; 4], count: 0, last: true }]);
+        assert_eq!(pack_sparse(&[], 4), vec![]);
         let b = pack_sparse(&[1, 2, 3, 4, 5, 6], 4);
         assert_eq!(
             b,
-            vec![
-                SparseBeat { lanes: vec![1, 2, 3, 4], count: 4, last: false },
-                SparseBeat { lanes: vec![5, 6, 0, 0], count: 2, last: true },
-            ]
+            vec![SparseBeat { lanes: vec![1, 2, 3, 4], count: 4 }, SparseBeat { lanes: vec![5, 6, 0, 0], count: 2 }]
         );
         // a multiple of L ends with a full beat, no extra empty one
         assert_eq!(pack_sparse(&[1, 2, 3, 4], 4).len(), 1);
         let s = split_sparse(&[7, 8, 9], 4, &[0, 1, 0, 2]);
-        assert_eq!(s.iter().map(|b| (b.count, b.last)).collect::<Vec<_>>(), [(0, false), (1, false), (0, false), (2, true)]);
+        assert_eq!(s.iter().map(|b| b.count).collect::<Vec<_>>(), [0, 1, 0, 2]);
         assert_eq!((s[1].lanes[0], &s[3].lanes[..2]), (7, &[8u8, 9][..]));
-        assert_eq!(split_sparse(&[], 4, &[]), pack_sparse(&[], 4));
     }
 
     #[test]
     fn spec_4_6_well_formed() {
         let p = p16();
-        let a = align(&p, &[3], &pack_sparse(&GOOD_LIST, 4));
+        let a = align(&p, &[3], &GOOD_LIST);
         assert_eq!((a.taken, a.malformed), (3, Malformed::default()));
         assert_eq!(a.map.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i, e.encode()))).collect::<Vec<_>>(), [(1, 0x04), (6, 0x1B), (9, 0x25)]);
         let y = run(&p, &rec(&p, &[3]), &pack_sparse(&GOOD_LIST, 4));
@@ -452,7 +469,7 @@ mod tests {
     #[test]
     fn spec_4_6_malformed_out_of_order() {
         let p = p16();
-        let a = align(&p, &[4], &pack_sparse(&BAD_LIST, 4));
+        let a = align(&p, &[4], &BAD_LIST);
         assert_eq!(a.taken, 2);
         assert_eq!(a.malformed, Malformed { untaken: true, ..Default::default() });
         let mut want = MIDDLE.to_vec();
@@ -462,33 +479,31 @@ mod tests {
         assert_eq!(y, DequantToken { x: want, err: true, layer_oob: false });
     }
 
-    /// Condition 1 variants: duplicate, index past the beat range, beyond the
-    /// total.
+    /// Condition 1: a duplicate blocks the rest of the list.
     #[test]
-    fn err_1_duplicate_and_beyond_total() {
+    fn err_1_duplicate() {
         let p = p16();
         // 0x04, 0x04, 0x25 (count 3): beat 0 takes the first 0x04 and stops at
         // the second (idx 1 not > 1); it fits no later beat, and blocks 0x25.
-        let a = align(&p, &[3], &pack_sparse(&[0x04, 0x04, 0x25], 4));
+        let a = align(&p, &[3], &[0x04, 0x04, 0x25]);
         assert_eq!((a.taken, a.malformed), (1, Malformed { untaken: true, ..Default::default() }));
         let mut want = MIDDLE.to_vec();
         want[1] = 0xB380;
         assert_eq!(run(&p, &rec(&p, &[3]), &pack_sparse(&[0x04, 0x04, 0x25], 4)).x, want);
-        // the good list with count 2: 0x25 (g = 2) is beyond P[1] = 2, never taken
-        let y = run(&p, &rec(&p, &[2]), &pack_sparse(&GOOD_LIST, 4));
-        let mut want = good16();
-        want[9] = MIDDLE[9];
-        assert_eq!((y.x, y.err), (want, true));
     }
 
-    /// Condition 2: count 4 but three entries; all three are taken.
+    /// The counts cut the stream: GOOD_LIST in one beat, records with counts
+    /// 2 and 1. Record 0 takes 0x04, 0x1B (elements 1, 6); record 1 takes
+    /// 0x25 (element 9); both well-formed.
     #[test]
-    fn err_2_short_list() {
+    fn counts_cut_the_stream() {
         let p = p16();
-        let a = align(&p, &[4], &pack_sparse(&GOOD_LIST, 4));
-        assert_eq!((a.taken, a.malformed), (3, Malformed { short: true, ..Default::default() }));
-        let y = run(&p, &rec(&p, &[4]), &pack_sparse(&GOOD_LIST, 4));
-        assert_eq!((y.x, y.err), (good16(), true));
+        let out = dequantize_stream(&p, &table(&p), &[rec(&p, &[2]), rec(&p, &[1])], &pack_sparse(&GOOD_LIST, 4));
+        let (mut w0, mut w1) = (MIDDLE.to_vec(), MIDDLE.to_vec());
+        (w0[1], w0[6], w1[9]) = (0xB380, 0x4600, 0x3080);
+        assert_eq!(out, [DequantToken { x: w0, err: false, layer_oob: false }, DequantToken { x: w1, err: false, layer_oob: false }]);
+        // a list longer than the stream: no output, the engine waits
+        assert_eq!(try_run(&p, &rec(&p, &[4]), &pack_sparse(&GOOD_LIST, 4)), None);
     }
 
     /// All sixteen elements outer, entry i = {idx i, outer, hi = i odd}; slot
@@ -506,36 +521,37 @@ mod tests {
         assert_eq!(list[..4], [0x02, 0x07, 0x0A, 0x0F]);
         let y = run(&p, &rec(&p, &[16]), &pack_sparse(&list, 4));
         assert_eq!(y, DequantToken { x: want.clone(), err: false, layer_oob: false });
-        // one entry per beat, then an empty last beat
+        // one entry per beat, then an empty beat
         let mut sizes = vec![1; 16];
         sizes.push(0);
         assert_eq!(run(&p, &rec(&p, &[16]), &split_sparse(&list, 4, &sizes)).x, want);
     }
 
-    /// Condition 3: count 17 > 16 elements. With the 16 entries: also short
-    /// (condition 2). With a 17th entry (idx 15 again): never taken
-    /// (condition 1), since beat 3 took idx 15 just before it.
+    /// Condition 2: count 17 > 16 elements. The record takes 17 entries:
+    /// with only the 16 in the stream it waits; with a 17th (idx 15 again)
+    /// that one is never taken (condition 1 too), since beat 3 took idx 15
+    /// just before it.
     #[test]
-    fn err_3_count_over_segment_length() {
+    fn err_2_count_over_segment_length() {
         let p = p16();
         let (mut list, want) = all_outer();
-        let a = align(&p, &[17], &pack_sparse(&list, 4));
-        assert_eq!(a.malformed, Malformed { short: true, count_over_len: true, ..Default::default() });
-        assert_eq!(run(&p, &rec(&p, &[17]), &pack_sparse(&list, 4)), DequantToken { x: want.clone(), err: true, layer_oob: false });
+        assert_eq!(try_run(&p, &rec(&p, &[17]), &pack_sparse(&list, 4)), None);
         list.push(0x3C);
-        let a = align(&p, &[17], &pack_sparse(&list, 4));
+        let a = align(&p, &[17], &list);
         assert_eq!((a.taken, a.malformed), (16, Malformed { untaken: true, count_over_len: true, ..Default::default() }));
-        assert_eq!(run(&p, &rec(&p, &[17]), &pack_sparse(&list, 4)).x, want);
+        assert_eq!(run(&p, &rec(&p, &[17]), &pack_sparse(&list, 4)), DequantToken { x: want, err: true, layer_oob: false });
+        // a count over the length with a list that is otherwise fine
+        let a = align(&p, &[17], &list[..16]);
+        assert_eq!((a.taken, a.malformed), (16, Malformed { count_over_len: true, ..Default::default() }));
     }
 
-    /// Condition 4: s_count = 200 > L = 4 reads the four lanes, here a
+    /// Condition 3: s_count = 200 > L = 4 reads the four lanes, here a
     /// well-formed list; 0x3A is idx 14, outer, lower: -2 - (1 + 14/2) = -10.
+    /// Only records that take an entry of that beat are flagged.
     #[test]
-    fn err_4_beat_count_over_lanes() {
+    fn err_3_beat_count_over_lanes() {
         let p = p16();
-        let beats = vec![SparseBeat { lanes: vec![0x04, 0x1B, 0x25, 0x3A], count: 200, last: true }];
-        let a = align(&p, &[4], &beats);
-        assert_eq!((a.taken, a.malformed), (4, Malformed { beat_over_lanes: true, ..Default::default() }));
+        let beats = vec![SparseBeat { lanes: vec![0x04, 0x1B, 0x25, 0x3A], count: 200 }];
         let mut want = good16();
         want[14] = 0xC900;
         assert_eq!(want[14], f(-10.0));
@@ -543,6 +559,11 @@ mod tests {
         // the same list with its true count is well-formed
         let ok = vec![SparseBeat { count: 4, ..beats[0].clone() }];
         assert_eq!(run(&p, &rec(&p, &[4]), &ok), DequantToken { x: want, err: false, layer_oob: false });
+        // a record with no entries before the bad beat, one after it
+        let mut two = vec![SparseBeat { lanes: vec![0x04, 0, 0, 0], count: 1 }];
+        two.extend(beats);
+        let out = dequantize_stream(&p, &table(&p), &[rec(&p, &[1]), rec(&p, &[0]), rec(&p, &[4])], &two);
+        assert_eq!(out.iter().map(|t| t.err).collect::<Vec<_>>(), [false, false, true]);
     }
 
     #[test]
@@ -559,47 +580,29 @@ mod tests {
         assert_eq!(run(&ps, &r, &pack_sparse(&[], 4)).x, want);
     }
 
-    /// A malformed token never shifts the next one: stream [bad, good, bad,
-    /// good] with bad records of several kinds, the good ones decode as §4.6.
+    /// A malformed token never shifts the next one: the counts alone cut
+    /// the stream. Stream [bad, good, bad, good], the good ones decode as
+    /// §4.6: BAD_LIST (count 4), a junk list of 40 entries (count 40, over
+    /// the 16 elements) with one beat of count 255 (condition 3).
     #[test]
     fn recovery_after_malformed_tokens() {
         let p = p16();
-        let good = (rec(&p, &[3]), pack_sparse(&GOOD_LIST, 4));
-        let bad1 = (rec(&p, &[4]), pack_sparse(&BAD_LIST, 4));
-        // a long junk list over many beats, one beat with count 255, and
-        // counts far off
         let junk: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
-        let mut bad2 = (rec(&p, &[200]), pack_sparse(&junk, 4));
-        bad2.1[3].count = 255;
-        let out = dequantize_stream(&p, &table(&p), &[bad1, good.clone(), bad2, good]);
+        let mut list = BAD_LIST.to_vec();
+        list.extend(GOOD_LIST);
+        list.extend(&junk);
+        list.extend(GOOD_LIST);
+        let mut beats = pack_sparse(&list, 4);
+        // beat 5 holds list entries 20..23, all in the junk
+        beats[5].count = 255;
+        let recs = [rec(&p, &[4]), rec(&p, &[3]), rec(&p, &[40]), rec(&p, &[3])];
+        let out = dequantize_stream(&p, &table(&p), &recs, &beats);
         assert_eq!(out.len(), 4);
         assert!(out[0].err && out[2].err);
         for t in [&out[1], &out[3]] {
             assert_eq!(*t, DequantToken { x: good16(), err: false, layer_oob: false });
         }
         assert!(out.iter().all(|t| t.x.len() == 16));
-    }
-
-    /// The stream is framed by `last` alone; a sparse stream that ends before
-    /// a token's `s_last` leaves that token without output.
-    #[test]
-    fn stream_framing_follows_last() {
-        let p = p16();
-        let mut beats = split_sparse(&GOOD_LIST, 4, &[1, 2]);
-        // token 0's beats: its first beat only (now marked last); token 1's:
-        // the rest of the list
-        beats[0].last = true;
-        let toks = [(rec(&p, &[1]), vec![beats[0].clone()]), (rec(&p, &[0]), vec![beats[1].clone()])];
-        let out = dequantize_stream(&p, &table(&p), &toks);
-        // token 0: list 0x04, count 1: element 1 only
-        let mut want0 = MIDDLE.to_vec();
-        want0[1] = 0xB380;
-        assert_eq!((&out[0].x, out[0].err), (&want0, false));
-        // token 1: list 0x1B, 0x25 with count 0: never taken
-        assert_eq!((&out[1].x, out[1].err), (&MIDDLE.to_vec(), true));
-        let mut unterminated = toks.to_vec();
-        unterminated[1].1[0].last = false;
-        assert_eq!(dequantize_stream(&p, &table(&p), &unterminated).len(), 1);
     }
 
     /// Segment condition (head_dim 128, lanes 16, two segments, dense all 0
@@ -609,10 +612,11 @@ mod tests {
     fn segment_counts_place_entries() {
         let p = OakenParams { head_dim: 128, lanes: 16, ..p16() };
         let list = [0x0D, 0x17];
+        // the record takes the first sum(counts) entries of the list
         let case = |counts: &[u8]| {
             let mut r = rec(&p, counts);
             r.dense = vec![0; 128];
-            run(&p, &r, &pack_sparse(&list, 16))
+            run(&p, &r, &pack_sparse(&list[..r.list_len()], 16))
         };
         let with = |pairs: &[(usize, u16)]| {
             let mut v = vec![0xBC00u16; 128];
@@ -628,12 +632,12 @@ mod tests {
         // [2, 0]: both in beat 0
         let y = case(&[2, 0]);
         assert_eq!((y.x, y.err), (with(&[(3, 0x0000), (5, 0x4200)]), false));
-        // [1, 0]: E1 is beyond the total
+        // [1, 0]: E0 only
         let y = case(&[1, 0]);
-        assert_eq!((y.x, y.err), (with(&[(3, 0x0000)]), true));
-        // [0, 1]: E0 belongs to segment 1 (element 67); E1 beyond the total
+        assert_eq!((y.x, y.err), (with(&[(3, 0x0000)]), false));
+        // [0, 1]: E0 belongs to segment 1 (element 67)
         let y = case(&[0, 1]);
-        assert_eq!((y.x, y.err), (with(&[(67, 0x0000)]), true));
+        assert_eq!((y.x, y.err), (with(&[(67, 0x0000)]), false));
         // [0, 2]: both in segment 1
         let y = case(&[0, 2]);
         assert_eq!((y.x, y.err), (with(&[(67, 0x0000), (69, 0x4200)]), false));
@@ -645,14 +649,14 @@ mod tests {
     fn short_last_segment() {
         let p = OakenParams { head_dim: 96, lanes: 16, ..p16() };
         let e40 = CooEntry { idx: 40, outer: true, hi: true }.encode();
-        let a = align(&p, &[0, 1], &pack_sparse(&[e40], 16));
+        let a = align(&p, &[0, 1], &[e40]);
         assert_eq!((a.taken, a.malformed), (0, Malformed { untaken: true, ..Default::default() }));
         let e31 = CooEntry { idx: 31, outer: true, hi: true }.encode();
-        let a = align(&p, &[0, 1], &pack_sparse(&[e31], 16));
+        let a = align(&p, &[0, 1], &[e31]);
         assert_eq!((a.taken, a.malformed), (1, Malformed::default()));
         assert_eq!(a.map[95], Some(CooEntry::decode(e31)));
-        let a = align(&p, &[0, 33], &pack_sparse(&[e31], 16));
-        assert_eq!(a.malformed, Malformed { short: true, count_over_len: true, ..Default::default() });
+        let a = align(&p, &[0, 33], &[e31]);
+        assert_eq!(a.malformed, Malformed { count_over_len: true, ..Default::default() });
     }
 
     /// Thresholds come from (layer, kv); a layer past the table reads layer
@@ -674,7 +678,7 @@ mod tests {
         ] {
             let mut r = rec(&p, &[3]);
             (r.layer, r.kv) = (layer, kv);
-            let y = dequantize_record(&p, &t, &r, &pack_sparse(&GOOD_LIST, 4));
+            let y = dequantize_record(&p, &t, &r, &GOOD_LIST, false);
             assert_eq!((y.x[6], y.layer_oob, y.err), (f(want), oob, false), "layer {layer} {kv:?}");
         }
     }
@@ -722,8 +726,8 @@ mod tests {
                     GroupMeta { min: 0xB800, step: 0x3156 },
                     GroupMeta { min: 0xB400, step: 0x2232 },
                 ],
-                seg_counts: vec![5],
             },
+            counts: vec![5],
             dense: vec![0, 0, 15, 9, 15, 5, 15, 0],
         };
         let beats = pack_sparse(&[0x03, 0x09, 0x12, 0x15, 0x1C], 4);

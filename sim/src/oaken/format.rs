@@ -2,7 +2,7 @@
 //! All layouts are little-endian in bits: field bit 0 is the word's lowest
 //! bit, and element i of a vector occupies the i-th slot from bit 0 upward.
 
-use super::params::{OakenParams, SEGMENT};
+use super::params::{OakenParams, META_BITS, SEGMENT};
 use bitvec::prelude::*;
 
 /// One COO entry: `{idx[5:0], grp, hi}` packed as bit 0 = hi, bit 1 = grp
@@ -35,37 +35,43 @@ pub struct GroupMeta {
     pub step: u16,
 }
 
-/// The per-token metadata word (spec §2.9).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The per-token metadata word (spec §2.9): each group's min and step, one
+/// word for the whole `heads * head_dim` vector. The segment counts are not
+/// part of it (they go to the MMU, spec §10.2).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Meta {
     /// Outer, middle, inner.
     pub groups: [GroupMeta; 3],
-    /// COO entries per 64-element segment.
-    pub seg_counts: Vec<u8>,
 }
 
 impl Meta {
-    pub fn pack(&self, p: &OakenParams) -> BitVec<u64, Lsb0> {
-        assert_eq!(self.seg_counts.len(), p.segments());
-        let mut w = bitvec![u64, Lsb0; 0; p.meta_bits()];
+    pub fn pack(&self) -> BitVec<u64, Lsb0> {
+        let mut w = bitvec![u64, Lsb0; 0; META_BITS];
         for (g, gm) in self.groups.iter().enumerate() {
             w[32 * g..32 * g + 16].store_le(gm.min);
             w[32 * g + 16..32 * g + 32].store_le(gm.step);
         }
-        for (s, &c) in self.seg_counts.iter().enumerate() {
-            w[96 + 8 * s..104 + 8 * s].store_le(c);
-        }
         w
     }
 
-    pub fn unpack(p: &OakenParams, w: &BitSlice<u64, Lsb0>) -> Self {
-        assert_eq!(w.len(), p.meta_bits());
+    pub fn unpack(w: &BitSlice<u64, Lsb0>) -> Self {
+        assert_eq!(w.len(), META_BITS);
         let groups = [0, 1, 2].map(|g| GroupMeta {
             min: w[32 * g..32 * g + 16].load_le(),
             step: w[32 * g + 16..32 * g + 32].load_le(),
         });
-        let seg_counts = (0..p.segments()).map(|s| w[96 + 8 * s..104 + 8 * s].load_le()).collect();
-        Meta { groups, seg_counts }
+        Meta { groups }
+    }
+
+    /// The word as stored in the metadata stream: 12 bytes, byte 0 = bits 7..0.
+    pub fn to_bytes(&self) -> [u8; 12] {
+        let w = self.pack();
+        std::array::from_fn(|i| w[8 * i..8 * i + 8].load_le())
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Self {
+        assert_eq!(b.len(), 12);
+        Meta::unpack(&pack_bytes(b))
     }
 }
 
@@ -89,12 +95,20 @@ pub fn pack_bytes(bytes: &[u8]) -> BitVec<u64, Lsb0> {
     pack_codes(bytes, 8)
 }
 
-/// The dense record of one token as stored in memory: the metadata word
-/// followed by the head_dim dense codes (spec §2.9).
-pub fn dense_record(p: &OakenParams, meta: &Meta, dense: &[u8]) -> BitVec<u64, Lsb0> {
-    let mut r = meta.pack(p);
-    r.extend_from_bitslice(&pack_codes(dense, p.inlier_bits));
-    r
+/// One head's dense record as stored in memory: its `head_dim` slots packed
+/// from bit 0 of byte 0, the last byte zero-padded (spec §2.9).
+pub fn dense_record(p: &OakenParams, dense: &[u8]) -> Vec<u8> {
+    assert_eq!(dense.len(), p.head_dim);
+    let mut w = pack_codes(dense, p.inlier_bits);
+    w.resize(8 * p.dense_bytes(), false);
+    w.chunks(8).map(|c| c.load_le::<u8>()).collect()
+}
+
+/// The slots of a stored dense record.
+pub fn dense_slots(p: &OakenParams, bytes: &[u8]) -> Vec<u8> {
+    assert_eq!(bytes.len(), p.dense_bytes());
+    let w = pack_bytes(bytes);
+    unpack_codes(&w[..p.head_dim * p.inlier_bits as usize], p.inlier_bits)
 }
 
 #[cfg(test)]
@@ -113,21 +127,32 @@ mod tests {
 
     #[test]
     fn meta_layout_matches_spec_example() {
-        let p = OakenParams::default();
         let m = Meta {
             groups: [
                 GroupMeta { min: 0x1111, step: 0x2222 },
                 GroupMeta { min: 0x3333, step: 0x4444 },
                 GroupMeta { min: 0x5555, step: 0x6666 },
             ],
-            seg_counts: vec![0x07, 0x40],
         };
-        let w = m.pack(&p);
-        assert_eq!(w.len(), 112);
+        let w = m.pack();
+        assert_eq!(w.len(), 96);
         // Word 0 holds bits 63..0: middle.step, middle.min, outer.step, outer.min.
         assert_eq!(w[0..64].load_le::<u64>(), 0x4444_3333_2222_1111);
-        assert_eq!(w[64..112].load_le::<u64>(), 0x4007_6666_5555);
-        assert_eq!(Meta::unpack(&p, &w), m);
+        assert_eq!(w[64..96].load_le::<u64>(), 0x6666_5555);
+        assert_eq!(Meta::unpack(&w), m);
+        // spec §2.9: byte 0 is outer.min's low byte
+        assert_eq!(m.to_bytes(), [0x11, 0x11, 0x22, 0x22, 0x33, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x66]);
+        assert_eq!(Meta::from_bytes(&m.to_bytes()), m);
+    }
+
+    #[test]
+    fn dense_record_pads_the_last_byte() {
+        // head_dim 4, inlier_bits 3: 12 bits in 2 bytes, slots 5, 1, 7, 2 ->
+        // bits 101 001 111 010 from bit 0: 0b11_001_101 = 0xCD, then 0b0000_0101
+        let p = OakenParams { head_dim: 4, lanes: 4, inlier_bits: 3, outlier_bits: 4, ..Default::default() };
+        assert_eq!(p.dense_bytes(), 2);
+        assert_eq!(dense_record(&p, &[5, 1, 7, 2]), vec![0xCD, 0x05]);
+        assert_eq!(dense_slots(&p, &[0xCD, 0x05]), vec![5, 1, 7, 2]);
     }
 
     #[test]

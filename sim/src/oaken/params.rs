@@ -37,8 +37,11 @@ impl std::str::FromStr for MiddleMode {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct OakenParams {
-    /// Elements per token vector (one attention head).
+    /// Elements per attention head.
     pub head_dim: usize,
+    /// Heads per token vector: one token's vector is `heads * head_dim`
+    /// elements, quantized as a whole (one metadata word, spec §2.9).
+    pub heads: usize,
     /// Elements accepted per clock cycle.
     pub lanes: usize,
     /// Dense slot width and middle-group code width.
@@ -54,6 +57,7 @@ impl Default for OakenParams {
     fn default() -> Self {
         OakenParams {
             head_dim: 128,
+            heads: 1,
             lanes: 16,
             inlier_bits: 4,
             outlier_bits: 5,
@@ -66,6 +70,11 @@ impl Default for OakenParams {
 /// Elements addressed by one COO list: the 6-bit COO index (spec §2.8).
 pub const SEGMENT: usize = 64;
 pub const MAX_HEAD_DIM: usize = 1024;
+pub const MAX_HEADS: usize = 64;
+/// Largest token vector, `heads * head_dim` (Llama-2-13B's is 5,120).
+pub const MAX_VECTOR: usize = 8192;
+/// The stored metadata word: six FP16 fields (spec §2.9).
+pub const META_BITS: usize = 96;
 pub const MAX_LANES: usize = 64;
 pub const MAX_LAYERS: usize = 256;
 
@@ -116,6 +125,17 @@ impl OakenParams {
         if self.head_dim == 0 || self.head_dim > MAX_HEAD_DIM {
             return err(format!("head-dim must be in 1..={MAX_HEAD_DIM}, got {}", self.head_dim));
         }
+        if self.heads == 0 || self.heads > MAX_HEADS {
+            return err(format!("heads must be in 1..={MAX_HEADS}, got {}", self.heads));
+        }
+        if self.heads * self.head_dim > MAX_VECTOR {
+            return err(format!(
+                "heads x head-dim must be at most {MAX_VECTOR}, got {} x {} = {}",
+                self.heads,
+                self.head_dim,
+                self.heads * self.head_dim
+            ));
+        }
         if self.lanes == 0 || !self.lanes.is_power_of_two() || self.lanes > MAX_LANES {
             return err(format!(
                 "lanes must be a power of two in 1..={MAX_LANES}, got {}",
@@ -151,12 +171,29 @@ impl OakenParams {
         Ok(())
     }
 
+    /// Elements of one token vector.
+    pub fn vector_len(&self) -> usize {
+        self.heads * self.head_dim
+    }
+
+    /// Beats of one token vector (all heads).
     pub fn beats(&self) -> usize {
+        self.vector_len() / self.lanes
+    }
+
+    /// Beats of one head.
+    pub fn head_beats(&self) -> usize {
         self.head_dim / self.lanes
     }
 
+    /// COO segments of one head.
     pub fn segments(&self) -> usize {
         self.head_dim.div_ceil(SEGMENT)
+    }
+
+    /// Bytes of one head's dense slots in memory (spec §2.9).
+    pub fn dense_bytes(&self) -> usize {
+        (self.head_dim * self.inlier_bits as usize).div_ceil(8)
     }
 
     /// Elements in segment `s` (the last one may be short).
@@ -166,7 +203,12 @@ impl OakenParams {
 
     /// Width of the per-token metadata word (spec §2.9).
     pub fn meta_bits(&self) -> usize {
-        96 + 8 * self.segments()
+        META_BITS
+    }
+
+    /// Width of one head's segment counts (spec §2.9), 8 bits per segment.
+    pub fn count_bits(&self) -> usize {
+        8 * self.segments()
     }
 
     pub fn coding(&self, g: Group) -> Coding {
@@ -188,7 +230,11 @@ mod tests {
     #[test]
     fn default_is_valid() {
         OakenParams::default().validate().unwrap();
-        assert_eq!(OakenParams::default().meta_bits(), 112);
+        assert_eq!(OakenParams::default().meta_bits(), 96);
+        assert_eq!(OakenParams::default().dense_bytes(), 64);
+        let llama = OakenParams { heads: 32, ..Default::default() };
+        llama.validate().unwrap();
+        assert_eq!((llama.vector_len(), llama.beats(), llama.head_beats()), (4096, 256, 8));
     }
 
     #[test]
@@ -206,6 +252,9 @@ mod tests {
         assert!(bad(&|p| p.layers = 0).0.contains("layers"));
         assert!(bad(&|p| { p.inlier_bits = 2; p.outlier_bits = 3; p.middle_mode = MiddleMode::Shifted }).0.contains(">= 3"));
         assert!(bad(&|p| p.head_dim = 0).0.contains("head-dim"));
+        assert!(bad(&|p| p.heads = 0).0.contains("heads"));
+        assert!(bad(&|p| p.heads = 65).0.contains("heads"));
+        assert!(bad(&|p| { p.heads = 9; p.head_dim = 1024 }).0.contains("8192"));
         for p in [bad(&|p| p.lanes = 12), bad(&|p| p.outlier_bits = 6)] {
             assert!(!p.0.contains('\n'));
         }

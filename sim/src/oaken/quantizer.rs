@@ -1,6 +1,7 @@
 //! Bit-exact model of the Oaken quantization engine.
 //! Paper: Oaken (ISCA 2025) §4.3-4.5, §5.2 "Quantization engine".
-//! Spec: docs/spec.md §2.2-2.9.
+//! Spec: docs/spec.md §2.2-2.9. One token vector is `heads * head_dim`
+//! elements, quantized as a whole; codes and COO lists are per head.
 
 use super::format::{CooEntry, GroupMeta, Meta};
 use super::params::{Coding, Group, OakenParams, GROUPS, SEGMENT};
@@ -117,15 +118,35 @@ pub struct TokenStatus {
     pub layer_oob: bool,
 }
 
-/// Everything the engine emits for one token.
+/// Everything the engine emits for one token vector (all heads).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuantToken {
-    /// head_dim dense codes, element order, each < 2^inlier_bits.
+    /// `heads * head_dim` dense codes, element order, each < 2^inlier_bits.
     pub dense: Vec<u8>,
-    /// COO entries in increasing position order.
-    pub coo: Vec<u8>,
+    /// Per head, its COO entries in increasing position order.
+    pub coo: Vec<Vec<u8>>,
+    /// Segment counts, `heads * segments`, head-major (spec §2.9).
+    pub counts: Vec<u8>,
+    /// One metadata word for the whole vector.
     pub meta: Meta,
     pub status: TokenStatus,
+}
+
+impl QuantToken {
+    /// Head `h`'s dense slots.
+    pub fn head_dense(&self, p: &OakenParams, h: usize) -> &[u8] {
+        &self.dense[h * p.head_dim..(h + 1) * p.head_dim]
+    }
+
+    /// Head `h`'s segment counts.
+    pub fn head_counts(&self, p: &OakenParams, h: usize) -> &[u8] {
+        &self.counts[h * p.segments()..(h + 1) * p.segments()]
+    }
+
+    /// COO entries of all heads.
+    pub fn outliers(&self) -> usize {
+        self.coo.iter().map(Vec::len).sum()
+    }
 }
 
 /// Per-element detail, for tests and metrics.
@@ -141,7 +162,7 @@ pub fn quantize_token_detail(
     t: &ThresholdSet,
     x: &[u16],
 ) -> (QuantToken, Vec<ElementCode>) {
-    assert_eq!(x.len(), p.head_dim);
+    assert_eq!(x.len(), p.vector_len());
     let mut nonfinite = false;
     let xs: Vec<u16> = x
         .iter()
@@ -166,10 +187,10 @@ pub fn quantize_token_detail(
 
     let ib = p.inlier_bits;
     let dense_mask = (1u64 << ib) - 1;
-    let mut dense = Vec::with_capacity(p.head_dim);
-    let mut coo = Vec::new();
-    let mut seg_counts = vec![0u8; p.segments()];
-    let mut detail = Vec::with_capacity(p.head_dim);
+    let mut dense = Vec::with_capacity(p.vector_len());
+    let mut coo = vec![Vec::new(); p.heads];
+    let mut counts = vec![0u8; p.heads * p.segments()];
+    let mut detail = Vec::with_capacity(p.vector_len());
     for (i, (&c, &v)) in classes.iter().zip(&values).enumerate() {
         let coding = p.coding(c.group);
         let q = params[c.group as usize].code(v);
@@ -179,15 +200,17 @@ pub fn quantize_token_detail(
         dense.push((code & dense_mask) as u8);
         if c.group != Group::Middle {
             let hi = (code >> ib) & 1 == 1;
-            let e = CooEntry { idx: (i % SEGMENT) as u8, outer: c.group == Group::Outer, hi };
-            coo.push(e.encode());
-            seg_counts[i / SEGMENT] += 1;
+            // position within the head, then within its segment (spec §2.8)
+            let (h, j) = (i / p.head_dim, i % p.head_dim);
+            let e = CooEntry { idx: (j % SEGMENT) as u8, outer: c.group == Group::Outer, hi };
+            coo[h].push(e.encode());
+            counts[h * p.segments() + j / SEGMENT] += 1;
         }
         detail.push(ElementCode { class: c, code });
     }
-    let meta = Meta { groups: params.map(|g| g.meta), seg_counts };
+    let meta = Meta { groups: params.map(|g| g.meta) };
     let status = TokenStatus { nonfinite, layer_oob: false };
-    (QuantToken { dense, coo, meta, status }, detail)
+    (QuantToken { dense, coo, counts, meta, status }, detail)
 }
 
 pub fn quantize_token(p: &OakenParams, t: &ThresholdSet, x: &[u16]) -> QuantToken {

@@ -23,13 +23,34 @@ fn example_1_mixed_token() {
     let x = [0x4200, 0xB800, 0x3000, 0x3C00, 0xC400, 0x0000, 0x4000, 0xB400];
     let q = quantize_token(&small(), &thr(), &x);
     assert_eq!(q.dense, vec![0, 0, 15, 9, 15, 5, 15, 0]);
-    assert_eq!(q.coo, vec![0x03, 0x09, 0x12, 0x15, 0x1C]);
-    assert_eq!(q.meta.seg_counts, vec![5]);
+    assert_eq!(q.coo, vec![vec![0x03, 0x09, 0x12, 0x15, 0x1C]]);
+    assert_eq!(q.counts, vec![5]);
     assert_eq!(q.meta.groups[0], GroupMeta { min: 0x3C00, step: 0x2C45 });
     assert_eq!(q.meta.groups[1], GroupMeta { min: 0xB800, step: 0x3156 });
     assert_eq!(q.meta.groups[2], GroupMeta { min: 0xB400, step: 0x2232 });
     assert!(!q.status.nonfinite);
-    let y = dequantize_token(&small(), &thr(), &q.dense, &q.coo, &q.meta).unwrap();
+    let y = dequantize_token(&small(), &thr(), &q.dense, &q.coo[0], &q.counts, &q.meta).unwrap();
+    assert_eq!(y, vec![0x4200, 0xB800, 0x3001, 0x3C01, 0xC400, 0x1C34, 0x4001, 0xB400]);
+}
+
+/// Example 5: example 1's vector as two heads of four elements. The groups
+/// span the whole vector, so the metadata and the dense slots are example
+/// 1's; the COO lists and counts are per head, with positions within the
+/// head: head 0 keeps 0x03, 0x09 (positions 0, 2); head 1 gets positions
+/// 4, 5, 7 as 0, 1, 3: 0x12 - 0x10, 0x15 - 0x10, 0x1C - 0x10.
+#[test]
+fn example_5_two_heads() {
+    let p = OakenParams { head_dim: 4, heads: 2, ..small() };
+    let x = [0x4200, 0xB800, 0x3000, 0x3C00, 0xC400, 0x0000, 0x4000, 0xB400];
+    let q = quantize_token(&p, &thr(), &x);
+    let q1 = quantize_token(&small(), &thr(), &x);
+    assert_eq!((&q.dense, &q.meta), (&q1.dense, &q1.meta));
+    assert_eq!(q.coo, vec![vec![0x03, 0x09], vec![0x02, 0x05, 0x0C]]);
+    assert_eq!(q.counts, vec![2, 3]);
+    let mut y = Vec::new();
+    for h in 0..2 {
+        y.extend(dequantize_token(&p, &thr(), q.head_dense(&p, h), &q.coo[h], q.head_counts(&p, h), &q.meta).unwrap());
+    }
     assert_eq!(y, vec![0x4200, 0xB800, 0x3001, 0x3C01, 0xC400, 0x1C34, 0x4001, 0xB400]);
 }
 
@@ -39,11 +60,11 @@ fn example_2_all_equal_with_reset_thresholds() {
     let x = [0x3C00; 8];
     let q = quantize_token(&small(), &t, &x);
     assert_eq!(q.dense, vec![0; 8]);
-    assert_eq!(q.coo, vec![0x03, 0x07, 0x0B, 0x0F, 0x13, 0x17, 0x1B, 0x1F]);
+    assert_eq!(q.coo, vec![vec![0x03, 0x07, 0x0B, 0x0F, 0x13, 0x17, 0x1B, 0x1F]]);
     assert_eq!(q.meta.groups[0], GroupMeta { min: 0x3C00, step: 0 });
     assert_eq!(q.meta.groups[1], GroupMeta::default());
     assert_eq!(q.meta.groups[2], GroupMeta::default());
-    let y = dequantize_token(&small(), &t, &q.dense, &q.coo, &q.meta).unwrap();
+    let y = dequantize_token(&small(), &t, &q.dense, &q.coo[0], &q.counts, &q.meta).unwrap();
     assert_eq!(y, x.to_vec());
 }
 
@@ -58,10 +79,10 @@ fn example_3_non_finite_and_subnormal() {
     assert_eq!(q.dense, vec![0, 15, 15, 0, 1, 1, 1, 1]);
     let e = |idx, outer, hi| CooEntry { idx, outer, hi }.encode();
     assert_eq!(
-        q.coo,
+        q.coo[0],
         vec![e(0, false, false), e(1, true, true), e(2, true, false), e(3, false, false), e(4, false, false), e(5, false, false), e(6, false, false), e(7, false, false)]
     );
-    let y = dequantize_token(&small(), &thr(), &q.dense, &q.coo, &q.meta).unwrap();
+    let y = dequantize_token(&small(), &thr(), &q.dense, &q.coo[0], &q.counts, &q.meta).unwrap();
     assert_eq!(y, vec![0, 0x7BFF, 0xFBFF, 0, 1, 1, 1, 1]);
 }
 
