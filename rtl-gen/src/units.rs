@@ -340,7 +340,8 @@ const QUANTIZER_DOCS: &[(&str, &str)] = &[
     ("out_coo_count", "COO entries in this beat"),
     ("out_first", "first beat of a token"),
     ("out_last", "last beat of a token"),
-    ("out_meta", "token metadata word (spec §2.9), constant over the token"),
+    ("out_meta", "token metadata word (spec §2.9: six FP16 fields), constant over the token"),
+    ("out_counts", "every head's segment counts, head-major, count i at [8i+7:8i], constant over the token"),
     ("out_status", "bit 0 non-finite input seen, bit 1 layer out of range"),
 ];
 

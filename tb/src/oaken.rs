@@ -37,7 +37,8 @@ impl TableWrite {
     }
 }
 
-/// One token: its layer, K (false) or V (true), and head_dim FP16 patterns.
+/// One token: its layer, K (false) or V (true), and `heads * head_dim` FP16
+/// patterns.
 #[derive(Clone, Debug)]
 pub struct Token {
     pub layer: u8,
@@ -55,6 +56,8 @@ pub struct QBeat {
     pub last: bool,
     /// Metadata word as bytes, byte 0 = bits 7..0.
     pub meta: Vec<u64>,
+    /// Segment counts of every head, head-major (`out_counts`).
+    pub counts: Vec<u64>,
     pub status: u64,
 }
 
@@ -89,14 +92,15 @@ pub fn expected_table(p: &OakenParams, writes: &[TableWrite]) -> (ThresholdTable
 
 /// Metadata word as bytes, byte 0 = bits 7..0: the quantizer's `out_meta`
 /// and the dequantizer's `d_meta` lanes (spec §2.9).
-pub fn meta_bytes(p: &OakenParams, meta: &Meta) -> Vec<u64> {
-    meta.pack(p).chunks(8).map(|c| bitvec::field::BitField::load_le::<u8>(c) as u64).collect()
+pub fn meta_bytes(meta: &Meta) -> Vec<u64> {
+    meta.to_bytes().iter().map(|&b| b as u64).collect()
 }
 
 /// The beats `sim` says the engine emits for one token with set `set`.
 pub fn token_beats(p: &OakenParams, set: &ThresholdSet, oob: bool, x: &[u16]) -> Vec<QBeat> {
     let (q, detail) = quantize_token_detail(p, set, x);
-    let meta = meta_bytes(p, &q.meta);
+    let meta = meta_bytes(&q.meta);
+    let counts: Vec<u64> = q.counts.iter().map(|&c| c as u64).collect();
     let status = q.status.nonfinite as u64 | (oob as u64) << 1;
     (0..p.beats())
         .map(|b| {
@@ -104,8 +108,9 @@ pub fn token_beats(p: &OakenParams, set: &ThresholdSet, oob: bool, x: &[u16]) ->
             let coo = (lo..hi)
                 .filter(|&i| detail[i].class.group != Group::Middle)
                 .map(|i| {
+                    // position within the head, then within its segment
                     let e = CooEntry {
-                        idx: (i % SEGMENT) as u8,
+                        idx: (i % p.head_dim % SEGMENT) as u8,
                         outer: detail[i].class.group == Group::Outer,
                         hi: (detail[i].code >> p.inlier_bits) & 1 == 1,
                     };
@@ -118,6 +123,7 @@ pub fn token_beats(p: &OakenParams, set: &ThresholdSet, oob: bool, x: &[u16]) ->
                 first: b == 0,
                 last: b + 1 == p.beats(),
                 meta: meta.clone(),
+                counts: counts.clone(),
                 status,
             }
         })
@@ -286,6 +292,7 @@ struct QPorts {
     out_first: PortId,
     out_last: PortId,
     out_meta: PortId,
+    out_counts: PortId,
     out_status: PortId,
 }
 
@@ -305,6 +312,7 @@ impl QPorts {
             out_first: m.port("out_first"),
             out_last: m.port("out_last"),
             out_meta: m.port("out_meta"),
+            out_counts: m.port("out_counts"),
             out_status: m.port("out_status"),
         }
     }
@@ -322,6 +330,7 @@ impl QPorts {
             first: m.get(self.out_first) == 1,
             last: m.get(self.out_last) == 1,
             meta: m.get_lanes(self.out_meta),
+            counts: m.get_lanes(self.out_counts),
             status: m.get(self.out_status),
         })
     }
@@ -426,7 +435,7 @@ pub fn run_quantizer_segment(m: &mut Model, seg: &QSegment, timeout: u64) -> Res
         sink.sample(cycle, out_valid, ready, || {
             io.read_beat(m).unwrap_or_else(|e| {
                 beat_err = Some(e);
-                QBeat { dense: vec![], coo: vec![], first: false, last: false, meta: vec![], status: 0 }
+                QBeat { dense: vec![], coo: vec![], first: false, last: false, meta: vec![], counts: vec![], status: 0 }
             })
         })?;
         if let Some(e) = beat_err {

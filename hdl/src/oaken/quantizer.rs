@@ -103,6 +103,7 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     pub out_first: Signal<Out, Bit>,
     pub out_last: Signal<Out, Bit>,
     pub out_meta: Vec<Signal<Out, Bits<8>>>,
+    pub out_counts: Vec<Signal<Out, Bits<8>>>,
     pub out_status: Signal<Out, Bits<2>>,
 
     thr_tab: ThresholdTable,
@@ -335,7 +336,8 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             out_coo_count: Default::default(),
             out_first: Default::default(),
             out_last: Default::default(),
-            out_meta: (0..bytes).map(|_| Default::default()).collect(),
+            out_meta: (0..12).map(|_| Default::default()).collect(),
+            out_counts: (0..s).map(|_| Default::default()).collect(),
             out_status: Default::default(),
             thr_tab: ThresholdTable::new(p.layers),
             accept: Default::default(),
@@ -1020,7 +1022,12 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.mf_byte[i].we.next = self.rd_beat.val() & self.rd_first.val();
             self.mf_byte[i].waddr.next = self.mf.waddr.val();
             self.mf_byte[i].raddr.next = self.mf.raddr.val();
+        }
+        for i in 0..12 {
             self.out_meta[i].next = self.mf_byte[i].rdata.val();
+        }
+        for i in 0..self._segs {
+            self.out_counts[i].next = self.mf_byte[12 + i].rdata.val();
         }
         self.mf_st.clock.next = self.clock.val();
         self.mf_st.reset.next = self.reset.val();
