@@ -353,17 +353,23 @@ fn build_quantizer(t: &toml::Table) -> Result<Built, GenError> {
     let d = QUANTIZER_DOCS;
     // the second parameter packs 3 divisors (16 bits) per quotient step
     let e = match p.inlier_bits {
-        2 => elaborate(OakenQuantizer::<2, 144>::new(&p), m, d),
-        3 => elaborate(OakenQuantizer::<3, 192>::new(&p), m, d),
-        4 => elaborate(OakenQuantizer::<4, 240>::new(&p), m, d),
-        5 => elaborate(OakenQuantizer::<5, 288>::new(&p), m, d),
-        6 => elaborate(OakenQuantizer::<6, 336>::new(&p), m, d),
-        7 => elaborate(OakenQuantizer::<7, 384>::new(&p), m, d),
-        8 => elaborate(OakenQuantizer::<8, 432>::new(&p), m, d),
+        2 => elaborate(OakenQuantizer::<2, 144>::new(&p, m), m, d),
+        3 => elaborate(OakenQuantizer::<3, 192>::new(&p, m), m, d),
+        4 => elaborate(OakenQuantizer::<4, 240>::new(&p, m), m, d),
+        5 => elaborate(OakenQuantizer::<5, 288>::new(&p, m), m, d),
+        6 => elaborate(OakenQuantizer::<6, 336>::new(&p, m), m, d),
+        7 => elaborate(OakenQuantizer::<7, 384>::new(&p, m), m, d),
+        8 => elaborate(OakenQuantizer::<8, 432>::new(&p, m), m, d),
         _ => unreachable!("validated"),
     }?;
-    let lat = Geometry::new(&p).latency as u32;
-    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
+    let g = Geometry::new(&p);
+    let mut e = e;
+    e.memories = g
+        .memories(m)
+        .into_iter()
+        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .collect();
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
 }
 
 const DEQUANTIZER_DOCS: &[(&str, &str)] = &[

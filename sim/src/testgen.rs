@@ -368,7 +368,7 @@ pub fn tie_token(p: &OakenParams, t: &ThresholdSet, seed: u64) -> Option<Vec<u16
             .filter(|&&h| h != g)
             .find_map(|&h| side_range(p, t, h, true).or_else(|| side_range(p, t, h, false)));
         let Some((fa, fb, _)) = filler else { continue };
-        let mut x: Vec<u16> = (0..p.head_dim)
+        let mut x: Vec<u16> = (0..p.vector_len())
             .map(|_| {
                 let u = fa + ((fb - fa) as f64 * r.uniform()) as i64;
                 fp16::round_down(u.clamp(fa, fb))
@@ -386,11 +386,11 @@ pub fn tie_token(p: &OakenParams, t: &ThresholdSet, seed: u64) -> Option<Vec<u16
                 }
             }
         }
-        for (i, &u) in vals.iter().take(p.head_dim).enumerate() {
+        for (i, &u) in vals.iter().take(p.vector_len()).enumerate() {
             x[i] = fp16::round_nearest_even(u);
         }
         // spread the constructed elements over the vector
-        for i in (1..p.head_dim).rev() {
+        for i in (1..p.vector_len()).rev() {
             x.swap(i, r.below(i + 1));
         }
         if rounding_ties(p, t, &x)[g as usize] > 0 {

@@ -35,3 +35,26 @@ fn section_8_1_figures() {
         assert_eq!(r.max_bound_ratio, 1.0);
     }
 }
+
+/// §8.1.1: the Llama-2-7B shape (4,096-element vectors), quantized whole
+/// (`heads = 32`) and per 128-element head (`heads = 1`).
+#[test]
+fn section_8_1_1_llama_shape() {
+    let cfg = KvGenConfig { runs: 2, layers: 8, tokens: 128, head_dim: 4096, outlier_channels: 96, seed: 1, ..Default::default() };
+    let set = generate(&cfg).unwrap();
+    let table = profile(&set, &Ratios::default()).unwrap().table().unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    for (heads, bits, sqnr) in [(32usize, 4.823365211486816, 25.14014190898881), (1, 5.549927711486816, 27.341157954864826)] {
+        let p = OakenParams { heads, layers: 8, ..Default::default() };
+        let r = measure(&set, &table, &p).unwrap();
+        assert_eq!((r.elements, r.tokens), (16_777_216, 131_072 / heads as u64));
+        // 96 metadata bits per 128 * heads elements on top of the payload
+        assert!(close(r.bits_per_element, r.payload_bits_per_element + 96.0 / (128.0 * heads as f64)));
+        assert!(close(r.bits_per_element, bits) && close(r.sqnr_db.unwrap(), sqnr), "heads {heads}: {r:?}");
+        assert_eq!(r.mmu_count_bits_per_element, 0.125);
+        assert_eq!(r.max_bound_ratio, 1.0);
+    }
+    // the bound: 4.83 bits or less in memory at about 10% outliers
+    let r = measure(&set, &table, &OakenParams { heads: 32, layers: 8, ..Default::default() }).unwrap();
+    assert!(r.bits_per_element <= 4.83 && (0.099..0.101).contains(&r.outlier_fraction));
+}

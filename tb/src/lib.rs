@@ -41,6 +41,7 @@ pub mod model;
 pub mod oaken;
 pub mod oaken_cases;
 pub mod oaken_dequantizer;
+pub mod oaken_dma;
 pub mod oaken_mmu;
 pub mod models;
 pub mod netsim;

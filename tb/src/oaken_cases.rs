@@ -187,7 +187,7 @@ pub struct Segment {
 
 /// The realistic pool of a case (64 tokens per layer and K/V).
 pub fn pool(p: &OakenParams, seed: u64) -> KvPool {
-    testgen::kv_pool(p.head_dim, real_layers(p) as usize, 32, seed)
+    testgen::kv_pool(p.vector_len(), real_layers(p) as usize, 32, seed)
 }
 
 fn write_of(pool: &KvPool, w: &WritePlan) -> TableWrite {
@@ -240,7 +240,7 @@ pub fn materialize(p: &OakenParams, plan: &CasePlan) -> Vec<Segment> {
                             Some(x) => (1, x),
                             None => (0, pool.token(t.layer as usize, kv, s as usize).to_vec()),
                         },
-                        TokKind::Edge(s) => (2, testgen::edge_token_seeded(p.head_dim, set, s).1),
+                        TokKind::Edge(s) => (2, testgen::edge_token_seeded(p.vector_len(), set, s).1),
                     };
                     kinds.push(kind);
                     Token { layer: t.layer, v: t.v, x }

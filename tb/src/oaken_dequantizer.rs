@@ -37,7 +37,7 @@ pub type Record = (DenseRecord, Vec<SparseBeat>);
 
 /// The output beats of one token decoded with `table` (spec §4.3, §4.4).
 pub fn record_beats(p: &OakenParams, table: &ThresholdTable, rec: &Record) -> Vec<DBeat> {
-    let t = dequantize_record(p, table, &rec.0, &rec.1);
+    let t = dequantize_record(p, table, &rec.0, &[], rec.1.is_empty()); // TEMP: replaced by the deq branch
     (0..p.beats())
         .map(|b| {
             let last = b + 1 == p.beats();
@@ -54,7 +54,7 @@ pub fn record_beats(p: &OakenParams, table: &ThresholdTable, rec: &Record) -> Ve
 
 /// Which malformed conditions of spec §4.3 a record has.
 pub fn malformed(p: &OakenParams, rec: &Record) -> Malformed {
-    align(p, &rec.0.meta.seg_counts, &rec.1).malformed
+    align(p, &rec.0.counts, &[]).malformed
 }
 
 /// The beats `sim` says the engine emits for `records` after `writes`, all
@@ -73,7 +73,7 @@ pub fn records_of(p: &OakenParams, writes: &[TableWrite], tokens: &[Token]) -> V
         .map(|t| {
             let (set, _) = table.lookup(t.layer as usize, kv(t.v));
             let q = sim::oaken::quantizer::quantize_token(p, &set, &t.x);
-            (DenseRecord::new(t.layer, kv(t.v), &q), pack_sparse(&q.coo, p.lanes))
+            (DenseRecord::new(p, t.layer, kv(t.v), &q, 0), pack_sparse(&q.coo[0], p.lanes))
         })
         .collect()
 }
@@ -144,7 +144,7 @@ impl DPorts {
 
 /// The dense beats of a record.
 fn dense_beats(p: &OakenParams, rec: &DenseRecord) -> Vec<DIn> {
-    let meta = meta_bytes(p, &rec.meta);
+    let meta = meta_bytes(&rec.meta);
     (0..p.beats())
         .map(|b| DIn {
             dense: rec.dense[b * p.lanes..(b + 1) * p.lanes].iter().map(|&d| d as u64).collect(),
@@ -245,7 +245,6 @@ impl DSide {
                     (0..p.lanes).map(|i| if i < keep { s.lanes[i] as u64 } else { rng.next_u64() & 0xFF }).collect();
                 m.set_lanes(io.s_coo, &lanes);
                 m.set(io.s_count, s.count as u64);
-                m.set(io.s_last, s.last as u64);
             }
             None => {
                 m.set_lanes(io.s_coo, &noise(rng, p.lanes, 0xFF));
@@ -569,6 +568,7 @@ pub fn drive_round_trip(
                 first: q.get(q_first) == 1,
                 last: q.get(q_last) == 1,
                 meta: q.get_lanes(q_meta),
+                counts: vec![],
                 status: q.get(q_status),
             };
             let t = tokens.get(q_tok).ok_or("the quantizer emitted more tokens than it was given")?;
@@ -581,13 +581,13 @@ pub fn drive_round_trip(
             // last beat carries the rest (1..=lanes, or 0 for no outliers)
             while pending.len() > p.lanes {
                 let rest = pending.split_off(p.lanes);
-                side.sparse.queue.push_back(SparseBeat { lanes: pending.clone(), count: p.lanes as u8, last: false });
+                side.sparse.queue.push_back(SparseBeat { lanes: pending.clone(), count: p.lanes as u8 });
                 pending = rest;
             }
             if b.last {
                 let mut lanes = pending.clone();
                 lanes.resize(p.lanes, 0);
-                side.sparse.queue.push_back(SparseBeat { lanes, count: pending.len() as u8, last: true });
+                side.sparse.queue.push_back(SparseBeat { lanes, count: pending.len() as u8 });
                 pending.clear();
                 q_tok += 1;
             }

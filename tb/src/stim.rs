@@ -197,6 +197,6 @@ pub fn oaken_stream(p: &OakenParams, n: usize, seed: u64) -> (Vec<TableWrite>, V
     let set = testgen::realistic_thresholds(1.0);
     let writes = vec![write_of(0, false, set), write_of(0, true, set)];
     let mut draw = Draw::new(seed);
-    let tokens = (0..n).map(|i| Token { layer: 0, v: i % 2 == 1, x: draw.token(p.head_dim, set) }).collect();
+    let tokens = (0..n).map(|i| Token { layer: 0, v: i % 2 == 1, x: draw.token(p.vector_len(), set) }).collect();
     (writes, tokens)
 }

@@ -50,6 +50,14 @@ const POINTS: &[&str] = &[
     "reset in flight",
 ];
 
+/// Points only parameter sets with `heads > 1` reach.
+const HEAD_POINTS: &[&str] =
+    &["multi-head token", "head without outliers beside one with", "head with a short last segment"];
+
+fn all_points() -> Vec<&'static str> {
+    POINTS.iter().chain(HEAD_POINTS).copied().collect()
+}
+
 /// Counts what one token exercises, with the set it used.
 fn token_coverage(cov: &Coverage, p: &OakenParams, set: &ThresholdSet, oob: bool, x: &[u16]) {
     let (q, detail) = quantize_token_detail(p, set, x);
@@ -65,8 +73,14 @@ fn token_coverage(cov: &Coverage, p: &OakenParams, set: &ThresholdSet, oob: bool
         }
     }
     cov.hit_if("all-outlier token", n[Group::Middle as usize] == 0);
-    let full = (0..p.segments()).any(|s| q.meta.seg_counts[s] as usize == p.segment_len(s));
+    let full = (0..p.heads * p.segments()).any(|i| q.counts[i] as usize == p.segment_len(i % p.segments()));
     cov.hit_if("full COO segment (count = segment length)", full);
+    if p.heads > 1 {
+        cov.hit("multi-head token");
+        let empty = q.coo.iter().any(Vec::is_empty);
+        cov.hit_if("head without outliers beside one with", empty && q.coo.iter().any(|c| !c.is_empty()));
+        cov.hit_if("head with a short last segment", p.head_dim % 64 != 0);
+    }
     let ties = testgen::rounding_ties(p, set, x);
     cov.add("exact tie, outer", ties[0] as u64);
     cov.add("exact tie, middle", ties[1] as u64);
@@ -131,9 +145,9 @@ fn check(info: &'static ModelInfo, test: &str, cases: u32, segments: usize, cov:
 
 #[test]
 fn rtl_matches_model() {
-    let cov = Coverage::new("oaken_quantizer (default parameters, RTL)", POINTS);
+    let cov = Coverage::new("oaken_quantizer (default parameters, RTL)", &all_points());
     check(models::get("oaken_quantizer"), "oaken_quantizer_rtl", prop::cases(96), 3, &cov);
-    cov.check();
+    cov.check_points(POINTS);
 }
 
 /// Every other parameter set of tb/models.toml, on RTL.
@@ -141,7 +155,7 @@ fn rtl_matches_model() {
 fn parameter_sets_match_model() {
     let sets: Vec<_> = models::of_unit("oaken-quantizer", false).into_iter().filter(|m| m.name != "oaken_quantizer").collect();
     assert!(sets.len() >= 6, "tb/models.toml has {} non-default quantizer sets", sets.len());
-    let cov = Coverage::new("oaken_quantizer (6 parameter sets, RTL)", POINTS);
+    let cov = Coverage::new("oaken_quantizer (7 parameter sets, RTL)", &all_points());
     for info in sets {
         check(info, &format!("{}_rtl", info.name), prop::cases(24), 3, &cov);
     }
@@ -154,7 +168,7 @@ fn parameter_sets_match_model() {
 fn netlists_match_model() {
     let nets = models::of_unit("oaken-quantizer", true);
     assert!(nets.len() >= 2, "{} quantizer netlists in this run", nets.len());
-    let cov = Coverage::new("oaken_quantizer (netlists)", POINTS);
+    let cov = Coverage::new("oaken_quantizer (netlists)", &all_points());
     for info in nets {
         check(info, &info.name.to_string(), prop::cases(20), 2, &cov);
     }
@@ -223,7 +237,7 @@ fn table_write_takes_effect_at_the_first_beat() {
         let used = if delay == 0 { &new } else { &old };
         let t = ThresholdSet::new(used.raw).unwrap();
         let q = sim::oaken::quantizer::quantize_token(&p, &t, &tok.x);
-        assert_eq!(run.beats[0].meta, tb::oaken::meta_bytes(&p, &q.meta), "write {delay} cycles after the first beat");
+        assert_eq!(run.beats[0].meta, tb::oaken::meta_bytes(&q.meta), "write {delay} cycles after the first beat");
     }
 }
 

@@ -20,6 +20,7 @@ use super::extremes::{ExtremeTree, MinMax4, NODE, SUBGROUPS, TAG};
 use super::table::ThresholdTable;
 use super::token_params::TokenParams;
 use crate::prim::fifo::{FifoCtrl, FifoMem};
+use crate::prim::ram::{DpRam, MemInfo};
 use crate::prim::fp16::{Fp16ToUnits, FX};
 use crate::prim::reg::Reg;
 use crate::prim::zero_remove::ZeroRemove;
@@ -33,10 +34,14 @@ pub const SHIFTER_PIPELINE: usize = 2;
 #[derive(Clone, Debug)]
 pub struct Geometry {
     pub lanes: usize,
+    /// Beats of a token vector (all heads), and of one head.
     pub beats: usize,
-    pub segments: usize,
-    /// log2(64 / lanes): beat index -> segment index.
-    pub seg_shift: usize,
+    pub head_beats: usize,
+    /// Segment counts of a token: `heads * segments`.
+    pub counts: usize,
+    /// Beats of one 64-element segment (a head's last one may be shorter).
+    pub seg_beats: usize,
+    /// Token buffer depth in beats (a memory, `DpRam`).
     pub buffer: usize,
     pub const_fifo: usize,
     pub meta_fifo: usize,
@@ -47,6 +52,11 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The memories of an instance (manifest, spec §2.14).
+    pub fn memories(&self, module: &str) -> Vec<MemInfo> {
+        vec![MemInfo { module: format!("{module}_tbuf_ram"), name: "token_buffer".into(), depth: self.buffer, width: 16 * self.lanes }]
+    }
+
     pub fn new(p: &OakenParams) -> Geometry {
         let lanes = p.lanes;
         let beats = p.beats();
@@ -64,8 +74,9 @@ impl Geometry {
         Geometry {
             lanes,
             beats,
-            segments: p.segments(),
-            seg_shift: (SEGMENT / lanes).trailing_zeros() as usize,
+            head_beats: p.head_beats(),
+            counts: p.heads * p.segments(),
+            seg_beats: SEGMENT / lanes,
             buffer,
             const_fifo: buffer.div_ceil(beats) + 2,
             meta_fifo: (pass2 + 1).div_ceil(beats) + 2,
@@ -113,18 +124,25 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     alloc: Reg<Bits<16>>,
     alloc_next: Signal<Local, Bits<16>>,
     bc_in: Reg<Bits<16>>,
+    // input position: beat within the head, within the segment, and the
+    // global segment index
+    bh_in: Reg<Bits<16>>,
+    sb_in: Reg<Bits<8>>,
+    gs_in: Reg<Bits<16>>,
+    seg_end: Signal<Local, Bit>,
     i0_x: Vec<Reg<Bits<16>>>,
     i0_v: Reg<Bit>,
     i0_first: Reg<Bit>,
     i0_last: Reg<Bit>,
-    i0_beat: Reg<Bits<16>>,
+    /// Global segment index (head * segments + segment) of the beat.
+    i0_seg: Reg<Bits<16>>,
     i0_layer: Reg<Bits<8>>,
     i0_kv: Reg<Bit>,
     i1_x: Vec<Reg<Bits<16>>>,
     i1_v: Reg<Bit>,
     i1_first: Reg<Bit>,
     i1_last: Reg<Bit>,
-    i1_beat: Reg<Bits<16>>,
+    i1_seg: Reg<Bits<16>>,
     i1_set: Reg<Bits<64>>,
     i1_oob: Reg<Bit>,
     thr_cur: Signal<Local, Bits<64>>,
@@ -167,15 +185,20 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     cf_st: FifoMem<2>,
     rec_in: Signal<Local, Bits<160>>,
     rtmp: Signal<Local, Bits<16>>,
-    // token buffer: one memory per lane
-    tbuf: FifoCtrl,
-    buf_mem: Vec<FifoMem<16>>,
+    // token buffer: one memory word per beat, write and read pointers and
+    // the number of beats written and not yet read
+    tbram: DpRam<16, 1024>,
+    wp: Reg<Bits<16>>,
+    rp: Reg<Bits<16>>,
+    bcnt: Reg<Bits<16>>,
+    bw: Signal<Local, Bits<1024>>,
+    btmp: Signal<Local, Bits<16>>,
     // ---- pass 2 ----
     en2: Signal<Local, Bit>,
     rd_beat: Signal<Local, Bit>,
     rd_first: Signal<Local, Bit>,
     bc_out: Reg<Bits<16>>,
-    p0_x: Vec<Reg<Bits<16>>>,
+    bh_out: Reg<Bits<16>>,
     p0_thr: Reg<Bits<64>>,
     p0_step: Vec<Reg<Bits<16>>>,
     p0_key: Vec<Key>,
@@ -245,6 +268,8 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     // constants
     lane_idx: Vec<Constant<Bits<8>>>,
     seg_idx: Vec<Constant<Bits<16>>>,
+    lane_off: Vec<Constant<Bits<1024>>>,
+    lane_bit: Vec<Constant<Bits<32>>>,
     byte_off: Vec<Constant<Bits<32>>>,
     step_off: Vec<Constant<Bits<32>>>,
     rec_sh: Vec<Constant<Bits<160>>>,
@@ -254,7 +279,9 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     want_neg: Vec<Constant<Bit>>,
     last_beat: Constant<Bits<16>>,
     buf_depth: Constant<Bits<16>>,
-    seg_shift: Constant<Bits<16>>,
+    buf_last: Constant<Bits<16>>,
+    head_last: Constant<Bits<16>>,
+    seg_last: Constant<Bits<8>>,
     lane_shift: Constant<Bits<8>>,
     mask6: Constant<Bits<8>>,
     two8: Constant<Bits<8>>,
@@ -277,7 +304,7 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     st_oob: Constant<Bits<2>>,
 
     _lanes: usize,
-    _segs: usize,
+    _cnts: usize,
     _bytes: usize,
     _q: usize,
     /// Pass-2 stages from P0 to the lane outputs.
@@ -285,17 +312,19 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     _zl: usize,
     _mid_shifted: usize,
     _mid_plain: usize,
-    _multi_seg: usize,
     _p1n: usize,
 }
 
 impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
-    pub fn new(p: &OakenParams) -> Self {
+    /// `module`: the emitted module's name, which prefixes the token
+    /// buffer's storage module.
+    pub fn new(p: &OakenParams, module: &str) -> Self {
         p.validate().expect("parameters are validated by the generator");
         assert_eq!(p.inlier_bits as usize, IB);
         let g = Geometry::new(p);
         let l = g.lanes;
-        let s = g.segments;
+        // every head's segment counts
+        let s = g.counts;
         let q = IB + 1;
         let p2 = EncodeLane::<IB, D2W>::latency();
         let zl = ZeroRemove::<8>::latency(l, SHIFTER_PIPELINE);
@@ -345,18 +374,22 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             alloc: Reg::default(),
             alloc_next: Default::default(),
             bc_in: Reg::default(),
+            bh_in: Reg::default(),
+            sb_in: Reg::default(),
+            gs_in: Reg::default(),
+            seg_end: Default::default(),
             i0_x: regs(l),
             i0_v: Reg::default(),
             i0_first: Reg::default(),
             i0_last: Reg::default(),
-            i0_beat: Reg::default(),
+            i0_seg: Reg::default(),
             i0_layer: Reg::default(),
             i0_kv: Reg::default(),
             i1_x: regs(l),
             i1_v: Reg::default(),
             i1_first: Reg::default(),
             i1_last: Reg::default(),
-            i1_beat: Reg::default(),
+            i1_seg: Reg::default(),
             i1_set: Reg::default(),
             i1_oob: Reg::default(),
             thr_cur: Default::default(),
@@ -397,13 +430,20 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             cf_st: FifoMem::new(g.const_fifo),
             rec_in: Default::default(),
             rtmp: Default::default(),
-            tbuf: FifoCtrl::new(g.buffer),
-            buf_mem: (0..l).map(|_| FifoMem::new(g.buffer)).collect(),
+            tbram: {
+                let m = &g.memories(module)[0];
+                DpRam::new(&m.module, &m.name, m.depth, m.width)
+            },
+            wp: Reg::default(),
+            rp: Reg::default(),
+            bcnt: Reg::default(),
+            bw: Default::default(),
+            btmp: Default::default(),
             en2: Default::default(),
             rd_beat: Default::default(),
             rd_first: Default::default(),
             bc_out: Reg::default(),
-            p0_x: regs(l),
+            bh_out: Reg::default(),
             p0_thr: Reg::default(),
             p0_step: regs(3),
             p0_key: (0..4).map(|_| Key::default()).collect(),
@@ -460,6 +500,8 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             st_d: Default::default(),
             lane_idx: (0..l).map(|i| c(i as u64)).collect(),
             seg_idx: (0..s).map(|i| c(i as u64)).collect(),
+            lane_off: (0..l).map(|i| c(16 * i as u64)).collect(),
+            lane_bit: (0..l).map(|i| c(16 * i as u64)).collect(),
             // metadata bytes 0..11 come from record bits 64.. (min, step pairs)
             byte_off: (0..12).map(|i| c(64 + 8 * i as u64)).collect(),
             step_off: (0..3).map(|g| c(80 + 32 * g as u64)).collect(),
@@ -469,7 +511,9 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             want_neg: [false, true, true, true, true, false, true][..p1n].iter().map(|&b| Constant::new(b)).collect(),
             last_beat: c((g.beats - 1) as u64),
             buf_depth: c(g.buffer as u64),
-            seg_shift: c(g.seg_shift as u64),
+            buf_last: c((g.buffer - 1) as u64),
+            head_last: c((g.head_beats - 1) as u64),
+            seg_last: c((g.seg_beats - 1) as u64),
             lane_shift: c(l.trailing_zeros() as u64),
             mask6: c(63),
             two8: c(2),
@@ -491,14 +535,13 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             sh83: c(83),
             st_oob: c(2),
             _lanes: l,
-            _segs: s,
+            _cnts: s,
             _bytes: bytes,
             _q: q,
             _p2: p2,
             _zl: zl,
             _mid_shifted: mid_shifted as usize,
             _mid_plain: !mid_shifted as usize,
-            _multi_seg: (s > 1) as usize,
             _p1n: p1n,
         }
     }
@@ -520,9 +563,9 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.thr_tab.rd_kv.next = self.i0_kv.q.val();
 
         clock!(
-            self, clock, ready, alloc, bc_in, i0_v, i0_first, i0_last, i0_beat, i0_layer, i0_kv, i1_v, i1_first,
-            i1_last, i1_beat, i1_set, i1_oob, thr_hold, oob_hold, i2_v, i2_tag, acc_nf, tok_v, tok_thr,
-            tok_status, bc_out, p0_thr
+            self, clock, ready, alloc, bc_in, bh_in, sb_in, gs_in, i0_v, i0_first, i0_last, i0_seg, i0_layer, i0_kv,
+            i1_v, i1_first, i1_last, i1_seg, i1_set, i1_oob, thr_hold, oob_hold, i2_v, i2_tag, acc_nf, tok_v,
+            tok_thr, tok_status, bc_out, bh_out, p0_thr, wp, rp, bcnt
         );
         self.ready.reset.next = self.reset.val();
         self.alloc.reset.next = self.reset.val();
@@ -530,13 +573,20 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i0_v.reset.next = self.reset.val();
         self.i0_first.reset.next = self.reset.val();
         self.i0_last.reset.next = self.reset.val();
-        self.i0_beat.reset.next = self.reset.val();
+        self.i0_seg.reset.next = self.reset.val();
+        self.bh_in.reset.next = self.reset.val();
+        self.sb_in.reset.next = self.reset.val();
+        self.gs_in.reset.next = self.reset.val();
+        self.bh_out.reset.next = self.reset.val();
+        self.wp.reset.next = self.reset.val();
+        self.rp.reset.next = self.reset.val();
+        self.bcnt.reset.next = self.reset.val();
         self.i0_layer.reset.next = self.reset.val();
         self.i0_kv.reset.next = self.reset.val();
         self.i1_v.reset.next = self.reset.val();
         self.i1_first.reset.next = self.reset.val();
         self.i1_last.reset.next = self.reset.val();
-        self.i1_beat.reset.next = self.reset.val();
+        self.i1_seg.reset.next = self.reset.val();
         self.i1_set.reset.next = self.reset.val();
         self.i1_oob.reset.next = self.reset.val();
         self.thr_hold.reset.next = self.reset.val();
@@ -555,7 +605,9 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.en2.next = !self.zr.out_valid.val() | self.out_ready.val();
         self.out_fire.next = self.zr.out_valid.val() & self.out_ready.val();
         self.rd_first.next = self.bc_out.q.val() == self.zero16.val();
-        self.rd_beat.next = self.en2.val() & !self.tbuf.empty.val() & (!self.rd_first.val() | !self.cf.empty.val());
+        self.rd_beat.next = self.en2.val()
+            & (self.bcnt.q.val() != self.zero16.val())
+            & (!self.rd_first.val() | !self.cf.empty.val());
 
         // ---------------- pass 1: acceptance and credit ----------------
         self.accept.next = self.in_valid.val() & self.ready.q.val();
@@ -576,6 +628,24 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         if self.bc_in.q.val() == self.last_beat.val() {
             self.bc_in.d.next = self.zero16.val();
         }
+        // where the accepted beat lies: a segment ends at its 64th element
+        // or at the end of its head (spec §2.8)
+        self.seg_end.next = (self.sb_in.q.val() == self.seg_last.val()) | (self.bh_in.q.val() == self.head_last.val());
+        self.bh_in.en.next = self.accept.val();
+        self.bh_in.d.next = self.bh_in.q.val() + self.one16.val();
+        if self.bh_in.q.val() == self.head_last.val() {
+            self.bh_in.d.next = self.zero16.val();
+        }
+        self.sb_in.en.next = self.accept.val();
+        self.sb_in.d.next = self.sb_in.q.val() + self.one8.val();
+        if self.seg_end.val() {
+            self.sb_in.d.next = self.zero8.val();
+        }
+        self.gs_in.en.next = self.accept.val() & self.seg_end.val();
+        self.gs_in.d.next = self.gs_in.q.val() + self.one16.val();
+        if self.bc_in.q.val() == self.last_beat.val() {
+            self.gs_in.d.next = self.zero16.val();
+        }
 
         // I0: the accepted beat
         self.i0_v.en.next = true;
@@ -584,8 +654,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i0_first.d.next = self.bc_in.q.val() == self.zero16.val();
         self.i0_last.en.next = self.accept.val();
         self.i0_last.d.next = self.bc_in.q.val() == self.last_beat.val();
-        self.i0_beat.en.next = self.accept.val();
-        self.i0_beat.d.next = self.bc_in.q.val();
+        self.i0_seg.en.next = self.accept.val();
+        self.i0_seg.d.next = self.gs_in.q.val();
         self.i0_layer.en.next = self.accept.val();
         self.i0_layer.d.next = self.in_layer.val();
         self.i0_kv.en.next = self.accept.val();
@@ -597,8 +667,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i1_first.d.next = self.i0_first.q.val();
         self.i1_last.en.next = true;
         self.i1_last.d.next = self.i0_last.q.val();
-        self.i1_beat.en.next = true;
-        self.i1_beat.d.next = self.i0_beat.q.val();
+        self.i1_seg.en.next = true;
+        self.i1_seg.d.next = self.i0_seg.q.val();
         self.i1_set.en.next = true;
         self.i1_set.d.next = self.thr_tab.rd_set.val();
         self.i1_oob.en.next = true;
@@ -652,7 +722,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i2_v.d.next = self.i1_v.q.val();
         // tag: {oob, nonfinite, last, first, beat, thresholds}
         self.tag.next = bit_cast::<TAG, 64>(self.thr_cur.val())
-            | (bit_cast::<TAG, 16>(self.i1_beat.q.val()) << self.sh64.val())
+            | (bit_cast::<TAG, 16>(self.i1_seg.q.val()) << self.sh64.val())
             | (bit_cast::<TAG, 1>(self.i1_first.q.val().into()) << self.sh80.val())
             | (bit_cast::<TAG, 1>(self.i1_last.q.val().into()) << self.sh81.val())
             | (bit_cast::<TAG, 1>(self.nf_any.val().into()) << self.sh82.val())
@@ -661,17 +731,33 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i2_tag.d.next = self.tag.val();
 
         // the sanitised beat goes to the token buffer
-        self.tbuf.clock.next = self.clock.val();
-        self.tbuf.reset.next = self.reset.val();
-        self.tbuf.push.next = self.i2_v.q.val();
-        self.tbuf.pop.next = self.rd_beat.val();
+        self.bw.next = bit_cast::<1024, 1>(false.into());
         for p in 0..self._lanes {
-            self.buf_mem[p].clock.next = self.clock.val();
-            self.buf_mem[p].reset.next = self.reset.val();
-            self.buf_mem[p].we.next = self.i2_v.q.val();
-            self.buf_mem[p].waddr.next = self.tbuf.waddr.val();
-            self.buf_mem[p].wdata.next = self.i2_san[p].q.val();
-            self.buf_mem[p].raddr.next = self.tbuf.raddr.val();
+            self.btmp.next = self.i2_san[p].q.val();
+            self.bw.next = self.bw.val() | (bit_cast::<1024, 16>(self.btmp.val()) << self.lane_off[p].val());
+        }
+        self.tbram.clock.next = self.clock.val();
+        self.tbram.we.next = self.i2_v.q.val();
+        self.tbram.waddr.next = self.wp.q.val();
+        self.tbram.wdata.next = self.bw.val();
+        // pass 2 reads a beat into the memory's output register, which is
+        // its P0 stage: it holds while pass 2 is stalled (no read then)
+        self.tbram.re.next = self.rd_beat.val();
+        self.tbram.raddr.next = self.rp.q.val();
+        self.wp.en.next = self.i2_v.q.val();
+        self.wp.d.next = self.wp.q.val() + self.one16.val();
+        if self.wp.q.val() == self.buf_last.val() {
+            self.wp.d.next = self.zero16.val();
+        }
+        self.rp.en.next = self.rd_beat.val();
+        self.rp.d.next = self.rp.q.val() + self.one16.val();
+        if self.rp.q.val() == self.buf_last.val() {
+            self.rp.d.next = self.zero16.val();
+        }
+        self.bcnt.en.next = self.i2_v.q.val() ^ self.rd_beat.val();
+        self.bcnt.d.next = self.bcnt.q.val() - self.one16.val();
+        if self.i2_v.q.val() {
+            self.bcnt.d.next = self.bcnt.q.val() + self.one16.val();
         }
         // ... and its extremes to the tree
         self.tree.clock.next = self.clock.val();
@@ -686,7 +772,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         // ---------------- token accumulation ----------------
         self.t_first.next = self.tree.out_tag.val().get_bit(self.tag_first.val().index());
         self.t_last.next = self.tree.out_tag.val().get_bit(self.tag_last.val().index());
-        self.t_seg.next = self.tree.out_tag.val().get_bits::<16>(self.tag_beat.val().index()) >> self.seg_shift.val();
+        self.t_seg.next = self.tree.out_tag.val().get_bits::<16>(self.tag_beat.val().index());
         for g in 0..5 {
             self.acc_cmb[g].a.next = self.acc_node[g].q.val();
             self.acc_cmb[g].b.next = self.tree.node[g].val();
@@ -705,7 +791,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.tok_node[g].en.next = self.tree.out_valid.val() & self.t_last.val();
             self.tok_node[g].d.next = self.acc_node_d[g].val();
         }
-        for s in 0..self._segs {
+        for s in 0..self._cnts {
             self.acc_cnt_d[s].next = self.acc_cnt[s].q.val();
             if self.t_first.val() {
                 self.acc_cnt_d[s].next = self.zero8.val();
@@ -746,7 +832,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         }
         self.params.in_thr.next = self.tok_thr.q.val();
         self.params.in_status.next = self.tok_status.q.val();
-        for s in 0..self._segs {
+        for s in 0..self._cnts {
             self.params.in_counts[s].next = self.tok_cnt[s].q.val();
         }
         // constants FIFO record: {step2, min2, step1, min1, step0, min0, thr}
@@ -773,7 +859,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.cf_st.waddr.next = self.cf.waddr.val();
         self.cf_st.raddr.next = self.cf.raddr.val();
         self.cf_st.wdata.next = self.params.out_status.val();
-        for s in 0..self._segs {
+        for s in 0..self._cnts {
             self.cf_cnt[s].clock.next = self.clock.val();
             self.cf_cnt[s].reset.next = self.reset.val();
             self.cf_cnt[s].we.next = self.params.out_valid.val();
@@ -787,6 +873,11 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.bc_out.d.next = self.bc_out.q.val() + self.one16.val();
         if self.bc_out.q.val() == self.last_beat.val() {
             self.bc_out.d.next = self.zero16.val();
+        }
+        self.bh_out.en.next = self.rd_beat.val();
+        self.bh_out.d.next = self.bh_out.q.val() + self.one16.val();
+        if self.bh_out.q.val() == self.head_last.val() {
+            self.bh_out.d.next = self.zero16.val();
         }
         // P0: the beat, and its token's record (loaded at the first beat)
         self.p0_thr.en.next = self.rd_beat.val() & self.rd_first.val();
@@ -814,7 +905,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.pv[0].d.next = self.rd_beat.val();
         self.pf[0].d.next = self.rd_first.val();
         self.pl[0].d.next = self.bc_out.q.val() == self.last_beat.val();
-        self.pb[0].d.next = (bit_cast::<8, 16>(self.bc_out.q.val()) << self.lane_shift.val()) & self.mask6.val();
+        // COO index base: the beat's first position within its head, mod 64
+        self.pb[0].d.next = (bit_cast::<8, 16>(self.bh_out.q.val()) << self.lane_shift.val()) & self.mask6.val();
         for i in 1..(self._p2 + 1) {
             self.pv[i].d.next = self.pv[i - 1].q.val();
             self.pf[i].d.next = self.pf[i - 1].q.val();
@@ -909,14 +1001,11 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         }
         // the lanes
         for p in 0..self._lanes {
-            self.p0_x[p].clock.next = self.clock.val();
-            self.p0_x[p].reset.next = self.reset.val();
-            self.p0_x[p].en.next = self.en2.val();
-            self.p0_x[p].d.next = self.buf_mem[p].rdata.val();
+
             self.lane[p].clock.next = self.clock.val();
             self.lane[p].reset.next = self.reset.val();
             self.lane[p].en.next = self.en2.val();
-            self.lane[p].x.next = self.p0_x[p].q.val();
+            self.lane[p].x.next = self.tbram.rdata.val().get_bits::<16>(self.lane_bit[p].val().index());
             self.lane[p].k_lo_o.next = self.p0_key[0].key.val();
             self.lane[p].k_lo_i.next = self.p0_key[1].key.val();
             self.lane[p].k_hi_i.next = self.p0_key[2].key.val();
@@ -1013,7 +1102,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         for i in 0..12 {
             self.mf_byte[i].wdata.next = self.cf_rec.rdata.val().get_bits::<8>(self.byte_off[i].val().index());
         }
-        for s in 0..self._segs {
+        for s in 0..self._cnts {
             self.mf_byte[12 + s].wdata.next = self.cf_cnt[s].rdata.val();
         }
         for i in 0..self._bytes {
@@ -1026,7 +1115,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         for i in 0..12 {
             self.out_meta[i].next = self.mf_byte[i].rdata.val();
         }
-        for i in 0..self._segs {
+        for i in 0..self._cnts {
             self.out_counts[i].next = self.mf_byte[12 + i].rdata.val();
         }
         self.mf_st.clock.next = self.clock.val();

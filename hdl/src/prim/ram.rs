@@ -1,5 +1,5 @@
-//! Single-port synchronous RAM (one read or one write per cycle) and a
-//! multiply by a generation-time constant.
+//! Single-port and simple dual-port synchronous RAMs (the swap points for
+//! SRAM macros) and a multiply by a generation-time constant.
 //!
 //! `SpRam` is the swap point for an SRAM macro: its storage is a plain
 //! Verilog module of its own (`<module>`, named by the caller), with exactly
@@ -119,7 +119,7 @@ impl<const A: usize, const W: usize> Logic for SpRam<A, W> {
         );
         let cores = format!(
             "\n// {name}: {depth} x {dw} bits, single port, synchronous read (one cycle), no reset.\n\
-             // The MMU's storage: replace this module by an SRAM macro of the same behaviour.\n\
+             // Replace this module by an SRAM macro of the same behaviour.\n\
              module {m}(clock, en, we, addr, wdata, rdata);\n\
              \x20   input wire clock;\n\
              \x20   input wire en;\n\
@@ -149,6 +149,135 @@ impl<const A: usize, const W: usize> Logic for SpRam<A, W> {
             name: "ram".into(),
             clock: "clock".into(),
             inputs: vec!["en".into(), "we".into(), "addr".into(), "wdata".into()],
+            outputs: vec!["rdata".into()],
+        }]
+    }
+}
+
+/// Simple dual-port synchronous RAM: one write port and one read port, both
+/// usable every cycle. The same swap point as [`SpRam`]: the storage is a
+/// plain Verilog module of its own (exact widths), inside a wrapper with
+/// fixed-width ports (`A` address bits, `W` data bits). Behaviour of a
+/// typical 1W1R SRAM:
+/// - `we`: `wdata` is written to `waddr` at the edge;
+/// - `re`: `rdata` takes the word at `raddr` at the edge (one cycle of
+///   latency); without `re` it holds;
+/// - a read of the address written at the same edge is not used by any
+///   design here (its result is the old word in the Verilog, undefined on
+///   an SRAM).
+///
+/// No reset; a design reads only words it wrote since its own reset.
+#[derive(LogicBlock)]
+pub struct DpRam<const A: usize, const W: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Write this cycle.
+    pub we: Signal<In, Bit>,
+    pub waddr: Signal<In, Bits<A>>,
+    pub wdata: Signal<In, Bits<W>>,
+    /// Read this cycle.
+    pub re: Signal<In, Bit>,
+    pub raddr: Signal<In, Bits<A>>,
+    /// The word of the last read (bits above `width` are 0).
+    pub rdata: Signal<Out, Bits<W>>,
+    _info: MemInfo,
+    _sim: BTreeMap<u64, Bits<W>>,
+}
+
+impl<const A: usize, const W: usize> DpRam<A, W> {
+    /// `depth` words of `width` bits (`width <= W`, `clog2(depth) <= A`),
+    /// stored in Verilog module `module`.
+    pub fn new(module: &str, name: &str, depth: usize, width: usize) -> Self {
+        assert!(depth >= 1 && (1..=W).contains(&width), "{name}: depth {depth}, width {width} (port {W})");
+        assert!(addr_bits(depth) <= A, "{name}: {depth} words need more than {A} address bits");
+        assert!(module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "module name {module}");
+        DpRam {
+            clock: Default::default(),
+            we: Default::default(),
+            waddr: Default::default(),
+            wdata: Default::default(),
+            re: Default::default(),
+            raddr: Default::default(),
+            rdata: Default::default(),
+            _info: MemInfo { module: module.into(), name: name.into(), depth, width },
+            _sim: BTreeMap::new(),
+        }
+    }
+
+    pub fn info(&self) -> &MemInfo {
+        &self._info
+    }
+}
+
+impl<const A: usize, const W: usize> Logic for DpRam<A, W> {
+    // rust-hdl's own simulator is not used (Verilator is), but keep it right.
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            if self.re.val() {
+                let a = self.raddr.val().index() as u64;
+                self.rdata.next = self._sim.get(&a).copied().unwrap_or_default();
+            }
+            if self.we.val() {
+                let mask: Bits<W> = if self._info.width >= W {
+                    !Bits::<W>::default()
+                } else {
+                    (Bits::<W>::from(1u64) << (self._info.width as u64)) - Bits::<W>::from(1u64)
+                };
+                self._sim.insert(self.waddr.val().index() as u64, self.wdata.val() & mask);
+            }
+        }
+    }
+
+    fn connect(&mut self) {
+        self.rdata.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let i = &self._info;
+        let (m, aw, dw) = (&i.module, addr_bits(i.depth), i.width);
+        let rdata = if dw == W {
+            "assign rdata = rdata_w;".to_string()
+        } else {
+            format!("assign rdata = {{{}'d0, rdata_w}};", W - dw)
+        };
+        let code = format!(
+            "wire [{dm}:0] rdata_w;\n\
+             {m} store(\n    .clock(clock),\n    .we(we),\n    .waddr(waddr[{am}:0]),\n    .wdata(wdata[{dm}:0]),\n    \
+             .re(re),\n    .raddr(raddr[{am}:0]),\n    .rdata(rdata_w)\n);\n\
+             {rdata}\n",
+            am = aw - 1,
+            dm = dw - 1,
+        );
+        let cores = format!(
+            "\n// {name}: {depth} x {dw} bits, one write and one read port, synchronous read\n\
+             // (one cycle), no reset. Replace this module by an SRAM macro of the same behaviour.\n\
+             module {m}(clock, we, waddr, wdata, re, raddr, rdata);\n\
+             \x20   input wire clock;\n\
+             \x20   input wire we;\n\
+             \x20   input wire [{am}:0] waddr;\n\
+             \x20   input wire [{dm}:0] wdata;\n\
+             \x20   input wire re;\n\
+             \x20   input wire [{am}:0] raddr;\n\
+             \x20   output reg [{dm}:0] rdata;\n\
+             \x20   reg [{dm}:0] mem [0:{last}];\n\
+             \x20   always @(posedge clock) begin\n\
+             \x20       if (we) mem[waddr] <= wdata;\n\
+             \x20       if (re) rdata <= mem[raddr];\n\
+             \x20   end\n\
+             endmodule // {m}\n",
+            name = i.name,
+            depth = i.depth,
+            am = aw - 1,
+            dm = dw - 1,
+            last = i.depth - 1,
+        );
+        Verilog::Wrapper(Wrapper { code, cores })
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "ram".into(),
+            clock: "clock".into(),
+            inputs: vec!["we".into(), "waddr".into(), "wdata".into(), "re".into(), "raddr".into()],
             outputs: vec!["rdata".into()],
         }]
     }

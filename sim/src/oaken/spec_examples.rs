@@ -33,13 +33,13 @@ fn example_1_mixed_token() {
     assert_eq!(y, vec![0x4200, 0xB800, 0x3001, 0x3C01, 0xC400, 0x1C34, 0x4001, 0xB400]);
 }
 
-/// Example 5: example 1's vector as two heads of four elements. The groups
+/// Example 4: example 1's vector as two heads of four elements. The groups
 /// span the whole vector, so the metadata and the dense slots are example
 /// 1's; the COO lists and counts are per head, with positions within the
 /// head: head 0 keeps 0x03, 0x09 (positions 0, 2); head 1 gets positions
 /// 4, 5, 7 as 0, 1, 3: 0x12 - 0x10, 0x15 - 0x10, 0x1C - 0x10.
 #[test]
-fn example_5_two_heads() {
+fn example_4_two_heads() {
     let p = OakenParams { head_dim: 4, heads: 2, ..small() };
     let x = [0x4200, 0xB800, 0x3000, 0x3C00, 0xC400, 0x0000, 0x4000, 0xB400];
     let q = quantize_token(&p, &thr(), &x);
@@ -87,7 +87,7 @@ fn example_3_non_finite_and_subnormal() {
 }
 
 #[test]
-fn example_4_threshold_validation() {
+fn threshold_validation() {
     assert_eq!(ThresholdSet::new([0x4000, 0xB400, 0x3400, 0xC000]), Err(ThresholdError::OutOfOrder));
     assert_eq!(ThresholdSet::new([0xC000, 0xB400, 0x7E00, 0x4000]), Err(ThresholdError::NonFinite));
     assert_eq!(ThresholdSet::new([0xC000, 0x8000, 0x0000, 0x4000]).unwrap().lo_inner, 0);
