@@ -1,6 +1,6 @@
-//! The worked examples and degenerate cases of docs/spec.md §11.12-§11.13,
+//! The worked examples (docs/spec.md §11.12) and degenerate cases (§11.9),
 //! with the values computed by hand in the spec, plus property tests of the
-//! PU -> QU -> DQU chain (§11.9).
+//! PU -> QU -> DQU chain (§11.8.4).
 
 use super::dequantizer::Dequantizer;
 use super::params::{ConfigTable, LayerConfig, TitanusParams};
