@@ -19,7 +19,10 @@ fn section_11_11_1_figures() {
     let r = measure(&set, Some(&fp), &file.table().unwrap(), &p, 64, &[128]).unwrap();
     assert_eq!(r.baseline_bits, 16_777_216);
     assert_eq!((r.pruning.index, r.pruning.values), (2_097_152, 10_655_424));
-    assert_eq!((r.cpq.index, r.cpq.label, r.cpq.values, r.cpq.sz), (2_097_152, 1_331_928, 3_034_145, 846_199));
+    assert_eq!(
+        (r.cpq.index, r.cpq.label, r.cpq.values, r.cpq.sz),
+        (2_097_152, 1_331_928, 3_034_145, 846_199)
+    );
     assert_eq!(r.sz_entries, 20_639);
     let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
     assert!(close(r.sqnr_int8_pruning, 25.029298046789314));
@@ -29,5 +32,8 @@ fn section_11_11_1_figures() {
     assert_eq!((r.levels[0].decode, r.levels[0].max), (128, 7));
     assert_eq!(r.levels[0].mean, 2.1744384765625);
     let s = r.skips;
-    assert_eq!((s.pruned, s.label_zero, s.zero_point, s.multiplies, s.missing_level), (765_224, 121_503, 532_203, 678_222, 0));
+    assert_eq!(
+        (s.pruned, s.label_zero, s.zero_point, s.multiplies, s.missing_level),
+        (765_224, 121_503, 532_203, 678_222, 0)
+    );
 }

@@ -85,7 +85,11 @@ pub struct Dequantizer {
 
 impl Dequantizer {
     pub fn new(p: &TitanusParams) -> Dequantizer {
-        Dequantizer { table: SzTable::new(p.channels, p.max_levels), counters: SkipCounters::default(), channels: p.channels }
+        Dequantizer {
+            table: SzTable::new(p.channels, p.max_levels),
+            counters: SkipCounters::default(),
+            channels: p.channels,
+        }
     }
 
     /// Rebuilds the INT8-domain vector of the token at position `pos`.
@@ -141,7 +145,11 @@ mod tests {
     fn missing_level_gives_zero_and_counts() {
         let p = TitanusParams { channels: 4, lanes: 4, layers: 1, max_levels: 2, max_prefill: 4 };
         let mut d = Dequantizer::new(&p);
-        let r = Record { index: vec![true, false, false, false], label: vec![true, false, false, false], codes: vec![1] };
+        let r = Record {
+            index: vec![true, false, false, false],
+            label: vec![true, false, false, false],
+            codes: vec![1],
+        };
         assert_eq!(d.dequantize(0, &r), vec![0, 0, 0, 0]);
         assert_eq!(d.counters.missing_level, 1);
         assert_eq!(d.counters.pruned, 3);

@@ -130,7 +130,14 @@ mod tests {
 
     #[test]
     fn int8_npy_round_trips() {
-        let s = Int8Set { runs: 1, layers: 2, tokens: 3, channels: 2, data: (0..24).map(|i| (i * 11 - 128) as i8).collect(), amax: None };
+        let s = Int8Set {
+            runs: 1,
+            layers: 2,
+            tokens: 3,
+            channels: 2,
+            data: (0..24).map(|i| (i * 11 - 128) as i8).collect(),
+            amax: None,
+        };
         let dir = std::env::temp_dir().join(format!("kvforge-int8-{}.npy", std::process::id()));
         s.write(&dir).unwrap();
         let (r, src) = Int8Set::read(&dir).unwrap();

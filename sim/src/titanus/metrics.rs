@@ -100,7 +100,11 @@ impl Report {
             mb(self.cpq.sz),
             self.sz_entries
         );
-        s += &format!("SQNR vs INT8: pruning {}, CPQ {}\n", db(self.sqnr_int8_pruning), db(self.sqnr_int8_cpq));
+        s += &format!(
+            "SQNR vs INT8: pruning {}, CPQ {}\n",
+            db(self.sqnr_int8_pruning),
+            db(self.sqnr_int8_cpq)
+        );
         if self.sqnr_fp16_int8.is_some() || self.sqnr_fp16_cpq.is_some() {
             s += &format!(
                 "SQNR vs FP16: INT8 {}, pruning {}, CPQ {}\n",
@@ -118,7 +122,11 @@ impl Report {
         }
         s += &format!(
             "DQU skips: pruned {}, label zero {}, zero point {}, multiplies {}; saturated {}\n",
-            self.skips.pruned, self.skips.label_zero, self.skips.zero_point, self.skips.multiplies, self.saturated
+            self.skips.pruned,
+            self.skips.label_zero,
+            self.skips.zero_point,
+            self.skips.multiplies,
+            self.saturated
         );
         s
     }
@@ -153,10 +161,17 @@ pub fn measure(
 ) -> Result<Report, String> {
     p.validate().map_err(|e| e.to_string())?;
     if p.channels != set.channels {
-        return Err(format!("channels ({}) must equal the set's last dimension ({})", p.channels, set.channels));
+        return Err(format!(
+            "channels ({}) must equal the set's last dimension ({})",
+            p.channels, set.channels
+        ));
     }
     if table.layers() < set.layers {
-        return Err(format!("the configuration covers {} layers, the set has {}", table.layers(), set.layers));
+        return Err(format!(
+            "the configuration covers {} layers, the set has {}",
+            table.layers(),
+            set.layers
+        ));
     }
     if prefill > p.max_prefill {
         return Err(format!("prefill ({prefill}) exceeds max-prefill ({})", p.max_prefill));

@@ -55,7 +55,7 @@ impl TitanusParams {
         if self.lanes == 0 || !self.lanes.is_power_of_two() || self.lanes > MAX_LANES {
             return err(format!("lanes must be a power of two in 1..={MAX_LANES}, got {}", self.lanes));
         }
-        if self.channels % self.lanes != 0 {
+        if !self.channels.is_multiple_of(self.lanes) {
             return err(format!("lanes ({}) must divide channels ({})", self.lanes, self.channels));
         }
         if self.layers == 0 || self.layers > MAX_LAYERS {
@@ -177,7 +177,10 @@ mod tests {
     fn table_rejects_bad_writes_and_keeps_contents() {
         let mut t = ConfigTable::new(2);
         t.write(1, Kv::V, LayerConfig { threshold: 9, bits: 2 }).unwrap();
-        assert_eq!(t.write(2, Kv::K, LayerConfig { threshold: 1, bits: 3 }), Err(TableError::LayerOutOfRange));
+        assert_eq!(
+            t.write(2, Kv::K, LayerConfig { threshold: 1, bits: 3 }),
+            Err(TableError::LayerOutOfRange)
+        );
         for bits in [0, 1, 5, 8, 255] {
             assert_eq!(t.write(1, Kv::V, LayerConfig { threshold: 1, bits }), Err(TableError::BadBits));
         }

@@ -81,11 +81,18 @@ pub fn profile(set: &Int8Set, ratio: [f64; 2], bits: [u8; 2]) -> Result<ConfigFi
     let mut entries = Vec::new();
     for layer in 0..set.layers {
         for kv in KVS {
-            let h = magnitude_histogram((0..set.runs).flat_map(|run| set.tensor(run, layer, kv).iter().copied()));
+            let h =
+                magnitude_histogram((0..set.runs).flat_map(|run| set.tensor(run, layer, kv).iter().copied()));
             let t = threshold_for(&h, ratio[kv as usize]);
             let n: u64 = h.iter().sum();
             let pruned = pruned_count(&h, t) as f64 / n as f64;
-            entries.push(Entry { layer, kv: kv.into(), threshold: t, bits: bits[kv as usize], pruned: Some(pruned) });
+            entries.push(Entry {
+                layer,
+                kv: kv.into(),
+                threshold: t,
+                bits: bits[kv as usize],
+                pruned: Some(pruned),
+            });
         }
     }
     Ok(ConfigFile { format: FORMAT.into(), layers: set.layers, entries })
@@ -102,7 +109,11 @@ impl ConfigFile {
             return Err(format!("titanus config: format is '{}', expected '{FORMAT}'", f.format));
         }
         if f.layers == 0 || f.layers > super::params::MAX_LAYERS {
-            return Err(format!("titanus config: layers must be in 1..={}, got {}", super::params::MAX_LAYERS, f.layers));
+            return Err(format!(
+                "titanus config: layers must be in 1..={}, got {}",
+                super::params::MAX_LAYERS,
+                f.layers
+            ));
         }
         let mut seen = vec![[false; 2]; f.layers];
         for e in &f.entries {
@@ -172,7 +183,14 @@ mod tests {
 
     #[test]
     fn config_file_round_trips_and_rejects_bad_files() {
-        let set = Int8Set { runs: 1, layers: 2, tokens: 2, channels: 2, data: vec![1, -2, 3, 4, 5, 6, 7, 8, -9, 10, 11, 12, 0, 0, 1, 1], amax: None };
+        let set = Int8Set {
+            runs: 1,
+            layers: 2,
+            tokens: 2,
+            channels: 2,
+            data: vec![1, -2, 3, 4, 5, 6, 7, 8, -9, 10, 11, 12, 0, 0, 1, 1],
+            amax: None,
+        };
         let f = profile(&set, [0.5, 0.25], [3, 2]).unwrap();
         assert_eq!(ConfigFile::from_json(&f.to_json()).unwrap(), f);
         assert_eq!(f.entries[0].threshold, 3); // |1|,|2| of 1,2,3,4

@@ -301,7 +301,8 @@ impl Quantizer {
     fn check(&mut self, t: &Pruned) -> Result<(), QuantError> {
         let r = if self.phase == Phase::Idle {
             Err(QuantError::NoStart)
-        } else if t.index.len() != self.p.channels || t.values.len() != t.index.iter().filter(|&&b| b).count() {
+        } else if t.index.len() != self.p.channels || t.values.len() != t.index.iter().filter(|&&b| b).count()
+        {
             Err(QuantError::BadVector)
         } else if self.next_pos >= MAX_POSITIONS {
             Err(QuantError::SequenceFull)
@@ -378,7 +379,12 @@ impl Quantizer {
                     let l = q.levels[c].last().expect("kept prefill channel has level 0");
                     l.code(x, q.bits)
                 });
-                TokenOut { pos: pos as u32, record: record(&t.index, &codes), entries: Vec::new(), saturated: 0 }
+                TokenOut {
+                    pos: pos as u32,
+                    record: record(&t.index, &codes),
+                    entries: Vec::new(),
+                    saturated: 0,
+                }
             })
             .collect();
         if let Some(first) = out.first_mut() {
@@ -389,14 +395,24 @@ impl Quantizer {
     }
 
     fn entry(&self, c: usize, level: usize, l: &Level) -> SzEntry {
-        SzEntry { channel: c as u16, level: level as u8, scale: l.scale as u16, zero: l.zero as i16, start: l.start as u16 }
+        SzEntry {
+            channel: c as u16,
+            level: level as u8,
+            scale: l.scale as u16,
+            zero: l.zero as i16,
+            start: l.start as u16,
+        }
     }
 
     /// Applies `f(channel, value)` to each kept element; pruned elements give None.
     fn expand(&mut self, t: &Pruned, mut f: impl FnMut(usize, i32, &mut Quantizer) -> u8) -> Vec<Option<u8>> {
         let mut vals = t.values.iter();
         let index = t.index.clone();
-        index.iter().enumerate().map(|(c, &i)| i.then(|| f(c, *vals.next().expect("checked") as i32, self))).collect()
+        index
+            .iter()
+            .enumerate()
+            .map(|(c, &i)| i.then(|| f(c, *vals.next().expect("checked") as i32, self)))
+            .collect()
     }
 
     /// A decode token. In PREFILL the prefill ends first and its outputs come
@@ -494,7 +510,11 @@ mod tests {
 
     #[test]
     fn record_pack_round_trips() {
-        let r = Record { index: vec![true, false, true, true], label: vec![true, false, false, true], codes: vec![3, 1] };
+        let r = Record {
+            index: vec![true, false, true, true],
+            label: vec![true, false, false, true],
+            codes: vec![3, 1],
+        };
         let s = r.pack(2);
         assert_eq!(s.len(), r.stored_bits(2));
         assert_eq!(s.len(), 4 + 3 + 4);

@@ -20,7 +20,11 @@ fn table(threshold: u8, bits: u8) -> ConfigTable {
 }
 
 fn rec(index: [u8; 4], label: [u8; 4], codes: &[u8]) -> Record {
-    Record { index: index.map(|b| b == 1).to_vec(), label: label.map(|b| b == 1).to_vec(), codes: codes.to_vec() }
+    Record {
+        index: index.map(|b| b == 1).to_vec(),
+        label: label.map(|b| b == 1).to_vec(),
+        codes: codes.to_vec(),
+    }
 }
 
 fn e(channel: u16, level: u8, scale: u16, zero: i16, start: u16) -> SzEntry {
@@ -31,7 +35,8 @@ fn e(channel: u16, level: u8, scale: u16, zero: i16, start: u16) -> SzEntry {
 #[test]
 fn example_1_prefill_decode_and_level_limit() {
     let p = params(4, 2);
-    let tokens: [[i8; 4]; 5] = [[10, 1, 5, -128], [-3, -2, 5, 4], [2, 0, -1, 20], [12, 7, 5, -50], [-20, 0, 2, 30]];
+    let tokens: [[i8; 4]; 5] =
+        [[10, 1, 5, -128], [-3, -2, 5, 4], [2, 0, -1, 20], [12, 7, 5, -50], [-20, 0, 2, 30]];
     let pruned: Vec<Pruned> = tokens.iter().map(|t| prune(t, 3)).collect();
     assert_eq!(pruned[0], Pruned { index: vec![true, false, true, true], values: vec![10, 5, -128] });
     assert_eq!(pruned[1].values, vec![-3, 5, 4], "|-3| = threshold is kept");
@@ -78,7 +83,12 @@ fn example_1_prefill_decode_and_level_limit() {
             entries: vec![e(0, 1, 1280, 1, 3), e(1, 0, 256, -6, 3)],
             saturated: 0,
         },
-        TokenOut { pos: 4, record: rec([1, 0, 0, 1], [0, 0, 0, 1], &[3]), entries: vec![e(3, 1, 13483, 2, 4)], saturated: 1 },
+        TokenOut {
+            pos: 4,
+            record: rec([1, 0, 0, 1], [0, 0, 0, 1], &[3]),
+            entries: vec![e(3, 1, 13483, 2, 4)],
+            saturated: 1,
+        },
     ];
     assert_eq!(outs, want);
     assert_eq!(q.status.levels_opened, 6);
@@ -103,7 +113,16 @@ fn example_1_prefill_decode_and_level_limit() {
             d.dequantize(o.pos, &r)
         })
         .collect();
-    assert_eq!(got, vec![vec![9, 0, 5, -128], vec![-4, 0, 5, 0], vec![0, 0, 0, 0], vec![10, 7, 5, -49], vec![-5, 0, 0, 53]]);
+    assert_eq!(
+        got,
+        vec![
+            vec![9, 0, 5, -128],
+            vec![-4, 0, 5, 0],
+            vec![0, 0, 0, 0],
+            vec![10, 7, 5, -49],
+            vec![-5, 0, 0, 53]
+        ]
+    );
     let c = d.counters;
     assert_eq!((c.pruned, c.label_zero, c.zero_point, c.multiplies, c.missing_level), (7, 3, 2, 8, 0));
 }
