@@ -12,3 +12,4 @@ pub mod npy;
 pub mod oaken;
 pub mod shifter;
 pub mod testgen;
+pub mod titanus;

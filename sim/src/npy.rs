@@ -3,6 +3,8 @@
 //! Read: format versions 1.0, 2.0 and 3.0, dtype `<f2` (kept as raw FP16
 //! patterns) or `<f4` (rounded to FP16 with RNE), C order. Write: `<f2`,
 //! version 1.0 (2.0 only if the header would not fit a 16-bit length).
+//! `parse_any` also reads dtype `|i1` (INT8 KV sets, docs/spec.md §11.2),
+//! which `to_bytes_i8` writes.
 
 use crate::fp16;
 use std::fmt;
@@ -36,6 +38,23 @@ pub struct NpyArray {
 enum Dtype {
     F2,
     F4,
+    I1,
+}
+
+/// The elements of an array read by `parse_any`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NpyData {
+    /// FP16 patterns (`<f2`, or `<f4` rounded with RNE).
+    F16(Vec<u16>),
+    /// INT8 (`|i1`).
+    I8(Vec<i8>),
+}
+
+/// An array of either element type, C order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyAny {
+    pub shape: Vec<usize>,
+    pub data: NpyData,
 }
 
 /// Python literal values that can appear in a `.npy` header dict.
@@ -171,8 +190,17 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Parses `.npy` bytes.
+/// Parses `.npy` bytes holding FP16 data (`<f2` or `<f4`).
 pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
+    let a = parse_any(bytes)?;
+    match a.data {
+        NpyData::F16(data) => Ok(NpyArray { shape: a.shape, data }),
+        NpyData::I8(_) => err("unsupported dtype '|i1': expected '<f2' or '<f4'"),
+    }
+}
+
+/// Parses `.npy` bytes of dtype `<f2`, `<f4` or `|i1`.
+pub fn parse_any(bytes: &[u8]) -> Result<NpyAny, NpyError> {
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return err("not a .npy file (bad magic)");
     }
@@ -207,7 +235,8 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
                 dtype = Some(match s.as_str() {
                     "<f2" => Dtype::F2,
                     "<f4" => Dtype::F4,
-                    _ => return err(format!("unsupported dtype '{s}': expected '<f2' or '<f4'")),
+                    "|i1" | "<i1" => Dtype::I1,
+                    _ => return err(format!("unsupported dtype '{s}': expected '<f2', '<f4' or '|i1'")),
                 })
             }
             ("fortran_order", Lit::Bool(b)) => fortran = Some(b),
@@ -235,6 +264,7 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
     let item = match dtype {
         Dtype::F2 => 2,
         Dtype::F4 => 4,
+        Dtype::I1 => 1,
     };
     let body = &bytes[hend..];
     let need = count.checked_mul(item).ok_or_else(|| NpyError("shape too large".into()))?;
@@ -245,31 +275,47 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
         return err(format!("{} unexpected bytes after the .npy data", body.len() - need));
     }
     let data = match dtype {
-        Dtype::F2 => body.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect(),
-        Dtype::F4 => body
-            .chunks_exact(4)
-            .map(|c| fp16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect(),
+        Dtype::F2 => NpyData::F16(body.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
+        Dtype::F4 => NpyData::F16(
+            body.chunks_exact(4).map(|c| fp16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect(),
+        ),
+        Dtype::I1 => NpyData::I8(body.iter().map(|&b| b as i8).collect()),
     };
-    Ok(NpyArray { shape, data })
+    Ok(NpyAny { shape, data })
 }
 
 /// Serialises FP16 patterns as a `<f2`, C-order `.npy` file.
 pub fn to_bytes(shape: &[usize], data: &[u16]) -> Result<Vec<u8>, NpyError> {
+    let mut out = header("<f2", shape, data.len())?;
+    for &x in data {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    Ok(out)
+}
+
+/// Serialises INT8 values as a `|i1`, C-order `.npy` file.
+pub fn to_bytes_i8(shape: &[usize], data: &[i8]) -> Result<Vec<u8>, NpyError> {
+    let mut out = header("|i1", shape, data.len())?;
+    out.extend(data.iter().map(|&x| x as u8));
+    Ok(out)
+}
+
+/// Magic, version, length and the padded header dict.
+fn header(descr: &str, shape: &[usize], len: usize) -> Result<Vec<u8>, NpyError> {
     let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    if count != Some(data.len()) {
-        return err(format!("shape {shape:?} does not match {} elements", data.len()));
+    if count != Some(len) {
+        return err(format!("shape {shape:?} does not match {len} elements"));
     }
     let dims = match shape {
         [d] => format!("({d},)"), // a 1-tuple needs its comma
         _ => format!("({})", shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
     };
-    let dict = format!("{{'descr': '<f2', 'fortran_order': False, 'shape': {dims}, }}");
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
     // numpy pads magic + length + header + '\n' to a multiple of 64 bytes
     let (major, prefix) = if dict.len() + 1 + 10 <= u16::MAX as usize { (1u8, 10) } else { (2u8, 12) };
     let total = (prefix + dict.len() + 1).div_ceil(64) * 64;
     let hlen = total - prefix;
-    let mut out = Vec::with_capacity(total + 2 * data.len());
+    let mut out = Vec::with_capacity(total + 2 * len);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[major, 0]);
     if major == 1 {
@@ -280,15 +326,22 @@ pub fn to_bytes(shape: &[usize], data: &[u16]) -> Result<Vec<u8>, NpyError> {
     out.extend_from_slice(dict.as_bytes());
     out.resize(total - 1, b' ');
     out.push(b'\n');
-    for &x in data {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
     Ok(out)
 }
 
 pub fn read(path: &Path) -> Result<NpyArray, NpyError> {
     let bytes = std::fs::read(path).map_err(|e| NpyError(format!("{}: {e}", path.display())))?;
     parse(&bytes).map_err(|e| NpyError(format!("{}: {e}", path.display())))
+}
+
+pub fn read_any(path: &Path) -> Result<NpyAny, NpyError> {
+    let bytes = std::fs::read(path).map_err(|e| NpyError(format!("{}: {e}", path.display())))?;
+    parse_any(&bytes).map_err(|e| NpyError(format!("{}: {e}", path.display())))
+}
+
+pub fn write_i8(path: &Path, shape: &[usize], data: &[i8]) -> Result<(), NpyError> {
+    let bytes = to_bytes_i8(shape, data)?;
+    std::fs::write(path, bytes).map_err(|e| NpyError(format!("{}: {e}", path.display())))
 }
 
 pub fn write(path: &Path, shape: &[usize], data: &[u16]) -> Result<(), NpyError> {

@@ -28,6 +28,116 @@ enum Cmd {
     Metrics(MetricsArgs),
     /// MMU fragmentation and burst efficiency over mixes of sequence lengths (spec §10.13)
     MmuMetrics(MmuMetricsArgs),
+    /// Titanus CPQ over an INT8 (or converted FP16) KV set: bytes moved, SQNR, HQE levels (spec §11.11)
+    Titanus(TitanusArgs),
+    /// Titanus pruning thresholds reaching a target pruning ratio per layer and K/V (spec §11.10)
+    TitanusProfile(TitanusProfileArgs),
+}
+
+#[derive(Args)]
+struct TitanusProfileArgs {
+    /// KV set: INT8 (|i1) or FP16 (<f2, <f4; converted per spec §11.2)
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Target pruned fraction for K and V
+    #[arg(long, default_value_t = 0.35)]
+    ratio: f64,
+    /// Target for K only (overrides --ratio)
+    #[arg(long)]
+    ratio_k: Option<f64>,
+    /// Target for V only (overrides --ratio)
+    #[arg(long)]
+    ratio_v: Option<f64>,
+    /// Bit width written for K (2, 3 or 4)
+    #[arg(long, default_value_t = 3)]
+    bits_k: u8,
+    /// Bit width written for V (2, 3 or 4)
+    #[arg(long, default_value_t = 2)]
+    bits_v: u8,
+    /// Output configuration file (JSON, spec §11.10)
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+#[derive(Args)]
+struct TitanusArgs {
+    /// KV set: INT8 (|i1) or FP16 (<f2, <f4; converted per spec §11.2)
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Configuration file (spec §11.10); without it, thresholds are profiled from the set
+    #[arg(short, long)]
+    config: Option<PathBuf>,
+    /// Target pruned fraction when profiling on the fly
+    #[arg(long, default_value_t = 0.35)]
+    ratio: f64,
+    /// K bit width when profiling on the fly
+    #[arg(long, default_value_t = 3)]
+    bits_k: u8,
+    /// V bit width when profiling on the fly
+    #[arg(long, default_value_t = 2)]
+    bits_v: u8,
+    /// Prefill tokens at the start of every sequence; the rest are decode tokens
+    #[arg(long, default_value_t = 64)]
+    prefill: usize,
+    /// Levels per channel (1..=16)
+    #[arg(long, default_value_t = 16)]
+    max_levels: usize,
+    /// Decode lengths at which level counts are reported
+    #[arg(long, value_delimiter = ',', default_value = "128,256,512,1024")]
+    levels_at: Vec<usize>,
+    /// Also write the converted INT8 set (|i1 .npy)
+    #[arg(long)]
+    save_int8: Option<PathBuf>,
+    /// Also write the report as JSON
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn titanus_profile(a: TitanusProfileArgs) -> Result<(), String> {
+    use sim::titanus::int8::Int8Set;
+    let (set, _) = Int8Set::read(&a.input)?;
+    let ratio = [a.ratio_k.unwrap_or(a.ratio), a.ratio_v.unwrap_or(a.ratio)];
+    let f = sim::titanus::profile::profile(&set, ratio, [a.bits_k, a.bits_v])?;
+    f.write(&a.output)?;
+    println!("wrote {}: {} layers x K/V", a.output.display(), f.layers);
+    println!("| layer | kv | threshold | pruned | bits |");
+    println!("|---:|---|---:|---:|---:|");
+    for e in &f.entries {
+        let kv = sim::kvset::kv_name(e.kv.into());
+        println!("| {} | {kv} | {} | {:.4} | {} |", e.layer, e.threshold, e.pruned.unwrap_or(f64::NAN), e.bits);
+    }
+    Ok(())
+}
+
+fn titanus(a: TitanusArgs) -> Result<(), String> {
+    use sim::titanus::int8::Int8Set;
+    use sim::titanus::params::TitanusParams;
+    let (set, source) = Int8Set::read(&a.input)?;
+    if let Some(path) = &a.save_int8 {
+        set.write(path)?;
+    }
+    let file = match &a.config {
+        Some(path) => sim::titanus::profile::ConfigFile::read(path)?,
+        None => sim::titanus::profile::profile(&set, [a.ratio; 2], [a.bits_k, a.bits_v])?,
+    };
+    let table = file.table()?;
+    // lanes change no result; pick a legal value
+    let lanes = 1usize << set.channels.trailing_zeros().min(4);
+    let p = TitanusParams {
+        channels: set.channels,
+        lanes,
+        layers: file.layers,
+        max_levels: a.max_levels,
+        max_prefill: a.prefill.max(1),
+    };
+    p.validate().map_err(|e| e.to_string())?;
+    let r = sim::titanus::metrics::measure(&set, source.as_ref(), &table, &p, a.prefill, &a.levels_at)?;
+    print!("{}", r.summary());
+    if let Some(path) = &a.json {
+        let json = serde_json::to_string_pretty(&r).expect("report serialises") + "\n";
+        std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -253,7 +363,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                return fail("error: a subcommand is required: gen, profile, metrics or mmu-metrics (try --help)", 2)
+                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, titanus or titanus-profile (try --help)", 2)
             }
             _ => {
                 // clap's message, without its usage and hint lines
@@ -273,6 +383,8 @@ fn main() -> ExitCode {
         Cmd::Profile(a) => run_profile(a),
         Cmd::Metrics(a) => metrics(a),
         Cmd::MmuMetrics(a) => mmu_metrics(a),
+        Cmd::Titanus(a) => titanus(a),
+        Cmd::TitanusProfile(a) => titanus_profile(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
