@@ -152,7 +152,7 @@ synth: deps rtl
 	  constraints/synth.sh "$$dir" $(RTL)/$$unit $$module $(LIBERTY) $(CLOCK_NS) $(REPORTS); \
 	done
 	@cat $(REPORTS)/synth-summary.md
-	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer netlists -- --nocapture
+	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner netlists -- --nocapture
 
 # Co-simulation speed, sustained throughput and latency, and the error and
 # effective-bit metrics on the synthetic KV set, in build/reports/.

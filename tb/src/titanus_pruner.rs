@@ -491,3 +491,38 @@ pub fn cover(cov: &Coverage, p: &PrunerParams, r: &Run) {
         }
     }
 }
+
+/// Writes thresholds, fills the pipeline and the skid with the output
+/// stalled, then resets (1 cycle) with beats in flight: afterwards the unit
+/// must behave as fresh out of reset (thresholds 0, nothing left to show),
+/// which the caller checks by running a case from a fresh `ConfigTable`.
+/// Returns the beats that were in flight.
+pub fn fill_then_reset(m: &mut Model, p: &PrunerParams, seed: u64) -> usize {
+    let io = Ports::of(m);
+    let mut r = Xorshift::new(seed);
+    for layer in 0..p.layers.min(4) {
+        for v in [0, 1] {
+            m.set(io.tw_valid, 1);
+            m.set(io.tw_layer, layer as u64);
+            m.set(io.tw_kv, v);
+            m.set(io.tw_threshold, 1 + (r.next_u64() % 100));
+            m.set(io.tw_bits, 4);
+            m.tick();
+        }
+    }
+    m.set(io.tw_valid, 0);
+    m.set(io.out_ready, 0);
+    let mut taken = 0;
+    for _ in 0..16 {
+        m.set(io.in_valid, 1);
+        m.set(io.in_layer, 0);
+        m.set_lanes(io.in_k, &(0..p.lanes).map(|_| r.next_u64() & 0xFF).collect::<Vec<_>>());
+        m.set_lanes(io.in_v, &(0..p.lanes).map(|_| r.next_u64() & 0xFF).collect::<Vec<_>>());
+        m.set(io.in_last, 0);
+        m.eval();
+        taken += m.get(io.in_ready) as usize;
+        m.tick();
+    }
+    m.reset(1);
+    taken
+}

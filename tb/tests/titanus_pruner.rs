@@ -70,3 +70,25 @@ fn full_rate_and_latency() {
     assert_eq!(r.cycles, r.beats as u64 + lat, "one beat per cycle after the first");
     assert_eq!(lat as u32, info.latency().expect("manifest latency") as u32, "manifest latency");
 }
+
+/// A reset with beats in the skid and the pipeline (output stalled) and
+/// thresholds written: afterwards nothing stale comes out and every
+/// threshold is back to 0 (the case after it is predicted from a fresh
+/// table), on every model, RTL and netlists.
+#[test]
+fn reset_with_beats_in_flight() {
+    let mut infos = models::of_unit(UNIT, false);
+    infos.extend(models::of_unit(UNIT, true));
+    let cov = Coverage::new("titanus_pruner (reset)", &["beats in flight at reset"]);
+    for info in infos {
+        let p = params_of(&Model::new(info));
+        let name = format!("{}_reset", info.name);
+        run_property(&name, info, case(p, 1..3), prop::cases(12), |m, c| {
+            let inflight = tp::fill_then_reset(m, &p, c.seed);
+            cov.add("beats in flight at reset", inflight as u64);
+            let c = tp::Case { writes: vec![], ..c.clone() };
+            run(m, &p, &c).map(|_| ())
+        });
+    }
+    cov.check();
+}
