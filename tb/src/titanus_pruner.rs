@@ -356,7 +356,8 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
     let mut live = c.live.iter().peekable();
     let mut first_accept: Option<u64> = None;
     let mut last_out: Option<u64> = None;
-    let timeout = 64 + 4 * total as u64 * 16 + 2000;
+    // generous: a bursty sink may stall 97% of the time in bursts of hundreds of cycles
+    let timeout = 5000 + 400 * total as u64;
     let mut cyc = 0u64;
     while sink.beats.len() < total {
         if cyc > timeout {
