@@ -142,6 +142,7 @@ pub struct TitanusDequantizer {
     s2_last: Reg<Bit>,
     s2_sel: Vec<Reg<Bits<2>>>,
     s2_r0: Vec<Reg<Bits<8>>>,
+    s2_cs: Vec<Reg<Bits<3>>>,
     s2_abs: Vec<Reg<Bits<16>>>,
     s2_neg: Vec<Reg<Bit>>,
     s2_scale: Vec<Reg<Bits<16>>>,
@@ -155,6 +156,11 @@ pub struct TitanusDequantizer {
     o_last: Reg<Bit>,
     o_data: Vec<Reg<Bits<8>>>,
     // counters
+    p_pr: Reg<Bits<32>>,
+    p_ms: Reg<Bits<32>>,
+    p_lz: Reg<Bits<32>>,
+    p_zp: Reg<Bits<32>>,
+    p_mu: Reg<Bits<32>>,
     n_pr: Reg<Bits<32>>,
     n_ms: Reg<Bits<32>>,
     n_lz: Reg<Bits<32>>,
@@ -168,6 +174,11 @@ pub struct TitanusDequantizer {
     channels10: Constant<Bits<11>>,
     levels4: Constant<Bits<5>>,
     zero2: Constant<Bits<2>>,
+    k_pr: Constant<Bits<3>>,
+    k_ms: Constant<Bits<3>>,
+    k_lz: Constant<Bits<3>>,
+    k_zp: Constant<Bits<3>>,
+    k_mu: Constant<Bits<3>>,
     one2: Constant<Bits<2>>,
     two2: Constant<Bits<2>>,
     zero4: Constant<Bits<4>>,
@@ -330,6 +341,7 @@ impl TitanusDequantizer {
             s2_last: Reg::default(),
             s2_sel: regs(n),
             s2_r0: regs(n),
+            s2_cs: regs(n),
             s2_abs: regs(n),
             s2_neg: regs(n),
             s2_scale: regs(n),
@@ -342,6 +354,11 @@ impl TitanusDequantizer {
             o_valid: Reg::default(),
             o_last: Reg::default(),
             o_data: regs(n),
+            p_pr: Reg::default(),
+            p_ms: Reg::default(),
+            p_lz: Reg::default(),
+            p_zp: Reg::default(),
+            p_mu: Reg::default(),
             n_pr: Reg::default(),
             n_ms: Reg::default(),
             n_lz: Reg::default(),
@@ -355,6 +372,11 @@ impl TitanusDequantizer {
             channels10: k(channels as u64),
             levels4: k(max_levels as u64),
             zero2: k(0),
+            k_pr: k(0),
+            k_ms: k(1),
+            k_lz: k(2),
+            k_zp: k(3),
+            k_mu: k(4),
             one2: k(1),
             two2: k(2),
             zero4: k(0),
@@ -683,11 +705,6 @@ impl Logic for TitanusDequantizer {
         self.zi.reset.next = self.reset.val();
         self.zi.en.next = self.en.val();
         self.zi.in_valid.next = self.s1_valid.q.val();
-        self.a_pr.next = self.zero32.val();
-        self.a_ms.next = self.zero32.val();
-        self.a_lz.next = self.zero32.val();
-        self.a_zp.next = self.zero32.val();
-        self.a_mu.next = self.zero32.val();
         self.s2_valid.reset.next = self.reset.val();
         self.s2_last.reset.next = self.reset.val();
         self.s2_valid.en.next = self.en.val();
@@ -710,16 +727,6 @@ impl Logic for TitanusDequantizer {
                 & self.s1_found[i].q.val()
                 & (self.zi.out[i].val() != self.zero4.val())
                 & (self.q16.val() != self.s1_zero[i].q.val());
-            self.fb.next = self.c_pr[i].val();
-            self.a_pr.next = self.a_pr.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.c_ms[i].val();
-            self.a_ms.next = self.a_ms.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.c_lz[i].val();
-            self.a_lz.next = self.a_lz.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.c_zp[i].val();
-            self.a_zp.next = self.a_zp.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.c_mu[i].val();
-            self.a_mu.next = self.a_mu.val() + bit_cast::<32, 1>(self.fb.val().into());
             self.dq.next = self.q16.val() - self.s1_zero[i].q.val();
             self.s2_sel[i].clock.next = self.clock.val();
             self.s2_r0[i].clock.next = self.clock.val();
@@ -746,6 +753,22 @@ impl Logic for TitanusDequantizer {
                 self.s2_sel[i].d.next = self.two2.val();
             }
             self.s2_r0[i].d.next = self.s1_r0[i].q.val();
+            self.s2_cs[i].clock.next = self.clock.val();
+            self.s2_cs[i].reset.next = self.reset.val();
+            self.s2_cs[i].en.next = self.en.val();
+            self.s2_cs[i].d.next = self.k_pr.val();
+            if self.c_ms[i].val() {
+                self.s2_cs[i].d.next = self.k_ms.val();
+            }
+            if self.c_lz[i].val() {
+                self.s2_cs[i].d.next = self.k_lz.val();
+            }
+            if self.c_zp[i].val() {
+                self.s2_cs[i].d.next = self.k_zp.val();
+            }
+            if self.c_mu[i].val() {
+                self.s2_cs[i].d.next = self.k_mu.val();
+            }
             self.s2_neg[i].d.next = self.dq.val().get_bit(15);
             self.s2_abs[i].d.next = self.dq.val();
             if self.dq.val().get_bit(15) {
@@ -753,22 +776,56 @@ impl Logic for TitanusDequantizer {
             }
             self.s2_scale[i].d.next = self.s1_scale[i].q.val();
         }
-        // counters count a beat when it leaves S1
+        // counters: the beat's per-case popcounts from S2's case codes,
+        // registered beside S3, added when the beat leaves S3
+        self.a_pr.next = self.zero32.val();
+        self.a_ms.next = self.zero32.val();
+        self.a_lz.next = self.zero32.val();
+        self.a_zp.next = self.zero32.val();
+        self.a_mu.next = self.zero32.val();
+        for i in 0..self._n {
+            self.fb.next = self.s2_cs[i].q.val() == self.k_pr.val();
+            self.a_pr.next = self.a_pr.val() + bit_cast::<32, 1>(self.fb.val().into());
+            self.fb.next = self.s2_cs[i].q.val() == self.k_ms.val();
+            self.a_ms.next = self.a_ms.val() + bit_cast::<32, 1>(self.fb.val().into());
+            self.fb.next = self.s2_cs[i].q.val() == self.k_lz.val();
+            self.a_lz.next = self.a_lz.val() + bit_cast::<32, 1>(self.fb.val().into());
+            self.fb.next = self.s2_cs[i].q.val() == self.k_zp.val();
+            self.a_zp.next = self.a_zp.val() + bit_cast::<32, 1>(self.fb.val().into());
+            self.fb.next = self.s2_cs[i].q.val() == self.k_mu.val();
+            self.a_mu.next = self.a_mu.val() + bit_cast::<32, 1>(self.fb.val().into());
+        }
+        clock!(self, clock, p_pr, p_ms, p_lz, p_zp, p_mu);
+        self.p_pr.reset.next = self.reset.val();
+        self.p_ms.reset.next = self.reset.val();
+        self.p_lz.reset.next = self.reset.val();
+        self.p_zp.reset.next = self.reset.val();
+        self.p_mu.reset.next = self.reset.val();
+        self.p_pr.en.next = self.en.val();
+        self.p_ms.en.next = self.en.val();
+        self.p_lz.en.next = self.en.val();
+        self.p_zp.en.next = self.en.val();
+        self.p_mu.en.next = self.en.val();
+        self.p_pr.d.next = self.a_pr.val();
+        self.p_ms.d.next = self.a_ms.val();
+        self.p_lz.d.next = self.a_lz.val();
+        self.p_zp.d.next = self.a_zp.val();
+        self.p_mu.d.next = self.a_mu.val();
         self.n_pr.reset.next = self.reset.val();
         self.n_ms.reset.next = self.reset.val();
         self.n_lz.reset.next = self.reset.val();
         self.n_zp.reset.next = self.reset.val();
         self.n_mu.reset.next = self.reset.val();
-        self.n_pr.en.next = self.en.val() & self.s1_valid.q.val();
-        self.n_ms.en.next = self.en.val() & self.s1_valid.q.val();
-        self.n_lz.en.next = self.en.val() & self.s1_valid.q.val();
-        self.n_zp.en.next = self.en.val() & self.s1_valid.q.val();
-        self.n_mu.en.next = self.en.val() & self.s1_valid.q.val();
-        self.n_pr.d.next = self.n_pr.q.val() + self.a_pr.val();
-        self.n_ms.d.next = self.n_ms.q.val() + self.a_ms.val();
-        self.n_lz.d.next = self.n_lz.q.val() + self.a_lz.val();
-        self.n_zp.d.next = self.n_zp.q.val() + self.a_zp.val();
-        self.n_mu.d.next = self.n_mu.q.val() + self.a_mu.val();
+        self.n_pr.en.next = self.en.val() & self.s3_valid.q.val();
+        self.n_ms.en.next = self.en.val() & self.s3_valid.q.val();
+        self.n_lz.en.next = self.en.val() & self.s3_valid.q.val();
+        self.n_zp.en.next = self.en.val() & self.s3_valid.q.val();
+        self.n_mu.en.next = self.en.val() & self.s3_valid.q.val();
+        self.n_pr.d.next = self.n_pr.q.val() + self.p_pr.q.val();
+        self.n_ms.d.next = self.n_ms.q.val() + self.p_ms.q.val();
+        self.n_lz.d.next = self.n_lz.q.val() + self.p_lz.q.val();
+        self.n_zp.d.next = self.n_zp.q.val() + self.p_zp.q.val();
+        self.n_mu.d.next = self.n_mu.q.val() + self.p_mu.q.val();
         self.st_pruned.next = self.n_pr.q.val();
         self.st_missing_level.next = self.n_ms.q.val();
         self.st_label_zero.next = self.n_lz.q.val();
