@@ -79,7 +79,7 @@ pub struct TitanusDequantizer {
     l2_zero: Reg<Bits<16>>,
     l2_prod: Reg<Bits<32>>,
     l2_neg: Reg<Bit>,
-    l1_abs: Signal<Local, Bits<16>>,
+    l1_abs: Reg<Bits<16>>,
     r0: Signal<Local, Bits<8>>,
     // rounding and clamping temporaries (shared by the load path and lanes)
     rp: Signal<Local, Bits<32>>,
@@ -285,7 +285,7 @@ impl TitanusDequantizer {
             l2_zero: Reg::default(),
             l2_prod: Reg::default(),
             l2_neg: Reg::default(),
-            l1_abs: Default::default(),
+            l1_abs: Reg::default(),
             r0: Default::default(),
             rp: Default::default(),
             rt: Default::default(),
@@ -474,9 +474,13 @@ impl Logic for TitanusDequantizer {
         self.l1_zero.d.next = self.f_zero.val();
 
         // rec(0) = clamp(floor((0 - z) S + 128) / 256): |z| S here, sign in L2
-        self.l1_abs.next = self.l1_zero.q.val();
-        if self.l1_zero.q.val().get_bit(15) {
-            self.l1_abs.next = !self.l1_zero.q.val() + self.one16.val();
+        // |z| at acceptance, so that L1 -> L2 is the multiply alone
+        self.l1_abs.clock.next = self.clock.val();
+        self.l1_abs.reset.next = self.reset.val();
+        self.l1_abs.en.next = true;
+        self.l1_abs.d.next = self.f_zero.val();
+        if self.f_zero.val().get_bit(15) {
+            self.l1_abs.d.next = !self.f_zero.val() + self.one16.val();
         }
         self.l2_valid.reset.next = self.reset.val();
         self.l2_clear.reset.next = self.reset.val();
@@ -506,7 +510,7 @@ impl Logic for TitanusDequantizer {
         self.l2_start.d.next = self.l1_start.q.val();
         self.l2_scale.d.next = self.l1_scale.q.val();
         self.l2_zero.d.next = self.l1_zero.q.val();
-        self.ma.next = self.l1_abs.val() & self.nine_mask.val();
+        self.ma.next = self.l1_abs.q.val() & self.nine_mask.val();
         self.l2_prod.d.next = self.ma.val() * self.l1_scale.q.val();
         // 0 - z is negative when z > 0
         self.l2_neg.d.next = !self.l1_zero.q.val().get_bit(15) & (self.l1_zero.q.val() != self.zero16.val());
