@@ -33,7 +33,12 @@ pub struct DeqParams {
 
 impl DeqParams {
     pub fn titanus(&self) -> TitanusParams {
-        TitanusParams { channels: self.channels, lanes: self.lanes, max_levels: self.max_levels, ..Default::default() }
+        TitanusParams {
+            channels: self.channels,
+            lanes: self.lanes,
+            max_levels: self.max_levels,
+            ..Default::default()
+        }
     }
 }
 
@@ -62,7 +67,11 @@ fn entry(r: &mut Xorshift, p: &DeqParams) -> SzEntry {
     } else {
         (r.next_u64() % p.channels as u64) as u16
     };
-    let level = if r.next_u64() % 16 == 0 { (r.next_u64() % 16) as u8 } else { (r.next_u64() % p.max_levels as u64) as u8 };
+    let level = if r.next_u64() % 16 == 0 {
+        (r.next_u64() % 16) as u8
+    } else {
+        (r.next_u64() % p.max_levels as u64) as u8
+    };
     let scale = match r.next_u64() % 8 {
         0 => 256,
         1 => r.next_u64() as u16,
@@ -89,7 +98,8 @@ fn token(r: &mut Xorshift, p: &DeqParams) -> Op {
 
 pub fn case_of(p: &DeqParams, n: usize, seed: u64, in_stall: Stall, out_stall: Stall) -> Case {
     let mut r = Xorshift::new(seed);
-    let mut ops: Vec<Op> = (0..p.channels * p.max_levels / 2 + 2).map(|_| Op::Load(entry(&mut r, p))).collect();
+    let mut ops: Vec<Op> =
+        (0..p.channels * p.max_levels / 2 + 2).map(|_| Op::Load(entry(&mut r, p))).collect();
     for _ in 0..n {
         match r.next_u64() % 10 {
             0..=2 => ops.push(Op::Load(entry(&mut r, p))),
@@ -129,8 +139,16 @@ fn beats_of(p: &DeqParams, pos: u16, rec: &Record) -> Vec<InBeat> {
                     cs.push(*codes.next().unwrap() as u64);
                 }
             }
-            let bits = |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
-            InBeat { pos, index: bits(&rec.index), label: bits(&rec.label), count: cs.len(), codes: cs, last: b + 1 == n }
+            let bits =
+                |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
+            InBeat {
+                pos,
+                index: bits(&rec.index),
+                label: bits(&rec.label),
+                count: cs.len(),
+                codes: cs,
+                last: b + 1 == n,
+            }
         })
         .collect()
 }
@@ -262,7 +280,8 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
     let mut ops = c.ops.iter();
     let mut cur: Option<&Op> = None;
     let mut first_accept: Option<u64> = None;
-    let total: usize = c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
+    let total: usize =
+        c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
     // generous: a bursty sink may stall 97% of the time in bursts of hundreds of cycles
     let timeout = 5000 + 100 * (c.ops.len() as u64) + 400 * total as u64;
     let mut cyc = 0u64;
@@ -277,7 +296,11 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
             break;
         }
         if cyc > timeout {
-            return Err(format!("timeout after {cyc} cycles: {} of {} beats out", sink.beats.len(), expected.len()));
+            return Err(format!(
+                "timeout after {cyc} cycles: {} of {} beats out",
+                sink.beats.len(),
+                expected.len()
+            ));
         }
         // drive
         let load = match cur {
@@ -296,8 +319,9 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
                 m.set(io.in_pos, b.pos as u64);
                 m.set_u128(io.in_index, b.index);
                 m.set_u128(io.in_label, b.label);
-                let lanes: Vec<u64> =
-                    (0..p.lanes).map(|i| if i < b.count { b.codes[i] } else { rng.next_u64() & 0xF }).collect();
+                let lanes: Vec<u64> = (0..p.lanes)
+                    .map(|i| if i < b.count { b.codes[i] } else { rng.next_u64() & 0xF })
+                    .collect();
                 m.set_lanes(io.in_codes, &lanes);
                 m.set(io.in_last, b.last as u64);
             }
@@ -329,7 +353,12 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
             run.out_held += 1;
         }
         let cycle = m.cycle();
-        if sink.sample(cycle, valid, ready, || OutBeat { data: m.get_lanes(io.out_data), last: m.get(io.out_last) == 1 })?.is_some()
+        if sink
+            .sample(cycle, valid, ready, || OutBeat {
+                data: m.get_lanes(io.out_data),
+                last: m.get(io.out_last) == 1,
+            })?
+            .is_some()
             && run.first_latency.is_none()
         {
             run.first_latency = first_accept.map(|a| cycle - a);

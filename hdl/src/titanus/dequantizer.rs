@@ -415,9 +415,10 @@ impl Logic for TitanusDequantizer {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, done, err, l1_valid, l1_clear, l1_ok, l2_ok, l1_ch, l1_lv, l1_start, l1_scale, l1_zero, l2_valid,
-            l2_clear, l2_ch, l2_lv, l2_start, l2_scale, l2_zero, l2_prod, l2_neg, bc, sk_valid, sk_last, s1_valid,
-            s1_last, zi, s2_valid, s2_last, s3_valid, s3_last, o_valid, o_last, n_pr, n_ms, n_lz, n_zp, n_mu
+            self, clock, done, err, l1_valid, l1_clear, l1_ok, l2_ok, l1_ch, l1_lv, l1_start, l1_scale,
+            l1_zero, l2_valid, l2_clear, l2_ch, l2_lv, l2_start, l2_scale, l2_zero, l2_prod, l2_neg, bc,
+            sk_valid, sk_last, s1_valid, s1_last, zi, s2_valid, s2_last, s3_valid, s3_last, o_valid, o_last,
+            n_pr, n_ms, n_lz, n_zp, n_mu
         );
         // ---- loads (spec §11.8.1): checked at acceptance, committed 2 cycles later
         self.sz_ready.next = !self.l1_valid.q.val() & !self.l2_valid.q.val();
@@ -535,7 +536,8 @@ impl Logic for TitanusDequantizer {
         // ---- record lookup of the offered beat (spec §11.8.1): per lane, the
         // highest level with an entry and start <= pos
         self.in_ready.next = !self.sk_valid.q.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
-        self.acc.next = self.in_valid.val() & !self.sk_valid.q.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
+        self.acc.next =
+            self.in_valid.val() & !self.sk_valid.q.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
         self.bc.reset.next = self.reset.val();
         self.bc.en.next = self.acc.val();
         self.bc.d.next = self.bc.q.val() + self.one16.val();
@@ -562,11 +564,16 @@ impl Logic for TitanusDequantizer {
                         self.t_z.next = self.zero16.val();
                         self.t_r0.next = self.zero8.val();
                         for b in 0..self._beats {
-                            self.t_v.next = self.t_v.val() | (self.sv[(b * n + i) * ml + l].q.val() & self.bhit[b].val());
-                            self.t_st.next = self.t_st.val() | (self.sst[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
-                            self.t_sc.next = self.t_sc.val() | (self.ssc[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
-                            self.t_z.next = self.t_z.val() | (self.szp[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
-                            self.t_r0.next = self.t_r0.val() | (self.sr0[(b * n + i) * ml + l].q.val() & self.bm8[b].val());
+                            self.t_v.next =
+                                self.t_v.val() | (self.sv[(b * n + i) * ml + l].q.val() & self.bhit[b].val());
+                            self.t_st.next = self.t_st.val()
+                                | (self.sst[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
+                            self.t_sc.next = self.t_sc.val()
+                                | (self.ssc[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
+                            self.t_z.next = self.t_z.val()
+                                | (self.szp[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
+                            self.t_r0.next = self.t_r0.val()
+                                | (self.sr0[(b * n + i) * ml + l].q.val() & self.bm8[b].val());
                         }
                         if self.t_v.val() & (self.t_st.val() <= self.in_pos.val()) {
                             self.lk_found[i].next = true;
@@ -591,7 +598,8 @@ impl Logic for TitanusDequantizer {
                         self.sr0[c * ml + l].reset.next = self.reset.val();
                         self.sv[c * ml + l].en.next = self.l2_ok.q.val()
                             & (self.l2_clear.q.val()
-                                | ((self.l2_ch.q.val() == self.cidx[c].val()) & (self.l2_lv.q.val() == self.lidx[l].val())));
+                                | ((self.l2_ch.q.val() == self.cidx[c].val())
+                                    & (self.l2_lv.q.val() == self.lidx[l].val())));
                         self.sv[c * ml + l].d.next = !self.l2_clear.q.val();
                         self.sst[c * ml + l].en.next = self.l2_ok.q.val()
                             & !self.l2_clear.q.val()
@@ -722,7 +730,9 @@ impl Logic for TitanusDequantizer {
             self.q16.next = bit_cast::<16, 4>(self.cz4.val());
             self.c_pr[i].next = !self.s1_idx[i].q.val();
             self.c_ms[i].next = self.s1_idx[i].q.val() & !self.s1_found[i].q.val();
-            self.c_lz[i].next = self.s1_idx[i].q.val() & self.s1_found[i].q.val() & (self.zi.out[i].val() == self.zero4.val());
+            self.c_lz[i].next = self.s1_idx[i].q.val()
+                & self.s1_found[i].q.val()
+                & (self.zi.out[i].val() == self.zero4.val());
             self.c_zp[i].next = self.s1_idx[i].q.val()
                 & self.s1_found[i].q.val()
                 & (self.zi.out[i].val() != self.zero4.val())
@@ -854,8 +864,10 @@ impl Logic for TitanusDequantizer {
             self.s3_neg[i].reset.next = self.reset.val();
             self.s3_sel[i].en.next = self.en.val();
             self.s3_r0[i].en.next = self.en.val();
-            self.s3_prod[i].en.next = self.en.val() & self.s2_valid.q.val() & (self.s2_sel[i].q.val() == self.two2.val());
-            self.s3_neg[i].en.next = self.en.val() & self.s2_valid.q.val() & (self.s2_sel[i].q.val() == self.two2.val());
+            self.s3_prod[i].en.next =
+                self.en.val() & self.s2_valid.q.val() & (self.s2_sel[i].q.val() == self.two2.val());
+            self.s3_neg[i].en.next =
+                self.en.val() & self.s2_valid.q.val() & (self.s2_sel[i].q.val() == self.two2.val());
             self.s3_sel[i].d.next = self.s2_sel[i].q.val();
             self.s3_r0[i].d.next = self.s2_r0[i].q.val();
             self.ma.next = self.s2_abs[i].q.val() & self.nine_mask.val();
