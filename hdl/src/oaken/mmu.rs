@@ -220,6 +220,8 @@ pub struct OakenMmu {
     fb: Reg<Bits<MA>>,
     pgr: Reg<Bits<D>>,
     newp: Reg<Bit>,
+    /// The page FETCH or CUT reads next is held (else it is popped), registered so no compare feeds the memories.
+    pth: Reg<Bit>,
     fresh: Reg<Bit>,
     headq: Reg<Bits<D>>,
     t: Reg<Bits<D>>,
@@ -343,7 +345,6 @@ pub struct OakenMmu {
     k_4k1: Constant<Bits<D>>,
     k_maxb: Constant<Bits<D>>,
     k_bus1: Constant<Bits<D>>,
-    k_ones: Constant<Bits<D>>,
     k_zero: Constant<Bits<D>>,
     k_one: Constant<Bits<D>>,
     k_zero16: Constant<Bits<16>>,
@@ -488,6 +489,7 @@ impl OakenMmu {
             fb: Reg::default(),
             pgr: Reg::default(),
             newp: Reg::default(),
+            pth: Reg::default(),
             fresh: Reg::default(),
             headq: Reg::default(),
             t: Reg::default(),
@@ -607,7 +609,6 @@ impl OakenMmu {
             k_4k1: c(AXI_BOUNDARY - 1),
             k_maxb: c(AXI_MAX_BEATS * p.bus_bytes as u64),
             k_bus1: c(p.bus_bytes as u64 - 1),
-            k_ones: c(u32::MAX as u64),
             k_zero: c(0),
             k_one: c(1),
             k_zero16: c(0),
@@ -653,7 +654,7 @@ impl Logic for OakenMmu {
         // ---------------- clocks, resets, register defaults ----------------
         clock!(
             self, clock, rdy, st, c_op, c_seq, c_layer, c_head, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
-            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, fresh, headq, t, ptot, o_v,
+            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot, o_v,
             o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
         );
         self.rdy.reset.next = self.reset.val();
@@ -695,6 +696,7 @@ impl Logic for OakenMmu {
         self.fb.reset.next = self.reset.val();
         self.pgr.reset.next = self.reset.val();
         self.newp.reset.next = self.reset.val();
+        self.pth.reset.next = self.reset.val();
         self.fresh.reset.next = self.reset.val();
         self.headq.reset.next = self.reset.val();
         self.t.reset.next = self.reset.val();
@@ -750,6 +752,7 @@ impl Logic for OakenMmu {
         self.fb.en.next = false;
         self.pgr.en.next = false;
         self.newp.en.next = false;
+        self.pth.en.next = false;
         self.fresh.en.next = false;
         self.headq.en.next = false;
         self.t.en.next = false;
@@ -794,6 +797,7 @@ impl Logic for OakenMmu {
         self.fb.d.next = self.fb.q.val();
         self.pgr.d.next = self.pgr.q.val();
         self.newp.d.next = self.newp.q.val();
+        self.pth.d.next = self.pth.q.val();
         self.fresh.d.next = self.fresh.q.val();
         self.headq.d.next = self.headq.q.val();
         self.t.d.next = self.t.q.val();
@@ -1212,7 +1216,10 @@ impl Logic for OakenMmu {
             self.held.d.next = (self.fill_old.val() + self.k_pb1.val()) >> self.k_lpb.val();
             self.st.en.next = true;
             if self.c_op.q.val() == self.k_op_w.val() {
-                // write: [fill, fill + b); pages below ceil(fill / pb) are held
+                // write: [fill, fill + b); pages below ceil(fill / pb) are held,
+                // so page j is held when the last page is partly filled
+                self.pth.en.next = true;
+                self.pth.d.next = (self.fill_old.val() & self.k_pb1.val()) != self.k_zero.val();
                 self.voff.d.next = self.fill_old.val();
                 self.v1.d.next = self.fill_old.val() + self.nb.val();
                 self.j.d.next = self.fill_old.val() >> self.k_lpb.val();
@@ -1229,8 +1236,9 @@ impl Logic for OakenMmu {
                     self.st.d.next = self.k_st[8].val();
                 }
             } else if self.c_op.q.val() == self.k_op_r.val() {
-                // read: [0, fill), every page held
-                self.held.d.next = self.k_ones.val();
+                // read: [0, fill), every page held (held = ceil(fill / pb))
+                self.pth.en.next = true;
+                self.pth.d.next = true;
                 if self.fill_old.val() == self.k_zero.val() {
                     self.st.d.next = self.k_st[12].val();
                 } else {
@@ -1252,7 +1260,9 @@ impl Logic for OakenMmu {
             self.newp.en.next = true;
             self.st.en.next = true;
             self.st.d.next = self.k_st[9].val();
-            if self.j.q.val() < self.held.q.val() {
+            self.pth.en.next = true;
+            self.pth.d.next = self.j.q.val() + self.k_one.val() < self.held.q.val();
+            if self.pth.q.val() {
                 self.m_pt.en.next = true;
                 self.newp.d.next = false;
             } else {
@@ -1285,16 +1295,14 @@ impl Logic for OakenMmu {
             self.do_merge.next = true;
         } else if self.st.q.val() == self.k_st[11].val() {
             // CUT: emit every whole burst of the pending range. The next
-            // page is read whether or not a burst goes out first (a read has
-            // no effect but its data), so the burst compare does not feed
-            // the memories.
-            if self.voff.q.val() < self.v1.q.val() {
-                if self.j.q.val() + self.k_one.val() < self.held.q.val() {
-                    self.m_pt.en.next = true;
-                    self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
-                } else {
-                    self.m_fl.en.next = true;
-                }
+            // page is read in every CUT cycle, whether or not a burst goes
+            // out first (a read has no effect but its data), so only
+            // registers feed the memories' controls.
+            self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
+            if self.pth.q.val() {
+                self.m_pt.en.next = true;
+            } else {
+                self.m_fl.en.next = true;
             }
             if self.rl.q.val() >= self.capr.q.val() {
                 if self.can_emit.val() {
@@ -1318,7 +1326,9 @@ impl Logic for OakenMmu {
                 self.newp.en.next = true;
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[9].val();
-                if self.j.q.val() + self.k_one.val() < self.held.q.val() {
+                self.pth.en.next = true;
+                self.pth.d.next = self.j.q.val() + self.k_one.val() + self.k_one.val() < self.held.q.val();
+                if self.pth.q.val() {
                     self.newp.d.next = false;
                 } else {
                     self.newp.d.next = true;
