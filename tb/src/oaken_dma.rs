@@ -554,9 +554,14 @@ pub fn run(
                             ends.push_back(list_end);
                         }
                         let job = jobs.len();
-                        for b in seen.iter().filter(|b| b.kind == 0) {
-                            cov.hit_if("read burst merged over pages", b.len as u64 > mp.page_bytes as u64);
-                            cov.hit_if("read burst not bus-aligned", b.addr % bus != 0);
+                        let descs: Vec<&Beat> = seen.iter().filter(|b| b.kind == 0).collect();
+                        // metadata, dense h, sparse h (stream order, spec §10.2)
+                        let kind = |s: u16| if s == 0 { 0 } else { 1 + (s + 1) % 2 };
+                        for k in 0..3 {
+                            let n = descs.iter().filter(|b| kind(b.stream) == k).count();
+                            cov.hit_if("read stream over several bursts", n > 1);
+                        }
+                        for b in descs {
                             let wait = 1 + (rng.next_u64() % st.read_latency.max(1) as u64) as u32;
                             let stream = Stream::from_index(b.stream as usize);
                             fetches.push_back(Fetch::Burst { job, stream, addr: b.addr, len: b.len as u64, wait });
@@ -659,6 +664,7 @@ fn place(qp: &OakenParams, mp: &MmuParams, t: &QTok, places: &[Beat], out: &mut 
         if s >= bytes.len() || lo + len > bytes[s].len() {
             return Err(format!("a placement of {len} bytes past stream {s}'s end"));
         }
+        cov.hit_if("placement not bus-aligned", b.addr % bus != 0);
         let (mut a, mut k) = (b.addr, lo);
         while k < lo + len {
             let n = ((bus - a % bus) as usize).min(lo + len - k);
