@@ -312,8 +312,6 @@ fn parameter_sets_match_model() {
     for info in sets {
         check(info, &format!("{}_rtl", info.name), prop::cases(24), 3, &cov);
     }
-    // with one head_dim/lanes beat per record and a 32-element head, a few
-    // points are rare; the default set above must reach all of them
     cov.check();
 }
 

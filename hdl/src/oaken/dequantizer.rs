@@ -264,7 +264,7 @@ impl<const IB: usize> OakenDequantizer<IB> {
         assert_eq!(p.inlier_bits as usize, IB);
         let l = p.lanes;
         let s = p.segments();
-        let beats = p.beats();
+        let beats = p.head_beats();
         let ob = IB + 1;
         let bytes = 12;
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
