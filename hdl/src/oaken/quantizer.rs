@@ -1005,7 +1005,13 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.lane[p].clock.next = self.clock.val();
             self.lane[p].reset.next = self.reset.val();
             self.lane[p].en.next = self.en2.val();
-            self.lane[p].x.next = self.tbram.rdata.val().get_bits::<16>(self.lane_bit[p].val().index());
+            // a memory word not read since reset is undefined (an SRAM's is):
+            // only a valid P0 beat enters the lanes, so no output ever
+            // depends on one, even while out_valid is low
+            self.lane[p].x.next = self.zero16.val();
+            if self.pv[0].q.val() {
+                self.lane[p].x.next = self.tbram.rdata.val().get_bits::<16>(self.lane_bit[p].val().index());
+            }
             self.lane[p].k_lo_o.next = self.p0_key[0].key.val();
             self.lane[p].k_lo_i.next = self.p0_key[1].key.val();
             self.lane[p].k_hi_i.next = self.p0_key[2].key.val();
