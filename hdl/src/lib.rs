@@ -8,3 +8,4 @@
 //! record, checked against the `sim` golden models.
 pub mod prim;
 pub mod oaken;
+pub mod titanus;

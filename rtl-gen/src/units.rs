@@ -38,6 +38,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§10",
     },
     UnitInfo {
+        name: "titanus-pruner",
+        module: "titanus_pruner",
+        summary: "Titanus pruning unit: per-layer K/V magnitude thresholds, index masks, zero-remove compaction",
+        spec: "§11.4",
+    },
+    UnitInfo {
         name: "zero-remove-shifter",
         module: "zero_remove_shifter",
         summary: "N-lane compaction network, log2(N) stages, optional pipeline",
@@ -461,8 +467,74 @@ fn build_mmu(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: None })
 }
 
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct PrunerParams {
+    pub channels: usize,
+    pub lanes: usize,
+    pub layers: usize,
+    /// Register after every `pipeline` shifter stages (1..=7, spec §3).
+    pub pipeline: usize,
+}
+
+impl Default for PrunerParams {
+    fn default() -> Self {
+        let d = sim::titanus::params::TitanusParams::default();
+        PrunerParams { channels: d.channels, lanes: d.lanes, layers: d.layers, pipeline: 2 }
+    }
+}
+
+const PRUNER_DOCS: &[(&str, &str)] = &[
+    ("clock", "rising-edge clock"),
+    ("reset", "synchronous reset, active high: every threshold 0, pipeline empty"),
+    ("tw_valid", "configuration-table write strobe, always accepted"),
+    ("tw_layer", "layer of the written entry"),
+    ("tw_kv", "0 = K, 1 = V"),
+    ("tw_threshold", "pruning threshold (magnitudes below it are pruned)"),
+    ("tw_bits", "bit width, checked (2, 3 or 4) but kept by the QU and DQU only"),
+    ("tw_done", "one cycle after each write strobe"),
+    ("tw_error", "with tw_done: 0 written, 1 layer out of range, 2 bad bit width"),
+    ("in_valid", "input beat valid"),
+    ("in_ready", "input beat accepted when in_valid and in_ready (a register)"),
+    ("in_layer", "layer of the beat's token; thresholds as written before the accepting edge"),
+    ("in_k", "K elements of the beat (INT8), lane i at [8i+7:8i]"),
+    ("in_v", "V elements of the beat (INT8), lane i at [8i+7:8i]"),
+    ("in_last", "last beat of a token"),
+    ("out_valid", "output beat valid"),
+    ("out_ready", "output beat taken when out_valid and out_ready"),
+    ("out_k_mask", "K index bits of the beat (1 = kept)"),
+    ("out_v_mask", "V index bits of the beat (1 = kept)"),
+    ("out_k_data", "kept K elements compacted from lane 0, other lanes 0"),
+    ("out_v_data", "kept V elements compacted from lane 0, other lanes 0"),
+    ("out_k_count", "kept K lanes in the beat"),
+    ("out_v_count", "kept V lanes in the beat"),
+    ("out_last", "last beat of a token"),
+    ("out_layer_oob", "the beat's layer was >= layers (layer 0's thresholds used)"),
+];
+
+fn build_pruner(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::titanus::pruner::TitanusPruner;
+    let p: PrunerParams = parse("titanus-pruner", t)?;
+    let tp = sim::titanus::params::TitanusParams { channels: p.channels, lanes: p.lanes, layers: p.layers, ..Default::default() };
+    tp.validate().map_err(|e| GenError(format!("titanus-pruner: {e}")))?;
+    if !(1..=7).contains(&p.pipeline) {
+        return Err(GenError(format!("titanus-pruner: pipeline must be in 1..=7, got {}", p.pipeline)));
+    }
+    let m = "titanus_pruner";
+    let cw = p.lanes.trailing_zeros() as usize + 1;
+    let e = elaborate_with(
+        TitanusPruner::new(p.lanes, p.layers, p.pipeline),
+        m,
+        PRUNER_DOCS,
+        &[("out_k_count", cw), ("out_v_count", cw)],
+    )?;
+    let lat = TitanusPruner::latency(p.lanes, p.pipeline) as u32;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
+}
+
 pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
     match unit {
+        "titanus-pruner" => build_pruner(params),
         "oaken-mmu" => build_mmu(params),
         "oaken-quantizer" => build_quantizer(params),
         "oaken-dequantizer" => build_dequantizer(params),

@@ -73,8 +73,28 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "oaken-quantizer" => oaken_quantizer(m),
         "oaken-dequantizer" => oaken_dequantizer(m),
         "oaken-mmu" => oaken_mmu(m),
+        "titanus-pruner" => titanus_pruner(m),
         _ => random(m, args.cycles, args.seed),
     }
+}
+
+/// Table writes (one rejected), then six tokens under random input idles
+/// and output backpressure, checked against `sim`.
+fn titanus_pruner(m: &mut Model) -> Result<String, String> {
+    use tb::titanus_pruner::{case_of, params_of, run};
+    let p = params_of(m);
+    let c = case_of(&p, 6, 0x7175, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "{} table writes (tw_error {:?}), then {} beats of 6 tokens from {} ns, in_valid and out_ready random; \
+         every output beat matched sim; first beat latency {:?} cycles",
+        r.tw_codes.len(),
+        r.tw_codes,
+        r.beats,
+        edge_ns(start),
+        r.first_latency
+    ))
 }
 
 fn random(m: &mut Model, cycles: u64, seed: u64) -> Result<String, String> {
