@@ -720,7 +720,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         }
         self.i2_v.en.next = true;
         self.i2_v.d.next = self.i1_v.q.val();
-        // tag: {oob, nonfinite, last, first, beat, thresholds}
+        // tag: {oob, nonfinite, last, first, global segment, thresholds}
+        // (the segment field is at `tag_beat`, where the beat number was)
         self.tag.next = bit_cast::<TAG, 64>(self.thr_cur.val())
             | (bit_cast::<TAG, 16>(self.i1_seg.q.val()) << self.sh64.val())
             | (bit_cast::<TAG, 1>(self.i1_first.q.val().into()) << self.sh80.val())

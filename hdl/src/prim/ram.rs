@@ -50,6 +50,15 @@ impl MemInfo {
     }
 }
 
+/// The wrapper's `W`-bit `rdata` from the storage's `dw`-bit word, zero above.
+fn widen_rdata(dw: usize, w: usize) -> String {
+    if dw == w {
+        "assign rdata = rdata_w;".to_string()
+    } else {
+        format!("assign rdata = {{{}'d0, rdata_w}};", w - dw)
+    }
+}
+
 /// The low `width` bits of a `W`-bit word (the storage's own width).
 fn width_mask<const W: usize>(width: usize) -> Bits<W> {
     if width >= W {
@@ -116,11 +125,7 @@ impl<const A: usize, const W: usize> Logic for SpRam<A, W> {
     fn hdl(&self) -> Verilog {
         let i = &self._info;
         let (m, aw, dw) = (&i.module, addr_bits(i.depth), i.width);
-        let rdata = if dw == W {
-            "assign rdata = rdata_w;".to_string()
-        } else {
-            format!("assign rdata = {{{}'d0, rdata_w}};", W - dw)
-        };
+        let rdata = widen_rdata(dw, W);
         let code = format!(
             "wire [{dm}:0] rdata_w;\n\
              {m} store(\n    .clock(clock),\n    .en(en),\n    .we(we),\n    .addr(addr[{am}:0]),\n    .wdata(wdata[{dm}:0]),\n    .rdata(rdata_w)\n);\n\
@@ -238,11 +243,7 @@ impl<const A: usize, const W: usize> Logic for DpRam<A, W> {
     fn hdl(&self) -> Verilog {
         let i = &self._info;
         let (m, aw, dw) = (&i.module, addr_bits(i.depth), i.width);
-        let rdata = if dw == W {
-            "assign rdata = rdata_w;".to_string()
-        } else {
-            format!("assign rdata = {{{}'d0, rdata_w}};", W - dw)
-        };
+        let rdata = widen_rdata(dw, W);
         let code = format!(
             "wire [{dm}:0] rdata_w;\n\
              {m} store(\n    .clock(clock),\n    .we(we),\n    .waddr(waddr[{am}:0]),\n    .wdata(wdata[{dm}:0]),\n    \
