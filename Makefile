@@ -34,7 +34,7 @@ VL_ENV       = VERILATOR_ROOT=$$(cat $(VL_ROOT_FILE))
 UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titanus-dequantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
 # `make synth`: tb/models.toml entries at each unit's default parameters;
 # their OSU018 netlists are the ones the netlist co-simulation runs.
-SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer titanus_pruner titanus_dequantizer_l16 zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
+SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 titanus_pruner titanus_dequantizer_l16 zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
 UNIT         ?= oaken-quantizer
 # `make soak`: case counts times SOAK_DEPTH, the default netlists included.
 SOAK_DEPTH   ?= 40

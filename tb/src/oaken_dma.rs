@@ -20,7 +20,7 @@
 
 use crate::coverage::Coverage;
 use crate::model::{Model, PortId};
-use crate::oaken::{kv, write_table, TableWrite};
+use crate::oaken::{write_table, TableWrite};
 use crate::oaken_mmu::{self, Beat, Cmd};
 use crate::stalls::{Stall, StallGen};
 use crate::stim::Xorshift;
@@ -30,16 +30,25 @@ use sim::oaken::format::{dense_record, dense_slots};
 use sim::oaken::mmu::{Mmu, MmuParams, Stream};
 use sim::oaken::params::OakenParams;
 use sim::oaken::quantizer::quantize_token;
-use sim::oaken::thresholds::ThresholdTable;
+use sim::oaken::thresholds::{Kv, ThresholdTable};
 use std::collections::{BTreeMap, VecDeque};
+
+/// K or V of a layer index, which names both the engines' table layer and
+/// the MMU layer here: the MMU does not know K from V (spec §10.2), so the
+/// index's parity picks it, K even, V odd.
+pub fn kv_of(layer: u8) -> Kv {
+    if layer % 2 == 1 {
+        Kv::V
+    } else {
+        Kv::K
+    }
+}
 
 /// One step of a plan.
 #[derive(Clone, Debug)]
 pub enum Action {
-    /// A token of `seq` for quantizer layer `layer` (K for even, V for odd
-    /// MMU layers would be a system's choice; here V when `v`); MMU layer
-    /// `layer`.
-    Write { seq: u16, layer: u8, v: bool, x: Vec<u16> },
+    /// A token of `seq` for layer `layer` (K or V by [`kv_of`]).
+    Write { seq: u16, layer: u8, x: Vec<u16> },
     Read { seq: u16, layer: u8, head: u8 },
     Free { seq: u16 },
 }
@@ -82,7 +91,7 @@ pub fn check_params(q: &OakenParams, m: &MmuParams) -> Result<(), String> {
 /// is meant to run out of pages: when the model MMU says its write fails
 /// with `OutOfPages`, the plan keeps that write (it must fail on the RTL
 /// too), reads the sequence's data so far, frees it, and starts sequence
-/// `late` of `late_len` tokens in its place. Reads of every (sequence,
+/// `late` (id, tokens) in its place. Reads of every (sequence,
 /// layer, head) still open end the plan; one read is made mid-way.
 pub fn plan(
     q: &OakenParams,
@@ -109,10 +118,10 @@ pub fn plan(
             let mut failed = false;
             for layer in 0..layers {
                 let x = tokens(seq, k, layer);
-                let (set, _) = table.lookup(layer as usize, kv(layer % 2 == 1));
+                let (set, _) = table.lookup(layer as usize, kv_of(layer));
                 let counts = quantize_token(q, &set, &x).counts;
                 let r = mmu.write(seq, layer as usize, &counts);
-                out.push(Action::Write { seq, layer, v: layer % 2 == 1, x });
+                out.push(Action::Write { seq, layer, x });
                 if r.is_err() {
                     failed = true;
                     break;
@@ -331,11 +340,11 @@ pub fn run(
         let q_offer = if g_qin.next() { None } else { q_feed.front().copied() };
         match q_offer {
             Some((a, b)) => {
-                let Action::Write { layer, v, x, .. } = &actions[a] else { unreachable!("only writes are fed") };
+                let Action::Write { layer, x, .. } = &actions[a] else { unreachable!("only writes are fed") };
                 q.set(qi.0, 1);
                 q.set_lanes(qi.2, &x[b * l..(b + 1) * l].iter().map(|&e| e as u64).collect::<Vec<_>>());
                 q.set(qi.3, *layer as u64);
-                q.set(qi.4, *v as u64);
+                q.set(qi.4, (kv_of(*layer) == Kv::V) as u64);
             }
             None => {
                 q.set(qi.0, 0);
@@ -419,7 +428,7 @@ pub fn run(
                 set_bytes(d, dmeta, &j.meta[12 * t..12 * t + 12]);
                 set_bytes(d, dcnt, &j.counts[t]);
                 d.set(dlay, j.layer as u64);
-                d.set(dkv, (j.layer % 2 == 1) as u64);
+                d.set(dkv, (kv_of(j.layer) == Kv::V) as u64);
             }
             None => {
                 d.set(dv, 0);
@@ -538,12 +547,12 @@ pub fn run(
                         if xs.len() != tokens {
                             return Err(format!("read of ({seq}, {layer}): {tokens} tokens, {} stored", xs.len()));
                         }
-                        let (set, _) = table.lookup(layer as usize, kv(layer % 2 == 1));
+                        let (set, _) = table.lookup(layer as usize, kv_of(layer));
                         let want = xs
                             .iter()
                             .map(|x| {
                                 let qt = quantize_token(qp, &set, x);
-                                let r = DenseRecord::new(qp, layer, kv(layer % 2 == 1), &qt, head as usize);
+                                let r = DenseRecord::new(qp, layer, kv_of(layer), &qt, head as usize);
                                 dequantize_token(qp, &set, &r.dense, &qt.coo[head as usize], &r.counts, &r.meta)
                                     .expect("a quantizer output is well-formed")
                             })
@@ -554,9 +563,14 @@ pub fn run(
                             ends.push_back(list_end);
                         }
                         let job = jobs.len();
-                        for b in seen.iter().filter(|b| b.kind == 0) {
-                            cov.hit_if("read burst merged over pages", b.len as u64 > mp.page_bytes as u64);
-                            cov.hit_if("read burst not bus-aligned", b.addr % bus != 0);
+                        let descs: Vec<&Beat> = seen.iter().filter(|b| b.kind == 0).collect();
+                        // metadata, dense h, sparse h (stream order, spec §10.2)
+                        let kind = |s: u16| if s == 0 { 0 } else { 1 + (s + 1) % 2 };
+                        for k in 0..3 {
+                            let n = descs.iter().filter(|b| kind(b.stream) == k).count();
+                            cov.hit_if("read stream over several bursts", n > 1);
+                        }
+                        for b in descs {
                             let wait = 1 + (rng.next_u64() % st.read_latency.max(1) as u64) as u32;
                             let stream = Stream::from_index(b.stream as usize);
                             fetches.push_back(Fetch::Burst { job, stream, addr: b.addr, len: b.len as u64, wait });
@@ -585,9 +599,12 @@ pub fn run(
                 mem_toks += 1;
                 stored.entry((t.seq, t.layer)).or_default().push(t.x.clone());
                 run.tokens_stored += 1;
-            } else {
-                cov.hit(if *status == 4 { "write out of pages" } else { "write failed otherwise" });
+            } else if *status == 4 {
+                cov.hit("write out of pages");
                 w_open -= 1;
+            } else {
+                // the model MMU agreed (every beat is compared), so the plan made it
+                return Err(format!("write of ({}, {}) failed with status {status}; plans expect only OutOfPages", t.seq, t.layer));
             }
         }
 
@@ -659,6 +676,7 @@ fn place(qp: &OakenParams, mp: &MmuParams, t: &QTok, places: &[Beat], out: &mut 
         if s >= bytes.len() || lo + len > bytes[s].len() {
             return Err(format!("a placement of {len} bytes past stream {s}'s end"));
         }
+        cov.hit_if("placement not bus-aligned", b.addr % bus != 0);
         let (mut a, mut k) = (b.addr, lo);
         while k < lo + len {
             let n = ((bus - a % bus) as usize).min(lo + len - k);

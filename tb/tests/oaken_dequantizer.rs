@@ -1,17 +1,22 @@
 //! Co-simulation of the Oaken dequantization engine
 //! (hdl/src/oaken/dequantizer.rs) against its model
-//! (sim/src/oaken/dequantizer.rs), bit for bit, at every parameter set of
-//! tb/models.toml, on the RTL and on the OSU018 netlist. Spec: docs/spec.md §4.
+//! (sim/src/oaken/dequantizer.rs, `dequantize_stream`), bit for bit, at
+//! every parameter set of tb/models.toml, on the RTL and on the OSU018
+//! netlist. Spec: docs/spec.md §4.
 //!
 //! Records are what the quantizer writes for `tb::oaken_cases` tokens
-//! (realistic, tie, edge-case), some damaged in each way spec §4.3 defines
-//! and cut into sparse beats of any size; sparse lanes at and past
-//! `s_count` carry noise; segments end in resets and carry table writes
-//! during traffic, under stalls on the dense input, the sparse input and the
-//! output.
+//! (realistic, tie, edge-case), one per (token, head); their COO lists form
+//! one continuous sparse stream that the records' counts cut (§4.2). Some
+//! lists are damaged in each way spec §4.3 defines, always keeping a list's
+//! length equal to its counts' sum (so the counts still frame the stream);
+//! the stream is cut into packed beats or random ones (empty beats, beats
+//! that end one list and start the next), some beats carry `s_count > L`;
+//! sparse lanes at and past `s_count` carry noise; segments end in resets
+//! and carry table writes during traffic, under stalls on the dense input,
+//! the sparse input and the output.
 
 use proptest::prelude::*;
-use sim::oaken::dequantizer::{pack_sparse, split_sparse, SparseBeat};
+use sim::oaken::dequantizer::{align, pack_sparse, split_sparse, DenseRecord, SparseBeat};
 use sim::oaken::params::{OakenParams, SEGMENT};
 use sim::oaken::thresholds::Kv;
 use sim::testgen;
@@ -19,26 +24,30 @@ use tb::coverage::Coverage;
 use tb::oaken::{params_of, pulse_reset, sets_in_effect, TableWrite, Token};
 use tb::oaken_cases::{self, CasePlan};
 use tb::oaken_dequantizer::{
-    check_dequantizer_segment, drive_dequantizer, expected_dequantizer, malformed, records_of, run_dequantizer_segment,
-    DSegRun, DSegment, DStalls, Record,
+    check_dequantizer_segment, drive_dequantizer, expected_dequantizer, records_of, run_dequantizer_segment,
+    timeout_of, DSegRun, DSegment, DStalls, DStream,
 };
 use tb::stalls::Stall;
+use tb::stim::Xorshift;
 use tb::{models, prop, run_property, Model, ModelInfo};
 
 const POINTS: &[&str] = &[
-    "tokens",
+    "records",
     "realistic tokens",
     "tie tokens",
     "edge-case tokens",
     "well-formed record",
     "malformed: entry never taken",
-    "malformed: list shorter than the counts",
     "malformed: count over segment length",
-    "malformed: beat count over lanes",
-    "token with no outliers",
-    "all-outlier token",
-    "unpacked sparse record",
+    "malformed: bad-beat entry flagged",
+    "untaken remainder over L entries dropped",
+    "record with no outliers",
+    "all-outlier record",
+    "beat ends one record's list and starts the next's",
+    "unpacked sparse stream",
+    "empty sparse beat",
     "sparse beat with ignored lanes (noise)",
+    "record waiting for its list",
     "layer out of range",
     "d_ready low",
     "s_ready low",
@@ -51,78 +60,151 @@ const POINTS: &[&str] = &[
     "reset in flight",
 ];
 
-/// How a token's sparse record is damaged (spec §4.3's malformed cases).
+/// How a record's list is damaged (spec §4.3's malformed cases). Every
+/// damage keeps the list's length equal to its counts' sum.
 #[derive(Clone, Debug)]
 enum Damage {
     None,
-    Drop(usize),
+    /// Entry i takes the value of entry i - 1 (a duplicate).
     Duplicate(usize),
     Swap(usize),
-    SetIdx(usize, u8),
-    Extra(u8),
-    Count(usize, u8),
-    BeatCount(usize, u8),
+    SetEntry(usize, u8),
+    /// One count moves from segment a to segment b (entries land in the
+    /// wrong segment).
+    MoveCount(usize, usize),
+    /// Segment s's count becomes v; the list is cut or padded with junk.
+    Count(usize, u8, u64),
 }
 
 fn damage() -> impl Strategy<Value = Damage> {
     prop_oneof![
-        14 => Just(Damage::None),
-        1 => any::<usize>().prop_map(Damage::Drop),
+        16 => Just(Damage::None),
         1 => any::<usize>().prop_map(Damage::Duplicate),
         1 => any::<usize>().prop_map(Damage::Swap),
-        1 => (any::<usize>(), any::<u8>()).prop_map(|(i, v)| Damage::SetIdx(i, v)),
-        1 => any::<u8>().prop_map(Damage::Extra),
-        1 => (any::<usize>(), any::<u8>()).prop_map(|(s, c)| Damage::Count(s, c)),
-        1 => (any::<usize>(), 1u8..=255).prop_map(|(b, c)| Damage::BeatCount(b, c)),
+        1 => (any::<usize>(), any::<u8>()).prop_map(|(i, v)| Damage::SetEntry(i, v)),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::MoveCount(a, b)),
+        1 => (any::<usize>(), any::<u8>(), any::<u64>()).prop_map(|(s, v, seed)| Damage::Count(s, v, seed)),
     ]
 }
 
-/// Sparse beat sizes: packed (the memory layout) or any pattern.
-fn split(lanes: usize) -> impl Strategy<Value = Vec<usize>> {
-    prop_oneof![3 => Just(Vec::new()), 1 => testgen::beat_pattern(lanes)]
+/// How the continuous stream is cut into beats.
+#[derive(Clone, Debug)]
+enum Split {
+    /// Full beats (the memory layout), the last one partial.
+    Packed,
+    /// Random sizes 0..=L, many empty beats; `p0` in 256ths is the chance
+    /// of an empty beat.
+    Random { seed: u64, p0: u8 },
 }
+
+fn split() -> impl Strategy<Value = Split> {
+    prop_oneof![
+        3 => Just(Split::Packed),
+        2 => (any::<u64>(), 0u8..128).prop_map(|(seed, p0)| Split::Random { seed, p0 }),
+    ]
+}
+
+/// Beats whose `s_count` is raised above L (condition 3): `(which beat,
+/// count, garbage seed)`; the lanes past a partial beat's count become
+/// entries too, holding garbage.
+type BadBeats = Vec<(usize, u8, u64)>;
 
 #[derive(Clone, Debug)]
 struct Case {
     plan: CasePlan,
-    /// Per token (cyclically): damage and sparse beat sizes.
-    records: Vec<(Damage, Vec<usize>)>,
+    /// Per record (cyclically): its damage.
+    damage: Vec<Damage>,
+    /// Per segment (cyclically): the beat cut and the bad beats.
+    streams: Vec<(Split, BadBeats)>,
 }
 
 fn case(p: &OakenParams, segments: usize) -> impl Strategy<Value = Case> {
-    (oaken_cases::case(p, segments, true), proptest::collection::vec((damage(), split(p.lanes)), 1..16))
-        .prop_map(|(plan, records)| Case { plan, records })
+    let bad = prop_oneof![
+        3 => Just(vec![]),
+        1 => proptest::collection::vec((any::<usize>(), 1u8..=255, any::<u64>()), 1..3),
+    ];
+    (
+        oaken_cases::case(p, segments, true),
+        proptest::collection::vec(damage(), 1..16),
+        proptest::collection::vec((split(), bad), 1..4),
+    )
+        .prop_map(|(plan, damage, streams)| Case { plan, damage, streams })
 }
 
-/// The quantizer's record of a token, damaged and re-cut.
-fn damaged(p: &OakenParams, (mut rec, sparse): Record, d: &Damage, split: &[usize]) -> Record {
-    let mut coo: Vec<u8> = sparse.iter().flat_map(|b| b.lanes[..b.count as usize].iter().copied()).collect();
-    let n = coo.len();
+/// A record's list, damaged.
+fn damaged(p: &OakenParams, rec: &mut DenseRecord, list: &mut Vec<u8>, d: &Damage) {
+    let n = list.len();
     match *d {
         Damage::None => {}
-        Damage::Drop(i) if n > 0 => {
-            coo.remove(i % n);
+        Damage::Duplicate(i) if n > 1 => list[i % (n - 1) + 1] = list[i % (n - 1)],
+        Damage::Swap(i) if n > 1 => list.swap(i % (n - 1), i % (n - 1) + 1),
+        Damage::SetEntry(i, v) if n > 0 => list[i % n] = v,
+        Damage::MoveCount(a, b) => {
+            let (a, b) = (a % rec.counts.len(), b % rec.counts.len());
+            if rec.counts[a] > 0 && rec.counts[b] < 255 {
+                rec.counts[a] -= 1;
+                rec.counts[b] += 1;
+            }
         }
-        Damage::Duplicate(i) if n > 0 => coo.insert(i % n, coo[i % n]),
-        Damage::Swap(i) if n > 1 => coo.swap(i % (n - 1), i % (n - 1) + 1),
-        Damage::SetIdx(i, v) if n > 0 => coo[i % n] = v,
-        Damage::Extra(v) => coo.push(v),
-        Damage::Count(s, v) => {
-            let k = s % rec.meta.seg_counts.len();
-            rec.meta.seg_counts[k] = v % (SEGMENT as u8 + 8);
+        Damage::Count(s, v, seed) => {
+            let k = s % rec.counts.len();
+            // mostly near the segment's length, sometimes anything
+            rec.counts[k] = if v < 128 { v % (p.segment_len(k) as u8 + 8) } else { v };
+            let mut rng = Xorshift::new(seed | 1);
+            list.resize_with(rec.list_len(), || rng.next_u64() as u8);
         }
         _ => {}
     }
-    let mut beats: Vec<SparseBeat> = if split.is_empty() {
-        pack_sparse(&coo, p.lanes)
-    } else {
-        split_sparse(&coo, p.lanes, &testgen::fit_beat_sizes(split, coo.len(), p.lanes))
-    };
-    if let Damage::BeatCount(b, c) = *d {
-        let k = b % beats.len();
-        beats[k].count = (p.lanes as u8).saturating_add(c).max(p.lanes as u8 + 1);
+}
+
+/// Cuts the stream's entries into beats.
+fn cut(entries: &[u8], lanes: usize, how: &Split) -> Vec<SparseBeat> {
+    match *how {
+        Split::Packed => pack_sparse(entries, lanes),
+        Split::Random { seed, p0 } => {
+            let mut rng = Xorshift::new(seed | 1);
+            let mut sizes = Vec::new();
+            let mut left = entries.len();
+            while left > 0 {
+                let r = rng.next_u64();
+                let k = if (r & 0xFF) < p0 as u64 { 0 } else { ((r >> 8) as usize % (lanes + 1)).min(left) };
+                sizes.push(k);
+                left -= k;
+            }
+            if rng.next_u64() % 4 == 0 {
+                sizes.push(0); // a trailing empty beat
+            }
+            split_sparse(entries, lanes, &sizes)
+        }
     }
-    (rec, beats)
+}
+
+/// The stream of a segment: the quantizer's records damaged, their lists
+/// re-cut into beats, some beats' counts raised above L.
+fn build_stream(p: &OakenParams, s: DStream, damage: &[Damage], first: usize, how: &(Split, BadBeats)) -> DStream {
+    let e = s.entries(p.lanes);
+    let cuts = s.cuts(p.lanes);
+    let mut recs = Vec::new();
+    let mut all = Vec::new();
+    for (k, (mut r, c)) in s.recs.into_iter().zip(cuts).enumerate() {
+        let mut list: Vec<u8> = e[c].iter().map(|x| x.0).collect();
+        damaged(p, &mut r, &mut list, &damage[(first + k) % damage.len()]);
+        all.extend(list);
+        recs.push(r);
+    }
+    let mut sparse = cut(&all, p.lanes, &how.0);
+    if !sparse.is_empty() {
+        for &(b, c, seed) in &how.1 {
+            let k = b % sparse.len();
+            let mut rng = Xorshift::new(seed | 1);
+            let was = sparse[k].count as usize;
+            for l in was.min(p.lanes)..p.lanes {
+                sparse[k].lanes[l] = rng.next_u64() as u8;
+            }
+            sparse[k].count = (p.lanes as u8).saturating_add(c).max(p.lanes as u8 + 1);
+        }
+    }
+    DStream { recs, sparse }
 }
 
 fn count_writes(cov: &Coverage, codes: impl IntoIterator<Item = u64>) {
@@ -131,62 +213,76 @@ fn count_writes(cov: &Coverage, codes: impl IntoIterator<Item = u64>) {
     }
 }
 
-fn count(cov: &Coverage, p: &OakenParams, seg: &DSegment, run: &DSegRun, kinds: &[u8], tokens: &[Token]) {
-    let picks: Vec<(u8, bool)> = seg.records.iter().map(|r| (r.0.layer, r.0.kv == Kv::V)).collect();
+fn count(cov: &Coverage, p: &OakenParams, seg: &DSegment, run: &DSegRun, kinds: &[u8]) {
+    let s = &seg.stream;
+    let picks: Vec<(u8, bool)> = s.recs.iter().map(|r| (r.layer, r.kv == Kv::V)).collect();
     let (codes, live_codes, sets) = sets_in_effect(p, &[], &seg.writes, &run.live, &run.first_edges, 1, &picks);
     count_writes(cov, codes.into_iter().chain(live_codes));
-    let done = run.beats.len() / p.beats();
-    for (k, rec) in seg.records.iter().take(done).enumerate() {
-        cov.hit("tokens");
-        cov.hit(["realistic tokens", "tie tokens", "edge-case tokens"][kinds[k] as usize]);
-        let m = malformed(p, rec);
+    let done = run.beats.len() / p.head_beats();
+    let e = s.entries(p.lanes);
+    let cuts = s.cuts(p.lanes);
+    let mal = s.malformed(p);
+    for k in 0..done {
+        let rec = &s.recs[k];
+        cov.hit("records");
+        if k % p.heads == 0 {
+            cov.hit(["realistic tokens", "tie tokens", "edge-case tokens"][kinds[k / p.heads] as usize]);
+        }
+        let m = mal[k];
         cov.hit_if("well-formed record", !m.any());
         cov.hit_if("malformed: entry never taken", m.untaken);
-        cov.hit_if("malformed: list shorter than the counts", m.short);
         cov.hit_if("malformed: count over segment length", m.count_over_len);
-        cov.hit_if("malformed: beat count over lanes", m.beat_over_lanes);
-        let entries: usize = rec.1.iter().map(|b| (b.count as usize).min(p.lanes)).sum();
-        let total: usize = rec.0.meta.seg_counts.iter().map(|&c| c as usize).sum();
-        cov.hit_if("token with no outliers", total == 0 && entries == 0);
-        let q = sim::oaken::quantizer::quantize_token(p, &sets[k].0, &tokens[k].x);
-        cov.hit_if("all-outlier token", q.coo.len() == p.head_dim);
-        cov.hit_if("unpacked sparse record", rec.1.iter().rev().skip(1).any(|b| (b.count as usize) < p.lanes));
+        cov.hit_if("malformed: bad-beat entry flagged", m.beat_over_lanes);
+        let list: Vec<u8> = e[cuts[k].clone()].iter().map(|x| x.0).collect();
+        let taken = align(p, &rec.counts, &list).taken;
+        cov.hit_if("untaken remainder over L entries dropped", list.len() - taken > p.lanes);
+        cov.hit_if("record with no outliers", rec.list_len() == 0);
+        cov.hit_if("all-outlier record", rec.list_len() == p.head_dim && !m.any());
         cov.hit_if("layer out of range", sets[k].1);
+    }
+    // beats of the part of the stream the finished records took
+    let used = cuts.get(done.wrapping_sub(1)).map_or(0, |c| c.end);
+    let bounds: Vec<usize> = cuts[..done].iter().map(|c| c.end).collect();
+    let mut pos = 0;
+    for (i, b) in s.sparse.iter().enumerate() {
+        if pos >= used {
+            break;
+        }
+        let c = (b.count as usize).min(p.lanes);
+        cov.hit_if("empty sparse beat", c == 0);
+        cov.hit_if("unpacked sparse stream", c < p.lanes && i + 1 < s.sparse.len());
+        cov.hit_if("beat ends one record's list and starts the next's", bounds.iter().any(|&x| pos < x && x < pos + c));
+        pos += c;
     }
     cov.add("d_ready low", run.events.d_ready_low);
     cov.add("s_ready low", run.events.s_ready_low);
     cov.add("sparse beat with ignored lanes (noise)", run.events.noisy_sparse);
     cov.add("input held off behind a stalled output", run.events.full_behind_stall);
+    cov.add("record waiting for its list", run.events.waiting_for_list);
     cov.add("table write during traffic", run.events.live_between_tokens);
     cov.hit_if("reset in flight", run.events.reset_in_flight);
 }
 
 fn run_case(m: &mut Model, p: &OakenParams, c: &Case, cov: &Coverage) -> Result<(), String> {
-    let mut i = 0;
+    let mut first = 0;
     for (k, s) in oaken_cases::materialize(p, &c.plan).into_iter().enumerate() {
-        let records: Vec<Record> = records_of(p, &s.writes, &s.tokens)
-            .into_iter()
-            .map(|r| {
-                let (d, sp) = &c.records[i % c.records.len()];
-                i += 1;
-                damaged(p, r, d, sp)
-            })
-            .collect();
+        let quant = records_of(p, &s.writes, &s.tokens);
+        let n = quant.recs.len();
+        let stream = build_stream(p, quant, &c.damage, first, &c.streams[k % c.streams.len()]);
+        first += n;
         let seg = DSegment {
             prior: vec![],
             writes: s.writes,
-            records,
+            stream,
             live: s.live,
             reset_at: s.reset_at,
             reset_cycles: s.reset_cycles,
             stalls: DStalls { d: s.stalls[0].clone(), s: s.stalls[1].clone(), out: s.stalls[2].clone() },
             seed: s.seed,
         };
-        let sparse: usize = seg.records.iter().map(|r| r.1.len()).sum();
-        let timeout = 20_000 + 400 * (seg.records.len() * p.beats() + sparse) as u64;
-        let run = run_dequantizer_segment(m, &seg, timeout).map_err(|e| format!("segment {k}: {e}"))?;
+        let run = run_dequantizer_segment(m, &seg, timeout_of(p, &seg.stream)).map_err(|e| format!("segment {k}: {e}"))?;
         check_dequantizer_segment(p, &seg, &run).map_err(|e| format!("segment {k}: {e}"))?;
-        count(cov, p, &seg, &run, &s.kinds, &s.tokens);
+        count(cov, p, &seg, &run, &s.kinds);
         if !run.cut {
             pulse_reset(m, 1);
         }
@@ -228,65 +324,87 @@ fn netlists_match_model() {
     for info in nets {
         check(info, &info.name.to_string(), prop::cases(20), 2, &cov);
     }
-    cov.check_points(&["tokens", "d_ready low", "s_ready low", "malformed: entry never taken", "reset in flight"]);
-    assert!(!prop::full_depth() || cov.count("tokens") >= 200, "at least 200 tokens on netlists");
-}
-
-/// The malformed cases of spec §4.3 each raise `out_err` on the token's last
-/// beat, and the token after a bad one decodes exactly.
-#[test]
-fn malformed_records_are_flagged_and_recovered_from() {
-    let info = models::get("oaken_dequantizer");
-    let p = params_of(&Model::new(info));
-    let t = testgen::realistic_thresholds(1.0);
-    let writes = vec![TableWrite { layer: 0, v: false, raw: [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer] }];
-    // a token with outliers in both segments
-    let x: Vec<u16> = (0..p.head_dim)
-        .map(|i| match i % 9 {
-            0 => 0x4800,         // 8.0: outer upper
-            4 => 0xC800,         // -8.0: outer lower
-            7 => 0x0001,         // tiny: inner
-            _ => 0x3C00 + i as u16, // ~1: middle
-        })
-        .collect();
-    let good = Token { layer: 0, v: false, x };
-    let base = &records_of(&p, &writes, std::slice::from_ref(&good))[0];
-    let coo: Vec<u8> = base.1.iter().flat_map(|b| b.lanes[..b.count as usize].iter().copied()).collect();
-    assert!(coo.len() > 4 && base.0.meta.seg_counts.iter().all(|&c| c > 0));
-    let mut bad: Vec<(&str, Record)> = Vec::new();
-    let mut swap = coo.clone();
-    swap.swap(1, 2);
-    bad.push(("out of order", (base.0.clone(), pack_sparse(&swap, p.lanes))));
-    let mut dup = coo.clone();
-    dup.insert(3, coo[3]);
-    bad.push(("duplicate", (base.0.clone(), pack_sparse(&dup, p.lanes))));
-    bad.push(("short list", (base.0.clone(), pack_sparse(&coo[..coo.len() - 1], p.lanes))));
-    let mut extra = coo.clone();
-    extra.push(0xFC);
-    bad.push(("extra entry", (base.0.clone(), pack_sparse(&extra, p.lanes))));
-    let mut big = base.0.clone();
-    big.meta.seg_counts[0] = 65;
-    bad.push(("count over segment length", (big, base.1.clone())));
-    let mut over = base.1.clone();
-    over[0].count = p.lanes as u8 + 1;
-    bad.push(("beat count over lanes", (base.0.clone(), over)));
-    for (what, rec) in bad {
-        let recs = vec![base.clone(), rec, base.clone()];
-        let (_, want) = expected_dequantizer(&p, &writes, &recs);
-        let b = p.beats();
-        assert!(!want[b - 1].err && want[2 * b - 1].err && !want[3 * b - 1].err, "{what}: the model flags it");
-        assert_eq!(want[..b], want[2 * b..], "{what}: the model recovers");
-        let mut m = Model::new(info);
-        m.reset(1);
-        let run = drive_dequantizer(&mut m, &writes, &recs, &DStalls::none(), 1).unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_eq!(run.beats, want, "{what}");
-    }
+    cov.check_points(&[
+        "records",
+        "d_ready low",
+        "s_ready low",
+        "malformed: entry never taken",
+        "malformed: bad-beat entry flagged",
+        "beat ends one record's list and starts the next's",
+        "reset in flight",
+    ]);
+    assert!(!prop::full_depth() || cov.count("records") >= 200, "at least 200 records on netlists");
 }
 
 fn realistic_writes() -> Vec<TableWrite> {
     let t = testgen::realistic_thresholds(1.0);
     let raw = [t.lo_outer, t.lo_inner, t.hi_inner, t.hi_outer];
     vec![TableWrite { layer: 0, v: false, raw }, TableWrite { layer: 0, v: true, raw }]
+}
+
+/// Spec §4.3: each malformed case raises `out_err` on the record's last
+/// beat, and the record after a bad one decodes exactly: the counts alone
+/// cut the stream. Each list is packed on its own here, so that a bad
+/// beat holds only the bad record's entries.
+#[test]
+fn malformed_records_are_flagged_and_recovered_from() {
+    let info = models::get("oaken_dequantizer");
+    let p = params_of(&Model::new(info));
+    let writes = realistic_writes()[..1].to_vec();
+    // a token with outliers in both segments
+    let x: Vec<u16> = (0..p.head_dim)
+        .map(|i| match i % 9 {
+            0 => 0x4800,            // 8.0: outer upper
+            4 => 0xC800,            // -8.0: outer lower
+            7 => 0x0001,            // tiny: inner
+            _ => 0x3C00 + i as u16, // ~1: middle
+        })
+        .collect();
+    let good = Token { layer: 0, v: false, x };
+    let base = records_of(&p, &writes, std::slice::from_ref(&good));
+    let rec = base.recs[0].clone();
+    let coo: Vec<u8> = base.entries(p.lanes).iter().map(|e| e.0).collect();
+    assert!(coo.len() > p.lanes && rec.counts.iter().all(|&c| c > 0));
+    let mut bad: Vec<(&str, DenseRecord, Vec<u8>, bool)> = Vec::new();
+    let mut swap = coo.clone();
+    swap.swap(1, 2);
+    bad.push(("out of order", rec.clone(), swap, false));
+    let mut dup = coo.clone();
+    dup[3] = dup[2];
+    bad.push(("duplicate", rec.clone(), dup, false));
+    let mut moved = rec.clone();
+    moved.counts[0] -= 1;
+    moved.counts[1] += 1;
+    bad.push(("entry in the wrong segment", moved, coo.clone(), false));
+    let mut big = rec.clone();
+    big.counts[0] = 65;
+    let mut padded = coo.clone();
+    padded.resize(big.list_len(), 0xFC);
+    bad.push(("count over segment length", big, padded, false));
+    let mut huge = rec.clone();
+    huge.counts.iter_mut().for_each(|c| *c = 255);
+    let junk: Vec<u8> = (0..huge.list_len()).map(|i| (i * 37) as u8).collect();
+    bad.push(("255 in every count (long remainder dropped)", huge, junk, false));
+    bad.push(("beat count over lanes", rec.clone(), coo.clone(), true));
+    for (what, brec, list, over) in bad {
+        let mut sparse = pack_sparse(&coo, p.lanes);
+        let at = sparse.len();
+        sparse.extend(pack_sparse(&list, p.lanes));
+        if over {
+            sparse[at].count = p.lanes as u8 + 1;
+        }
+        sparse.extend(pack_sparse(&coo, p.lanes));
+        let s = DStream { recs: vec![rec.clone(), brec, rec.clone()], sparse };
+        let (_, want) = expected_dequantizer(&p, &writes, &s);
+        let b = p.head_beats();
+        assert_eq!(want.len(), 3 * b, "{what}");
+        assert!(!want[b - 1].err && want[2 * b - 1].err && !want[3 * b - 1].err, "{what}: the model flags it");
+        assert_eq!(want[..b], want[2 * b..], "{what}: the model recovers");
+        let mut m = Model::new(info);
+        m.reset(1);
+        let run = drive_dequantizer(&mut m, &writes, &s, &DStalls::none(), 1).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(run.beats, want, "{what}");
+    }
 }
 
 /// Tokens with no outliers, with every element an outlier, and in between.
@@ -300,7 +418,7 @@ fn outlier_sweep(p: &OakenParams) -> Vec<Token> {
             layer: 0,
             v: k % 2 == 1,
             // k = 0: none; k = 7: all; otherwise every (8-k)-th element
-            x: (0..p.head_dim)
+            x: (0..p.vector_len())
                 .map(|i| {
                     let out = k == 7 || (k > 0 && i % (8 - k) == 0);
                     if out {
@@ -314,10 +432,10 @@ fn outlier_sweep(p: &OakenParams) -> Vec<Token> {
         .collect()
 }
 
-/// Spec §4.2 throughput and latency: with packed records, both inputs always
-/// valid and the output always ready, one beat per cycle with no bubble,
-/// for tokens with 0 to head_dim outliers; the first output follows the
-/// first dense beat by the manifest's latency.
+/// Spec §4.2 throughput and latency: with a packed stream, both inputs
+/// always valid and the output always ready, one beat per cycle with no
+/// bubble, also between records, for records with 0 to head_dim outliers;
+/// the first output follows the first dense beat by the manifest's latency.
 #[test]
 fn sustains_one_beat_per_cycle() {
     for info in models::of_unit("oaken-dequantizer", false).into_iter() {
@@ -327,19 +445,19 @@ fn sustains_one_beat_per_cycle() {
         let writes = realistic_writes();
         let mut tokens = outlier_sweep(&p);
         tokens.extend(outlier_sweep(&p));
-        let recs = records_of(&p, &writes, &tokens);
-        let counts: Vec<usize> = recs.iter().map(|r| r.1.iter().map(|b| b.count as usize).sum()).collect();
+        let s = records_of(&p, &writes, &tokens);
+        let counts: Vec<usize> = s.recs.iter().map(DenseRecord::list_len).collect();
         assert!(counts.contains(&0) && counts.contains(&p.head_dim), "{}: outlier counts {counts:?}", info.name);
-        let run = drive_dequantizer(&mut m, &writes, &recs, &DStalls::none(), 1).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+        let run = drive_dequantizer(&mut m, &writes, &s, &DStalls::none(), 1).unwrap_or_else(|e| panic!("{}: {e}", info.name));
         let n = run.out_cycles.len() as u64;
         assert_eq!(run.d_cycles.last().unwrap() - run.d_cycles[0], n - 1, "{}: dense input bubbles", info.name);
         assert_eq!(run.out_cycles.last().unwrap() - run.out_cycles[0], n - 1, "{}: output bubbles", info.name);
         let latency = run.out_cycles[0] - run.d_cycles[0];
         assert_eq!(Some(latency), info.latency(), "{}: latency", info.name);
         println!(
-            "{}: {} tokens ({:?} outliers), {} elements/cycle sustained, latency {} cycles",
+            "{}: {} records ({:?} outliers), {} elements/cycle sustained, latency {} cycles",
             info.name,
-            tokens.len(),
+            s.recs.len(),
             counts,
             p.lanes,
             latency
@@ -347,7 +465,27 @@ fn sustains_one_beat_per_cycle() {
     }
 }
 
-/// Spec §4.2: a table write sampled at edge t applies to tokens whose first
+/// Spec §4.3: a record whose list has not fully arrived waits for it; a
+/// record before it with no outliers does not.
+#[test]
+fn record_waits_for_its_list() {
+    let info = models::get("oaken_dequantizer");
+    let p = params_of(&Model::new(info));
+    let writes = realistic_writes();
+    let sweep = outlier_sweep(&p);
+    let s = records_of(&p, &writes, &[sweep[0].clone(), sweep[3].clone()]);
+    assert!(s.recs[0].list_len() == 0 && s.recs[1].list_len() > 0);
+    let mut m = Model::new(info);
+    m.reset(1);
+    let block = 200;
+    let st = DStalls { s: Stall::Block { start: 0, len: block }, ..DStalls::none() };
+    let run = drive_dequantizer(&mut m, &writes, &s, &st, 3).unwrap();
+    let b = p.head_beats();
+    assert!(run.out_cycles[b - 1] < 40, "the record without outliers waited: {:?}", &run.out_cycles[..b]);
+    assert!(run.out_cycles[b] > block as u64, "a beat of the record with outliers came out before its list");
+}
+
+/// Spec §4.2: a table write sampled at edge t applies to records whose first
 /// dense beat is accepted at t + 1 or later, not to one accepted at t.
 #[test]
 fn table_write_takes_effect_after_the_first_beat() {
@@ -356,7 +494,7 @@ fn table_write_takes_effect_after_the_first_beat() {
     let set = |s: f32| TableWrite::of(0, false, testgen::realistic_thresholds(s));
     let (old, new) = (set(1.0), set(0.25));
     let tok = Token { v: false, ..outlier_sweep(&p)[3].clone() };
-    let rec = records_of(&p, std::slice::from_ref(&old), std::slice::from_ref(&tok)).remove(0);
+    let s = records_of(&p, std::slice::from_ref(&old), std::slice::from_ref(&tok));
     // the dense input idles one cycle: the first beat is taken at edge 1
     let stalls = DStalls { d: Stall::Block { start: 0, len: 1 }, ..DStalls::none() };
     for (w, uses_new) in [(0u32, true), (1, false), (2, false)] {
@@ -364,38 +502,41 @@ fn table_write_takes_effect_after_the_first_beat() {
         m.reset(1);
         let seg = DSegment {
             live: vec![(w, new.clone())],
-            ..DSegment::plain(vec![old.clone()], vec![rec.clone()], stalls.clone(), 9)
+            ..DSegment::plain(vec![old.clone()], s.clone(), stalls.clone(), 9)
         };
         let run = run_dequantizer_segment(&mut m, &seg, 5000).unwrap();
-        assert_eq!(run.first_edges, vec![1]);
+        assert_eq!(run.first_edges[0], 1);
         check_dequantizer_segment(&p, &seg, &run).unwrap_or_else(|e| panic!("write at edge {w}: {e}"));
-        // the rule, stated directly
+        // the rule, stated directly (heads = 1: one record)
         let table = if uses_new { vec![old.clone(), new.clone()] } else { vec![old.clone()] };
-        let (_, want) = expected_dequantizer(&p, &table, std::slice::from_ref(&rec));
-        assert_eq!(run.beats, want, "write at edge {w}, first dense beat at edge 1");
+        let (_, want) = expected_dequantizer(&p, &table, &s);
+        assert_eq!(run.beats[..p.head_beats()], want[..p.head_beats()], "write at edge {w}, first dense beat at edge 1");
     }
 }
 
-/// Spec §4.2 reset: a reset with records in flight loses them and clears
-/// the table; the engine then decodes as from power-up.
+/// Spec §4.2 reset: a reset with records in flight loses them, the window's
+/// entries with them, and clears the table; the engine then decodes as
+/// from power-up, the next record's list starting with the next entry.
 #[test]
-fn reset_mid_token_restarts_cleanly() {
+fn reset_mid_stream_restarts_cleanly() {
     let info = models::get("oaken_dequantizer");
     let p = params_of(&Model::new(info));
     let writes = realistic_writes();
-    let recs = records_of(&p, &writes, &outlier_sweep(&p));
-    for at in [1u32, 4, p.beats() as u32 + 3, 30] {
+    let tokens = outlier_sweep(&p);
+    let s = records_of(&p, &writes, &tokens);
+    for at in [1u32, 4, p.head_beats() as u32 + 3, 30] {
         let mut m = Model::new(info);
         m.reset(1);
         let out = DStalls { out: Stall::Random { p: 100 }, ..DStalls::none() };
-        let cut = DSegment { reset_at: Some(at), ..DSegment::plain(writes.clone(), recs.clone(), out, 5) };
+        let cut = DSegment { reset_at: Some(at), ..DSegment::plain(writes.clone(), s.clone(), out, 5) };
         let run = run_dequantizer_segment(&mut m, &cut, 5000).unwrap();
         assert!(run.cut);
         check_dequantizer_segment(&p, &cut, &run).unwrap_or_else(|e| panic!("reset at {at}: {e}"));
-        let after = DSegment::plain(vec![], recs[..2].to_vec(), DStalls::none(), 6);
+        let two = records_of(&p, &writes, &tokens[5..7]);
+        let after = DSegment::plain(vec![], two, DStalls::none(), 6);
         let run2 = run_dequantizer_segment(&mut m, &after, 5000).unwrap();
         check_dequantizer_segment(&p, &after, &run2).unwrap_or_else(|e| panic!("after a reset at {at}: {e}"));
-        let again = DSegment::plain(writes.clone(), recs.clone(), DStalls::none(), 7);
+        let again = DSegment::plain(writes.clone(), s.clone(), DStalls::none(), 7);
         let run3 = run_dequantizer_segment(&mut m, &again, 5000).unwrap();
         check_dequantizer_segment(&p, &again, &run3).unwrap_or_else(|e| panic!("after a reset at {at}: {e}"));
     }
@@ -406,4 +547,5 @@ fn model_list_has_the_default_engine() {
     let m = models::get("oaken_dequantizer");
     assert!(!m.gate_level);
     assert_eq!(params_of(&Model::new(m)), OakenParams::default());
+    assert_eq!(SEGMENT, 64);
 }

@@ -15,7 +15,7 @@ use tb::coverage::Coverage;
 use sim::oaken::params::OakenParams;
 use tb::oaken::{expected_table, TableWrite};
 use tb::oaken_cases;
-use tb::oaken_dma::{self, Action, DmaStalls};
+use tb::oaken_dma::{self, kv_of, Action, DmaStalls};
 use tb::prop::run_property_on;
 use tb::stalls::{self, Stall};
 use tb::{models, prop, Model};
@@ -28,8 +28,8 @@ const POINTS: &[&str] = &[
     "read",
     "record decoded",
     "token stream split over pages",
-    "read burst merged over pages",
-    "read burst not bus-aligned",
+    "placement not bus-aligned",
+    "read stream over several bursts",
     "sparse beat across two lists",
     "memory write backpressure",
     "memory read gap",
@@ -64,7 +64,7 @@ fn plan_for(seed: u64) -> Vec<Action> {
     let pool = oaken_cases::pool(&qp, 5);
     let mut pick = |seq: u16, k: usize, layer: u8| {
         let i = (seed as usize).wrapping_add(31 * seq as usize + 7 * k);
-        pool.token(layer as usize, if layer % 2 == 1 { Kv::V } else { Kv::K }, i).to_vec()
+        pool.token(layer as usize, kv_of(layer), i).to_vec()
     };
     oaken_dma::plan(&qp, &mp, &table, &mut pick, &SEQS, LATE)
 }
@@ -80,7 +80,7 @@ fn plan_exhausts_the_long_sequence_only() {
     let mut failed = Vec::new();
     for act in &a {
         if let Action::Write { seq, layer, x, .. } = act {
-            let (set, _) = table.lookup(*layer as usize, if layer % 2 == 1 { Kv::V } else { Kv::K });
+            let (set, _) = table.lookup(*layer as usize, kv_of(*layer));
             let counts = sim::oaken::quantizer::quantize_token(&qp, &set, x).counts;
             if let Err(e) = mmu.write(*seq, *layer as usize, &counts) {
                 failed.push((*seq, e.code()));

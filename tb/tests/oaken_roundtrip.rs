@@ -1,8 +1,9 @@
 //! The Oaken round trip in co-simulation: the quantization engine feeds the
 //! dequantization engine through two FIFOs standing for the dense and sparse
-//! memory regions (the COO list re-packed into full beats, as memory holds
-//! it), with random stalls at the quantizer's input, on both FIFOs' read
-//! side and at the output. Every output beat matches `sim` bit for bit and
+//! memory regions (one record per token and head; every head's COO list
+//! appended to one continuous stream packed into full beats, as memory
+//! holds it), with random stalls at the quantizer's input, on both FIFOs'
+//! read side and at the output. Every output beat matches `sim` bit for bit and
 //! every element meets the error bound of docs/spec.md §2.10. RTL and
 //! netlists.
 
@@ -15,7 +16,7 @@ use sim::testgen;
 use tb::coverage::Coverage;
 use tb::oaken::{expected_quantizer, expected_table, params_of, TableWrite, Token};
 use tb::oaken_cases::{self, CasePlan};
-use tb::oaken_dequantizer::{drive_round_trip, expected_dequantizer, records_of, DStalls, RtStalls};
+use tb::oaken_dequantizer::{drive_round_trip, expected_dequantizer, records_of, DStalls, DStream, RtStalls};
 use tb::prop::run_property_on;
 use tb::stalls::{self, Stall};
 use tb::{models, prop, Model, ModelInfo};
@@ -42,9 +43,9 @@ fn check_bound(p: &OakenParams, writes: &[TableWrite], tokens: &[Token], out: &[
     for (k, t) in tokens.iter().enumerate() {
         let (set, _) = table.lookup(t.layer as usize, if t.v { Kv::V } else { Kv::K });
         let (q, detail) = quantize_token_detail(p, &set, &t.x);
-        for i in 0..p.head_dim {
+        for i in 0..p.vector_len() {
             let x = fp16::to_units(fp16::sanitize(t.x[i]).0);
-            let o = fp16::to_units(out[k * p.head_dim + i] as u16);
+            let o = fp16::to_units(out[k * p.vector_len() + i] as u16);
             let step = fp16::to_units(q.meta.groups[detail[i].class.group as usize].step);
             let ulp = fp16::grid_ulp(o.unsigned_abs()) as i64;
             if 2 * (o - x).abs() > step + ulp {
@@ -72,6 +73,9 @@ fn check(q_info: &'static ModelInfo, d_info: &'static ModelInfo, test: &str, cas
         // ... the dequantizer's too ...
         let recs = records_of(&p, writes, tokens);
         let (_, want) = expected_dequantizer(&p, writes, &recs);
+        if run.beats.len() != want.len() {
+            return Err(format!("{} round-trip beats, expected {}", run.beats.len(), want.len()));
+        }
         for (i, (got, exp)) in run.beats.iter().zip(&want).enumerate() {
             if got != exp {
                 return Err(format!("round-trip beat {i}: got {got:?}\n expected {exp:?}"));
@@ -84,6 +88,11 @@ fn check(q_info: &'static ModelInfo, d_info: &'static ModelInfo, test: &str, cas
         let out: Vec<u64> = run.beats.iter().flat_map(|b| b.data.clone()).collect();
         check_bound(&p, writes, tokens, &out)?;
         cov.add("tokens", tokens.len() as u64);
+        cov.add("records", recs.recs.len() as u64);
+        cov.add(
+            "beat ends one record's list and starts the next's",
+            boundary_beats(&p, &recs),
+        );
         cov.add("realistic tokens", seg.kinds.iter().filter(|&&k| k == 0).count() as u64);
         cov.add("tie tokens", seg.kinds.iter().filter(|&&k| k == 1).count() as u64);
         cov.add("edge-case tokens", seg.kinds.iter().filter(|&&k| k == 2).count() as u64);
@@ -91,7 +100,28 @@ fn check(q_info: &'static ModelInfo, d_info: &'static ModelInfo, test: &str, cas
     });
 }
 
-const POINTS: &[&str] = &["tokens", "realistic tokens", "tie tokens", "edge-case tokens"];
+const POINTS: &[&str] = &[
+    "tokens",
+    "records",
+    "realistic tokens",
+    "tie tokens",
+    "edge-case tokens",
+    "beat ends one record's list and starts the next's",
+];
+
+/// Sparse beats of the bridge's stream holding the end of one record's list
+/// and the start of the next one's.
+fn boundary_beats(p: &OakenParams, s: &DStream) -> u64 {
+    let ends: Vec<usize> = s.cuts(p.lanes).iter().map(|c| c.end).collect();
+    let mut pos = 0;
+    let mut n = 0;
+    for b in &s.sparse {
+        let c = (b.count as usize).min(p.lanes);
+        n += ends.iter().any(|&x| pos < x && x < pos + c) as u64;
+        pos += c;
+    }
+    n
+}
 
 /// Every parameter set: the quantizer and dequantizer RTL of the same set.
 #[test]
@@ -113,15 +143,16 @@ fn netlist_round_trip_matches_model_and_bound() {
         let d = models::get(&q.name.replace("quantizer", "dequantizer"));
         check(q, d, &format!("{}_roundtrip", q.name), prop::cases(4), &cov);
     }
-    cov.check_points(&["tokens"]);
+    cov.check_points(&["tokens", "beat ends one record's list and starts the next's"]);
 }
 
 /// With every stall off the pair streams. The dequantizer here chases the
-/// writer: a token's sparse record is complete only when the quantizer emits
-/// the token's last beat, so the reader may wait at a token boundary (spec
-/// §4.2's one-beat-per-cycle figure is for records already in memory, tested
-/// in oaken_dequantizer.rs). Over many tokens the pair still averages close to
-/// one beat per cycle: at most one token's worth of extra cycles in total.
+/// writer: a record's list is complete only when the quantizer has emitted
+/// it and the bridge has filled the beat holding its end, so the reader may
+/// wait at a record boundary (spec §4.2's one-beat-per-cycle figure is for
+/// records already in memory, tested in oaken_dequantizer.rs). Over many
+/// tokens the pair still averages close to one beat per cycle: at most one
+/// token's worth of extra cycles in total.
 #[test]
 fn round_trip_streams_back_to_back() {
     let p = params_of(&Model::new(models::get("oaken_dequantizer")));
@@ -132,7 +163,7 @@ fn round_trip_streams_back_to_back() {
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
     let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[9; 32]));
     let tokens: Vec<Token> = (0..16)
-        .map(|_| Token { layer: 0, v: false, x: testgen::token(p.head_dim, t).new_tree(&mut runner).unwrap().current() })
+        .map(|_| Token { layer: 0, v: false, x: testgen::token(p.vector_len(), t).new_tree(&mut runner).unwrap().current() })
         .collect();
     let mut q = Model::new(models::get("oaken_quantizer"));
     let mut d = Model::new(models::get("oaken_dequantizer"));
@@ -141,7 +172,7 @@ fn round_trip_streams_back_to_back() {
     let none = RtStalls { input: Stall::Never, mid: DStalls::none() };
     let run = drive_round_trip(&mut q, &mut d, &writes, &tokens, &none, 1, 20_000).unwrap();
     let n = run.out_cycles.len() as u64;
-    assert_eq!(n as usize, tokens.len() * p.beats());
+    assert_eq!(n as usize, tokens.len() * p.heads * p.head_beats());
     let span = run.out_cycles.last().unwrap() - run.out_cycles[0] + 1;
     assert!(span <= n + p.beats() as u64, "{span} cycles for {n} output beats");
     let recs = records_of(&p, &writes, &tokens);

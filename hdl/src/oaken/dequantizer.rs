@@ -6,11 +6,14 @@
 //! structure §4.5) on top of §2.9-§2.10.
 //!
 //! Dense beats and sparse beats enter their own FIFOs. The aligner keeps the
-//! rest of the current token's COO list in a window of up to 2L entries and
-//! each cycle takes one dense beat's entries off the window's front (§4.3);
-//! its only loop is window -> take count -> window. Everything after it is a
-//! stall-all pipeline: zero-insert, group and code select, base and
-//! partial products, add and clamp, and the three-stage rounder.
+//! next entries of the one continuous sparse stream in a window of up to 2L
+//! entries and each cycle takes one dense beat's entries off the window's
+//! front (§4.3), never past the record's count sum, so the next record's
+//! entries stay in the window; an untaken remainder is dropped after the
+//! record's last beat, at most L entries a cycle. Its only loop is window ->
+//! take count -> window. Everything after it is a stall-all pipeline:
+//! zero-insert, group and code select, base and partial products, add and
+//! clamp, and the three-stage rounder.
 
 use super::table::ThresholdTable;
 use super::classify::Sanitize;
@@ -40,7 +43,7 @@ pub struct DeqGeometry {
 impl DeqGeometry {
     pub fn new(p: &OakenParams) -> DeqGeometry {
         // FIFO (1), aligner register K0 (1), K1..K4 (4), rounder (3)
-        DeqGeometry { lanes: p.lanes, beats: p.beats(), segments: p.segments(), latency: 9 }
+        DeqGeometry { lanes: p.lanes, beats: p.head_beats(), segments: p.segments(), latency: 9 }
     }
 }
 
@@ -62,13 +65,13 @@ pub struct OakenDequantizer<const IB: usize> {
     pub d_ready: Signal<Out, Bit>,
     pub d_dense: Vec<Signal<In, Bits<IB>>>,
     pub d_meta: Vec<Signal<In, Bits<8>>>,
+    pub d_counts: Vec<Signal<In, Bits<8>>>,
     pub d_layer: Signal<In, Bits<8>>,
     pub d_kv: Signal<In, Bit>,
     pub s_valid: Signal<In, Bit>,
     pub s_ready: Signal<Out, Bit>,
     pub s_coo: Vec<Signal<In, Bits<8>>>,
     pub s_count: Signal<In, Bits<8>>,
-    pub s_last: Signal<In, Bit>,
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
     pub out_data: Vec<Signal<Out, Bits<16>>>,
@@ -90,32 +93,40 @@ pub struct OakenDequantizer<const IB: usize> {
     dq: FifoCtrl,
     dq_dense: Vec<FifoMem<IB>>,
     dq_meta: Vec<FifoMem<8>>,
+    dq_cnt: Vec<FifoMem<8>>,
+    dq_n: FifoMem<16>,
+    n_in: Signal<Local, Bits<16>>,
+    t8: Signal<Local, Bits<8>>,
     dq_thr: FifoMem<64>,
     dq_oob: FifoMem<1>,
     sq: FifoCtrl,
     sq_coo: Vec<FifoMem<8>>,
     sq_cnt: FifoMem<8>,
-    sq_last: FifoMem<1>,
     // ---- aligner ----
-    win: Vec<Reg<Bits<8>>>,
+    // window entries: bit 8 = from a beat with s_count > L (§4.3 cond. 3)
+    win: Vec<Reg<Bits<9>>>,
     wcnt: Reg<Bits<8>>,
-    ended: Reg<Bit>,
+    need: Reg<Bits<16>>,
+    skip: Reg<Bits<16>>,
     beat: Reg<Bits<16>>,
     used: Reg<Bits<16>>,
     seg_lo: Reg<Bits<16>>,
     seg_hi: Reg<Bits<16>>,
     cnt_r: Vec<Reg<Bits<8>>>,
     err_r: Reg<Bit>,
-    drain: Reg<Bit>,
     d_avail: Signal<Local, Bit>,
     s_avail: Signal<Local, Bit>,
     h_cnt: Signal<Local, Bits<8>>,
     h_bad: Signal<Local, Bit>,
-    h_last: Signal<Local, Bit>,
     in_view: Signal<Local, Bit>,
-    hm: Vec<Signal<Local, Bits<8>>>,
-    vv: Vec<Signal<Local, Bits<8>>>,
+    hm: Vec<Signal<Local, Bits<9>>>,
+    vv: Vec<Signal<Local, Bits<9>>>,
     vcnt: Signal<Local, Bits<8>>,
+    need_cur: Signal<Local, Bits<16>>,
+    rem: Signal<Local, Bits<16>>,
+    sk: Signal<Local, Bits<8>>,
+    dsk: Signal<Local, Bits<8>>,
+    bad_take: Signal<Local, Bit>,
     complete: Signal<Local, Bit>,
     first_b: Signal<Local, Bit>,
     last_b: Signal<Local, Bit>,
@@ -129,7 +140,7 @@ pub struct OakenDequantizer<const IB: usize> {
     take: Vec<Signal<Local, Bit>>,
     ntake: Signal<Local, Bits<8>>,
     cshift: Signal<Local, Bits<8>>,
-    rn: Vec<Signal<Local, Bits<8>>>,
+    rn: Vec<Signal<Local, Bits<9>>>,
     lane_mask: Vec<Signal<Local, Bit>>,
     fire: Signal<Local, Bit>,
     adv: Signal<Local, Bit>,
@@ -220,6 +231,9 @@ pub struct OakenDequantizer<const IB: usize> {
     two8: Constant<Bits<8>>,
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
+    zero9: Constant<Bits<9>>,
+    bad9: Constant<Bits<9>>,
+    lanes16: Constant<Bits<16>>,
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
     hi_bit16: Constant<Bits<16>>,
@@ -250,9 +264,9 @@ impl<const IB: usize> OakenDequantizer<IB> {
         assert_eq!(p.inlier_bits as usize, IB);
         let l = p.lanes;
         let s = p.segments();
-        let beats = p.beats();
+        let beats = p.head_beats();
         let ob = IB + 1;
-        let bytes = 12 + s;
+        let bytes = 12;
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
         fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
             (0..n).map(|_| Reg::default()).collect()
@@ -278,14 +292,14 @@ impl<const IB: usize> OakenDequantizer<IB> {
             d_valid: Default::default(),
             d_ready: Default::default(),
             d_dense: (0..l).map(|_| Default::default()).collect(),
-            d_meta: (0..bytes).map(|_| Default::default()).collect(),
+            d_meta: (0..12).map(|_| Default::default()).collect(),
+            d_counts: (0..s).map(|_| Default::default()).collect(),
             d_layer: Default::default(),
             d_kv: Default::default(),
             s_valid: Default::default(),
             s_ready: Default::default(),
             s_coo: (0..l).map(|_| Default::default()).collect(),
             s_count: Default::default(),
-            s_last: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
             out_data: (0..l).map(|_| Default::default()).collect(),
@@ -304,32 +318,39 @@ impl<const IB: usize> OakenDequantizer<IB> {
             s_occ_n: Default::default(),
             dq: FifoCtrl::new(FIFO_DEPTH),
             dq_dense: (0..l).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
-            dq_meta: (0..bytes).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
+            dq_meta: (0..12).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
+            dq_cnt: (0..s).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
+            dq_n: FifoMem::new(FIFO_DEPTH),
+            n_in: Default::default(),
+            t8: Default::default(),
             dq_thr: FifoMem::new(FIFO_DEPTH),
             dq_oob: FifoMem::new(FIFO_DEPTH),
             sq: FifoCtrl::new(FIFO_DEPTH),
             sq_coo: (0..l).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
             sq_cnt: FifoMem::new(FIFO_DEPTH),
-            sq_last: FifoMem::new(FIFO_DEPTH),
             win: regs(2 * l),
             wcnt: Reg::default(),
-            ended: Reg::default(),
+            need: Reg::default(),
+            skip: Reg::default(),
             beat: Reg::default(),
             used: Reg::default(),
             seg_lo: Reg::default(),
             seg_hi: Reg::default(),
             cnt_r: regs(s),
             err_r: Reg::default(),
-            drain: Reg::default(),
             d_avail: Default::default(),
             s_avail: Default::default(),
             h_cnt: Default::default(),
             h_bad: Default::default(),
-            h_last: Default::default(),
             in_view: Default::default(),
             hm: sigs(3 * l),
             vv: sigs(3 * l),
             vcnt: Default::default(),
+            need_cur: Default::default(),
+            rem: Default::default(),
+            sk: Default::default(),
+            dsk: Default::default(),
+            bad_take: Default::default(),
             complete: Default::default(),
             first_b: Default::default(),
             last_b: Default::default(),
@@ -426,6 +447,9 @@ impl<const IB: usize> OakenDequantizer<IB> {
             two8: c(2),
             one8: c(1),
             zero8: c(0),
+            zero9: c(0),
+            bad9: c(0x100),
+            lanes16: c(l as u64),
             zero16: c(0),
             one16: c(1),
             hi_bit16: c(1u64 << IB),
@@ -468,7 +492,7 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.thr_tab.rd_kv.next = self.d_kv.val();
 
         clock!(
-            self, clock, d_occ, s_occ, d_rdy, s_rdy, wcnt, ended, beat, used, seg_lo, seg_hi, err_r, drain, k0_v,
+            self, clock, d_occ, s_occ, d_rdy, s_rdy, wcnt, need, skip, beat, used, seg_lo, seg_hi, err_r, k0_v,
             k0_hold, k0_first, k0_last, k0_err, k0_oob, k0_thr, k1_oob, tok_oob
         );
         self.d_occ.reset.next = self.reset.val();
@@ -476,13 +500,13 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.d_rdy.reset.next = self.reset.val();
         self.s_rdy.reset.next = self.reset.val();
         self.wcnt.reset.next = self.reset.val();
-        self.ended.reset.next = self.reset.val();
+        self.need.reset.next = self.reset.val();
+        self.skip.reset.next = self.reset.val();
         self.beat.reset.next = self.reset.val();
         self.used.reset.next = self.reset.val();
         self.seg_lo.reset.next = self.reset.val();
         self.seg_hi.reset.next = self.reset.val();
         self.err_r.reset.next = self.reset.val();
-        self.drain.reset.next = self.reset.val();
         self.k0_v.reset.next = self.reset.val();
         self.k0_hold.reset.next = self.reset.val();
         self.k0_first.reset.next = self.reset.val();
@@ -534,6 +558,24 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.dq_meta[i].wdata.next = self.d_meta[i].val();
             self.dq_meta[i].raddr.next = self.dq.raddr.val();
         }
+        // the record's list length, summed as the beat enters
+        self.n_in.next = self.zero16.val();
+        for s in 0..self._segs {
+            self.dq_cnt[s].clock.next = self.clock.val();
+            self.dq_cnt[s].reset.next = self.reset.val();
+            self.dq_cnt[s].we.next = self.d_push.val();
+            self.dq_cnt[s].waddr.next = self.dq.waddr.val();
+            self.dq_cnt[s].wdata.next = self.d_counts[s].val();
+            self.dq_cnt[s].raddr.next = self.dq.raddr.val();
+            self.t8.next = self.d_counts[s].val();
+            self.n_in.next = self.n_in.val() + bit_cast::<16, 8>(self.t8.val());
+        }
+        self.dq_n.clock.next = self.clock.val();
+        self.dq_n.reset.next = self.reset.val();
+        self.dq_n.we.next = self.d_push.val();
+        self.dq_n.waddr.next = self.dq.waddr.val();
+        self.dq_n.wdata.next = self.n_in.val();
+        self.dq_n.raddr.next = self.dq.raddr.val();
         self.dq_thr.clock.next = self.clock.val();
         self.dq_thr.reset.next = self.reset.val();
         self.dq_thr.we.next = self.d_push.val();
@@ -552,12 +594,6 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.sq_cnt.waddr.next = self.sq.waddr.val();
         self.sq_cnt.wdata.next = self.s_count.val();
         self.sq_cnt.raddr.next = self.sq.raddr.val();
-        self.sq_last.clock.next = self.clock.val();
-        self.sq_last.reset.next = self.reset.val();
-        self.sq_last.we.next = self.s_push.val();
-        self.sq_last.waddr.next = self.sq.waddr.val();
-        self.sq_last.wdata.next = bit_cast::<1, 1>(self.s_last.val().into());
-        self.sq_last.raddr.next = self.sq.raddr.val();
 
         // ---------------- aligner (spec §4.3) ----------------
         self.d_avail.next = !self.dq.empty.val();
@@ -567,28 +603,28 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         if self.h_bad.val() {
             self.h_cnt.next = self.lanes8.val();
         }
-        self.h_last.next = self.sq_last.rdata.val().any();
         // the head sparse beat joins the window while the window has room
-        // for a whole beat and the token's list has not ended
-        self.in_view.next = self.s_avail.val()
-            & !self.ended.q.val()
-            & !self.drain.q.val()
-            & (self.wcnt.q.val() <= self.lanes8.val());
+        // for a whole beat
+        self.in_view.next = self.s_avail.val() & (self.wcnt.q.val() <= self.lanes8.val());
         // hm: the head beat's entries at lanes L..2L-1 of a 3L-lane vector
         // (zeros around them), so that every shift below indexes in range
         for i in 0..self._w3 {
-            self.hm[i].next = self.zero8.val();
+            self.hm[i].next = self.zero9.val();
         }
         for ln in self._lanes..(self._lanes + 1) {
             for p in 0..self._lanes {
+                self.t8.next = self.sq_coo[p].rdata.val();
                 if self.in_view.val() & (self.kc8[p].val() < self.h_cnt.val()) {
-                    self.hm[p + ln].next = self.sq_coo[p].rdata.val();
+                    self.hm[p + ln].next = bit_cast::<9, 8>(self.t8.val());
+                    if self.h_bad.val() {
+                        self.hm[p + ln].next = self.hm[p + ln].val() | self.bad9.val();
+                    }
                 }
             }
         }
         // view = window entries, then the head beat's entries after them
         for j in 0..self._w3 {
-            self.vv[j].next = self.zero8.val();
+            self.vv[j].next = self.zero9.val();
         }
         for ln in self._lanes..(self._lanes + 1) {
             for j in 0..self._w2 {
@@ -604,16 +640,16 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         if self.in_view.val() {
             self.vcnt.next = self.wcnt.q.val() + self.h_cnt.val();
         }
-        self.complete.next = self.ended.q.val() | (self.in_view.val() & self.h_last.val());
 
-        // the token's segment counts: from the FIFO head at its first beat
+        // the record's segment counts and list length: from the FIFO head at
+        // its first beat
         self.first_b.next = self.beat.q.val() == self.zero16.val();
         self.last_b.next = self.beat.q.val() == self.last_beat.val();
         self.cnt_bad.next = false;
         for s in 0..self._segs {
             self.cm[s].next = self.cnt_r[s].q.val();
             if self.first_b.val() {
-                self.cm[s].next = self.dq_meta[12 + s].rdata.val();
+                self.cm[s].next = self.dq_cnt[s].rdata.val();
             }
             if self.cm[s].val() > self.seg_len[s].val() {
                 self.cnt_bad.next = true;
@@ -627,12 +663,19 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.hi_cur.next = self.tmp16.val();
         }
         self.bws.next = bit_cast::<8, 16>(self.beat.q.val()) & self.bws_mask.val();
+        // entries of the record not yet taken; all of them in view
+        self.need_cur.next = self.need.q.val();
+        if self.first_b.val() {
+            self.need_cur.next = self.dq_n.rdata.val();
+        }
+        self.complete.next = bit_cast::<16, 8>(self.vcnt.val()) >= self.need_cur.val();
 
-        // entries taken into this beat: a prefix of the view
+        // entries taken into this beat: a prefix of the view, never past the
+        // record's list (hi_cur <= its length)
         self.ntake.next = self.zero8.val();
         for j in 0..self._lanes {
             self.gidx[j].next = self.used.q.val() + self.kc16[j].val();
-            self.idx[j].next = self.vv[j].val() >> self.two8.val();
+            self.idx[j].next = self.vv[j].val().get_bits::<8>(0) >> self.two8.val();
             self.take[j].next = (self.kc8[j].val() < self.vcnt.val())
                 & (self.gidx[j].val() >= self.lo_cur.val())
                 & (self.gidx[j].val() < self.hi_cur.val())
@@ -641,9 +684,13 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         for j in 1..self._lanes {
             self.take[j].next = self.take[j].val() & self.take[j - 1].val() & (self.idx[j].val() > self.idx[j - 1].val());
         }
+        self.bad_take.next = false;
         for j in 0..self._lanes {
             if self.take[j].val() {
                 self.ntake.next = self.kc8[j + 1].val();
+                if self.vv[j].val().get_bit(8) {
+                    self.bad_take.next = true;
+                }
             }
         }
         for p in 0..self._lanes {
@@ -657,18 +704,34 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             }
         }
 
+        // L entries in view hold every entry of one beat; fewer do when they
+        // are the rest of the record's list
         self.fire.next = self.d_avail.val()
-            & !self.drain.q.val()
             & self.k0_free.val()
             & ((self.vcnt.val() >= self.lanes8.val()) | self.complete.val());
+        // entries of the record left untaken after this beat
+        self.rem.next = self.need_cur.val() - bit_cast::<16, 8>(self.ntake.val());
+        // after a last beat with entries untaken (malformed), K0 holds it
+        // while they are dropped, min(skip, L, in view) a cycle
+        self.sk.next = self.lanes8.val();
+        if self.skip.q.val() < self.lanes16.val() {
+            self.sk.next = self.skip.q.val().get_bits::<8>(0);
+        }
+        self.dsk.next = self.sk.val();
+        if self.vcnt.val() < self.sk.val() {
+            self.dsk.next = self.vcnt.val();
+        }
 
-        // window <- view shifted down by the entries taken (none without a fire)
+        // window <- view shifted down by the entries taken or dropped
         self.cshift.next = self.zero8.val();
         if self.fire.val() {
             self.cshift.next = self.ntake.val();
         }
+        if self.k0_hold.q.val() {
+            self.cshift.next = self.dsk.val();
+        }
         for j in 0..self._w2 {
-            self.rn[j].next = self.zero8.val();
+            self.rn[j].next = self.zero9.val();
             for k in 0..(self._lanes + 1) {
                 if self.cshift.val() == self.kc8[k].val() {
                     self.rn[j].next = self.rn[j].val() | self.vv[j + k].val();
@@ -678,38 +741,35 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.win[j].reset.next = self.reset.val();
             self.win[j].en.next = true;
             self.win[j].d.next = self.rn[j].val();
-            if (self.fire.val() & self.last_b.val()) | self.drain.q.val() {
-                self.win[j].d.next = self.zero8.val();
-            }
         }
         self.wcnt.en.next = true;
         self.wcnt.d.next = self.vcnt.val() - self.cshift.val();
-        if (self.fire.val() & self.last_b.val()) | self.drain.q.val() {
-            self.wcnt.d.next = self.zero8.val();
+        self.skip.en.next = true;
+        self.skip.d.next = self.skip.q.val();
+        if self.k0_hold.q.val() {
+            self.skip.d.next = self.skip.q.val() - bit_cast::<16, 8>(self.dsk.val());
         }
+        if self.fire.val() & self.last_b.val() {
+            self.skip.d.next = self.rem.val();
+        }
+        self.need.en.next = self.fire.val();
+        self.need.d.next = self.rem.val();
 
-        // the sticky error of the token so far, and the verdict at its last beat
-        self.err_fin.next = self.err_r.q.val() | (self.in_view.val() & self.h_bad.val());
+        // the record's sticky error so far (counts, flagged entries taken),
+        // and the verdict at its last beat
+        self.err_fin.next = self.err_r.q.val() | self.bad_take.val();
         if self.first_b.val() {
             self.err_fin.next = self.err_fin.val() | self.cnt_bad.val();
         }
-        self.err_r.en.next = true;
-        self.err_r.d.next = self.err_r.q.val() | (self.in_view.val() & self.h_bad.val());
-        if self.fire.val() {
-            self.err_r.d.next = self.err_fin.val();
+        if self.last_b.val() {
+            self.err_fin.next = self.err_fin.val() | (self.rem.val() != self.zero16.val());
         }
-        if self.fire.val() & self.last_b.val() {
-            self.err_fin.next = self.err_fin.val()
-                | (self.vcnt.val() != self.ntake.val())
-                | ((self.used.q.val() + bit_cast::<16, 8>(self.ntake.val())) != self.hi_cur.val());
+        self.err_r.en.next = self.fire.val();
+        self.err_r.d.next = self.err_fin.val();
+        if self.last_b.val() {
             self.err_r.d.next = false;
         }
 
-        self.ended.en.next = true;
-        self.ended.d.next = self.ended.q.val() | (self.in_view.val() & self.h_last.val());
-        if self.fire.val() & self.last_b.val() {
-            self.ended.d.next = false;
-        }
         self.beat.en.next = self.fire.val();
         self.beat.d.next = self.beat.q.val() + self.one16.val();
         if self.last_b.val() {
@@ -745,17 +805,9 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         }
 
         // FIFO pops: a dense beat per fire; the head sparse beat when it
-        // joins the view or while draining
+        // joins the view
         self.dq.pop.next = self.fire.val();
-        self.sq.pop.next = self.in_view.val() | (self.drain.q.val() & self.s_avail.val());
-        self.drain.en.next = true;
-        self.drain.d.next = self.drain.q.val();
-        if self.fire.val() & self.last_b.val() & !self.complete.val() {
-            self.drain.d.next = true;
-        }
-        if self.drain.q.val() & self.s_avail.val() & self.h_last.val() {
-            self.drain.d.next = false;
-        }
+        self.sq.pop.next = self.in_view.val();
         self.d_occ_n.next = self.d_occ.q.val();
         if self.d_push.val() {
             self.d_occ_n.next = self.d_occ_n.val() + self.one8.val();
@@ -785,18 +837,15 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.k0_hold.en.next = true;
         self.k0_hold.d.next = self.k0_hold.q.val();
         if self.fire.val() {
-            self.k0_hold.d.next = self.last_b.val() & !self.complete.val();
+            self.k0_hold.d.next = self.last_b.val() & (self.rem.val() != self.zero16.val());
         }
-        if self.drain.q.val() & self.s_avail.val() & self.h_last.val() {
+        if self.k0_hold.q.val() & (self.skip.q.val() == bit_cast::<16, 8>(self.dsk.val())) {
             self.k0_hold.d.next = false;
         }
         self.k0_err.en.next = true;
         self.k0_err.d.next = self.k0_err.q.val();
         if self.fire.val() {
             self.k0_err.d.next = self.err_fin.val() & self.last_b.val();
-        }
-        if self.drain.q.val() & self.s_avail.val() & (self.sq_cnt.rdata.val() != self.zero8.val()) {
-            self.k0_err.d.next = true;
         }
         self.k0_first.en.next = self.fire.val();
         self.k0_first.d.next = self.first_b.val();
@@ -816,7 +865,7 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.k0_ent[p].en.next = self.fire.val();
             self.k0_ent[p].d.next = self.zero8.val();
             if self.take[p].val() {
-                self.k0_ent[p].d.next = self.vv[p].val();
+                self.k0_ent[p].d.next = self.vv[p].val().get_bits::<8>(0);
             }
             self.k0_mask[p].clock.next = self.clock.val();
             self.k0_mask[p].reset.next = self.reset.val();

@@ -220,6 +220,8 @@ pub struct OakenMmu {
     fb: Reg<Bits<MA>>,
     pgr: Reg<Bits<D>>,
     newp: Reg<Bit>,
+    /// The page FETCH or CUT reads next is held (else it is popped), registered so no compare feeds the memories.
+    pth: Reg<Bit>,
     fresh: Reg<Bit>,
     headq: Reg<Bits<D>>,
     t: Reg<Bits<D>>,
@@ -343,7 +345,6 @@ pub struct OakenMmu {
     k_4k1: Constant<Bits<D>>,
     k_maxb: Constant<Bits<D>>,
     k_bus1: Constant<Bits<D>>,
-    k_ones: Constant<Bits<D>>,
     k_zero: Constant<Bits<D>>,
     k_one: Constant<Bits<D>>,
     k_zero16: Constant<Bits<16>>,
@@ -356,6 +357,29 @@ pub struct OakenMmu {
     k_err_unknown: Constant<Bits<3>>,
     k_err_double: Constant<Bits<3>>,
     k_ok: Constant<Bits<3>>,
+    // Value masks of the wide registers (`mask` below): a register's bits
+    // above its largest value are constant 0, so synthesis drops them and
+    // every adder and comparison on it is only as wide as the parameters need.
+    k_m_npc: Constant<Bits<D>>,
+    k_m_slot: Constant<Bits<D>>,
+    k_m_sl: Constant<Bits<D>>,
+    k_m_tok: Constant<Bits<D>>,
+    k_m_need: Constant<Bits<D>>,
+    k_m_addr: Constant<Bits<D>>,
+    k_m_nr: Constant<Bits<D>>,
+    k_m_ns: Constant<Bits<D>>,
+    k_m_h: Constant<Bits<D>>,
+    k_m_si: Constant<Bits<D>>,
+    k_m_lay: Constant<Bits<D>>,
+    k_m_fill: Constant<Bits<D>>,
+    k_m_held: Constant<Bits<D>>,
+    k_m_capr: Constant<Bits<D>>,
+    k_m_rl: Constant<Bits<D>>,
+    k_m_pg: Constant<Bits<D>>,
+    k_m_caddr: Constant<Bits<MA>>,
+    k_m_pbase: Constant<Bits<MA>>,
+    k_m_fb: Constant<Bits<MA>>,
+    k_m_pg16: Constant<Bits<16>>,
 
     _ms: usize,
     _nc: usize,
@@ -379,6 +403,14 @@ impl OakenMmu {
         let pb = p.page_bytes as u64;
         assert!(addr_bits(g.rows) <= 16 && addr_bits(p.phys_pages) <= 16);
         let (a, b, cc, d, e) = (ram(0), ram(1), ram(2), ram(3), ram(4));
+        // largest values of the masked registers (see `mask`)
+        let bw = |v: u64| (64 - v.leading_zeros() as usize).max(1);
+        let m = |w: usize| (1u64 << w) - 1;
+        let (np, msl) = (p.phys_pages as u64, p.max_seq_len as u64);
+        let pages_for = |b: usize| (b as u64).div_ceil(pb) + 1;
+        let need_max = pages_for(p.meta_bytes) + h as u64 * (pages_for(p.dense_bytes) + pages_for(p.head_dim));
+        let fill_max = msl * p.meta_bytes.max(p.dense_bytes).max(p.head_dim) as u64;
+        let cap_max = g.cap_m.max(g.cap_d).max(g.cap_s);
         OakenMmu {
             clock: Default::default(),
             reset: Default::default(),
@@ -457,6 +489,7 @@ impl OakenMmu {
             fb: Reg::default(),
             pgr: Reg::default(),
             newp: Reg::default(),
+            pth: Reg::default(),
             fresh: Reg::default(),
             headq: Reg::default(),
             t: Reg::default(),
@@ -576,7 +609,6 @@ impl OakenMmu {
             k_4k1: c(AXI_BOUNDARY - 1),
             k_maxb: c(AXI_MAX_BEATS * p.bus_bytes as u64),
             k_bus1: c(p.bus_bytes as u64 - 1),
-            k_ones: c(u32::MAX as u64),
             k_zero: c(0),
             k_one: c(1),
             k_zero16: c(0),
@@ -589,6 +621,26 @@ impl OakenMmu {
             k_err_unknown: c(5),
             k_err_double: c(6),
             k_ok: c(0),
+            k_m_npc: c(m(bw(np))),
+            k_m_slot: c(m(bw(ms as u64 - 1))),
+            k_m_sl: c(m(bw(g.rows as u64 - 1))),
+            k_m_tok: c(m(bw(msl))),
+            k_m_need: c(m(bw(need_max.max(np)))),
+            k_m_addr: c(m(bw(np * pb))),
+            k_m_nr: c(m(bw(pb))),
+            k_m_ns: c(m(bw(p.head_dim as u64))),
+            k_m_h: c(m(bw(h as u64))),
+            k_m_si: c(m(bw(g.streams as u64))),
+            k_m_lay: c(m(bw(l as u64 - 1))),
+            k_m_fill: c(m(bw(fill_max))),
+            k_m_held: c(m(bw(cap_max + 1))),
+            k_m_capr: c(m(bw(AXI_BOUNDARY))),
+            k_m_rl: c(m(bw(AXI_BOUNDARY + pb))),
+            k_m_pg: c(m(bw(np - 1))),
+            k_m_caddr: c(m(bw(mems[2].depth as u64 + msl))),
+            k_m_pbase: c(m(bw(mems[0].depth as u64))),
+            k_m_fb: c(m(bw(mems[1].depth as u64))),
+            k_m_pg16: c(m(bw(np - 1))),
             _ms: ms,
             _nc: nc,
             _seg: seg,
@@ -602,7 +654,7 @@ impl Logic for OakenMmu {
         // ---------------- clocks, resets, register defaults ----------------
         clock!(
             self, clock, rdy, st, c_op, c_seq, c_layer, c_head, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
-            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, fresh, headq, t, ptot, o_v,
+            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot, o_v,
             o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
         );
         self.rdy.reset.next = self.reset.val();
@@ -644,6 +696,7 @@ impl Logic for OakenMmu {
         self.fb.reset.next = self.reset.val();
         self.pgr.reset.next = self.reset.val();
         self.newp.reset.next = self.reset.val();
+        self.pth.reset.next = self.reset.val();
         self.fresh.reset.next = self.reset.val();
         self.headq.reset.next = self.reset.val();
         self.t.reset.next = self.reset.val();
@@ -699,6 +752,7 @@ impl Logic for OakenMmu {
         self.fb.en.next = false;
         self.pgr.en.next = false;
         self.newp.en.next = false;
+        self.pth.en.next = false;
         self.fresh.en.next = false;
         self.headq.en.next = false;
         self.t.en.next = false;
@@ -743,6 +797,7 @@ impl Logic for OakenMmu {
         self.fb.d.next = self.fb.q.val();
         self.pgr.d.next = self.pgr.q.val();
         self.newp.d.next = self.newp.q.val();
+        self.pth.d.next = self.pth.q.val();
         self.fresh.d.next = self.fresh.q.val();
         self.headq.d.next = self.headq.q.val();
         self.t.d.next = self.t.q.val();
@@ -1161,7 +1216,10 @@ impl Logic for OakenMmu {
             self.held.d.next = (self.fill_old.val() + self.k_pb1.val()) >> self.k_lpb.val();
             self.st.en.next = true;
             if self.c_op.q.val() == self.k_op_w.val() {
-                // write: [fill, fill + b); pages below ceil(fill / pb) are held
+                // write: [fill, fill + b); pages below ceil(fill / pb) are held,
+                // so page j is held when the last page is partly filled
+                self.pth.en.next = true;
+                self.pth.d.next = (self.fill_old.val() & self.k_pb1.val()) != self.k_zero.val();
                 self.voff.d.next = self.fill_old.val();
                 self.v1.d.next = self.fill_old.val() + self.nb.val();
                 self.j.d.next = self.fill_old.val() >> self.k_lpb.val();
@@ -1178,8 +1236,9 @@ impl Logic for OakenMmu {
                     self.st.d.next = self.k_st[8].val();
                 }
             } else if self.c_op.q.val() == self.k_op_r.val() {
-                // read: [0, fill), every page held
-                self.held.d.next = self.k_ones.val();
+                // read: [0, fill), every page held (held = ceil(fill / pb))
+                self.pth.en.next = true;
+                self.pth.d.next = true;
                 if self.fill_old.val() == self.k_zero.val() {
                     self.st.d.next = self.k_st[12].val();
                 } else {
@@ -1201,7 +1260,9 @@ impl Logic for OakenMmu {
             self.newp.en.next = true;
             self.st.en.next = true;
             self.st.d.next = self.k_st[9].val();
-            if self.j.q.val() < self.held.q.val() {
+            self.pth.en.next = true;
+            self.pth.d.next = self.j.q.val() + self.k_one.val() < self.held.q.val();
+            if self.pth.q.val() {
                 self.m_pt.en.next = true;
                 self.newp.d.next = false;
             } else {
@@ -1233,7 +1294,16 @@ impl Logic for OakenMmu {
             // MERGE: the piece's merge, waiting to flush the pending range
             self.do_merge.next = true;
         } else if self.st.q.val() == self.k_st[11].val() {
-            // CUT: emit every whole burst of the pending range
+            // CUT: emit every whole burst of the pending range. The next
+            // page is read in every CUT cycle, whether or not a burst goes
+            // out first (a read has no effect but its data), so only
+            // registers feed the memories' controls.
+            self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
+            if self.pth.q.val() {
+                self.m_pt.en.next = true;
+            } else {
+                self.m_fl.en.next = true;
+            }
             if self.rl.q.val() >= self.capr.q.val() {
                 if self.can_emit.val() {
                     self.e_go.next = true;
@@ -1256,12 +1326,11 @@ impl Logic for OakenMmu {
                 self.newp.en.next = true;
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[9].val();
-                if self.j.q.val() + self.k_one.val() < self.held.q.val() {
-                    self.m_pt.en.next = true;
-                    self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
+                self.pth.en.next = true;
+                self.pth.d.next = self.j.q.val() + self.k_one.val() + self.k_one.val() < self.held.q.val();
+                if self.pth.q.val() {
                     self.newp.d.next = false;
                 } else {
-                    self.m_fl.en.next = true;
                     self.newp.d.next = true;
                     self.fresh.en.next = true;
                     self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
@@ -1303,6 +1372,9 @@ impl Logic for OakenMmu {
                     self.m_fill.en.next = false;
                     self.t.en.next = true;
                     self.t.d.next = self.k_zero.val();
+                    // token 0's counts address, registered for RC_FIRST
+                    self.caddr.en.next = true;
+                    self.caddr.d.next = self.mul_c.y.val();
                     self.st.d.next = self.k_st[16].val();
                 }
             } else if self.si.q.val() == self.k_ns1.val() {
@@ -1361,9 +1433,8 @@ impl Logic for OakenMmu {
                 self.st.d.next = self.k_st[22].val();
             } else {
                 self.m_cnt.en.next = true;
-                self.m_cnt.addr.next = self.mul_c.y.val();
                 self.caddr.en.next = true;
-                self.caddr.d.next = self.mul_c.y.val() + self.k_one48.val();
+                self.caddr.d.next = self.caddr.q.val() + self.k_one48.val();
                 self.st.d.next = self.k_st[17].val();
             }
         } else if self.st.q.val() == self.k_st[17].val() {
@@ -1576,5 +1647,40 @@ impl Logic for OakenMmu {
         self.rsp_opened.next = self.o_opened.q.val();
         self.rsp_pages.next = self.o_pages.q.val();
         self.rsp_last.next = self.o_last.q.val();
+
+        // ---------------- value masks (see the k_m_* constants) ----------------
+        self.fl_cnt.d.next = self.fl_cnt.d.val() & self.k_m_npc.val();
+        self.fl_wm.d.next = self.fl_wm.d.val() & self.k_m_npc.val();
+        self.slot.d.next = self.slot.d.val() & self.k_m_slot.val();
+        self.sl.d.next = self.sl.d.val() & self.k_m_sl.val();
+        self.tok.d.next = self.tok.d.val() & self.k_m_tok.val();
+        self.t.d.next = self.t.d.val() & self.k_m_tok.val();
+        self.need.d.next = self.need.d.val() & self.k_m_need.val();
+        self.nd.d.next = self.nd.d.val() & self.k_m_need.val();
+        self.nf.d.next = self.nf.d.val() & self.k_m_need.val();
+        self.ptot.d.next = self.ptot.d.val() & self.k_m_need.val();
+        self.rend.d.next = self.rend.d.val() & self.k_m_addr.val();
+        self.ra.d.next = self.ra.d.val() & self.k_m_addr.val();
+        self.nr.d.next = self.nr.d.val() & self.k_m_nr.val();
+        self.nsw.d.next = self.nsw.d.val() & self.k_m_ns.val();
+        self.nsr.d.next = self.nsr.d.val() & self.k_m_ns.val();
+        self.hs.d.next = self.hs.d.val() & self.k_m_h.val();
+        self.hh.d.next = self.hh.d.val() & self.k_m_h.val();
+        self.si.d.next = self.si.d.val() & self.k_m_si.val();
+        self.lay.d.next = self.lay.d.val() & self.k_m_lay.val();
+        self.v1.d.next = self.v1.d.val() & self.k_m_fill.val();
+        self.voff.d.next = self.voff.d.val() & self.k_m_fill.val();
+        self.held.d.next = self.held.d.val() & self.k_m_held.val();
+        self.j.d.next = self.j.d.val() & self.k_m_held.val();
+        self.capr.d.next = self.capr.d.val() & self.k_m_capr.val();
+        self.rl.d.next = self.rl.d.val() & self.k_m_rl.val();
+        self.pgr.d.next = self.pgr.d.val() & self.k_m_pg.val();
+        self.headq.d.next = self.headq.d.val() & self.k_m_pg.val();
+        self.caddr.d.next = self.caddr.d.val() & self.k_m_caddr.val();
+        self.pbase.d.next = self.pbase.d.val() & self.k_m_pbase.val();
+        self.rowb.d.next = self.rowb.d.val() & self.k_m_pbase.val();
+        self.fb.d.next = self.fb.d.val() & self.k_m_fb.val();
+        self.fl_head.d.next = self.fl_head.d.val() & self.k_m_pg16.val();
+        self.fl_tail.d.next = self.fl_tail.d.val() & self.k_m_pg16.val();
     }
 }

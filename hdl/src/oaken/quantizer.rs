@@ -720,7 +720,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         }
         self.i2_v.en.next = true;
         self.i2_v.d.next = self.i1_v.q.val();
-        // tag: {oob, nonfinite, last, first, beat, thresholds}
+        // tag: {oob, nonfinite, last, first, global segment, thresholds}
+        // (the segment field is at `tag_beat`, where the beat number was)
         self.tag.next = bit_cast::<TAG, 64>(self.thr_cur.val())
             | (bit_cast::<TAG, 16>(self.i1_seg.q.val()) << self.sh64.val())
             | (bit_cast::<TAG, 1>(self.i1_first.q.val().into()) << self.sh80.val())
@@ -1005,7 +1006,13 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.lane[p].clock.next = self.clock.val();
             self.lane[p].reset.next = self.reset.val();
             self.lane[p].en.next = self.en2.val();
-            self.lane[p].x.next = self.tbram.rdata.val().get_bits::<16>(self.lane_bit[p].val().index());
+            // a memory word not read since reset is undefined (an SRAM's is):
+            // only a valid P0 beat enters the lanes, so no output ever
+            // depends on one, even while out_valid is low
+            self.lane[p].x.next = self.zero16.val();
+            if self.pv[0].q.val() {
+                self.lane[p].x.next = self.tbram.rdata.val().get_bits::<16>(self.lane_bit[p].val().index());
+            }
             self.lane[p].k_lo_o.next = self.p0_key[0].key.val();
             self.lane[p].k_lo_i.next = self.p0_key[1].key.val();
             self.lane[p].k_hi_i.next = self.p0_key[2].key.val();

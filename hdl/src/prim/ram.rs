@@ -39,6 +39,33 @@ impl MemInfo {
     pub fn bits(&self) -> u64 {
         self.depth as u64 * self.width as u64
     }
+
+    /// A memory behind a wrapper with `a` address and `w` data bits: the
+    /// words must fit the ports, and the module name must be an identifier.
+    fn checked(module: &str, name: &str, depth: usize, width: usize, a: usize, w: usize) -> MemInfo {
+        assert!(depth >= 1 && (1..=w).contains(&width), "{name}: depth {depth}, width {width} (port {w})");
+        assert!(addr_bits(depth) <= a, "{name}: {depth} words need more than {a} address bits");
+        assert!(module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "module name {module}");
+        MemInfo { module: module.into(), name: name.into(), depth, width }
+    }
+}
+
+/// The wrapper's `W`-bit `rdata` from the storage's `dw`-bit word, zero above.
+fn widen_rdata(dw: usize, w: usize) -> String {
+    if dw == w {
+        "assign rdata = rdata_w;".to_string()
+    } else {
+        format!("assign rdata = {{{}'d0, rdata_w}};", w - dw)
+    }
+}
+
+/// The low `width` bits of a `W`-bit word (the storage's own width).
+fn width_mask<const W: usize>(width: usize) -> Bits<W> {
+    if width >= W {
+        !Bits::<W>::default()
+    } else {
+        (Bits::<W>::from(1u64) << (width as u64)) - Bits::<W>::from(1u64)
+    }
 }
 
 #[derive(LogicBlock)]
@@ -60,9 +87,6 @@ impl<const A: usize, const W: usize> SpRam<A, W> {
     /// `depth` words of `width` bits (`width <= W`, `clog2(depth) <= A`),
     /// stored in Verilog module `module`.
     pub fn new(module: &str, name: &str, depth: usize, width: usize) -> Self {
-        assert!(depth >= 1 && (1..=W).contains(&width), "{name}: depth {depth}, width {width} (port {W})");
-        assert!(addr_bits(depth) <= A, "{name}: {depth} words need more than {A} address bits");
-        assert!(module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "module name {module}");
         SpRam {
             clock: Default::default(),
             en: Default::default(),
@@ -70,7 +94,7 @@ impl<const A: usize, const W: usize> SpRam<A, W> {
             addr: Default::default(),
             wdata: Default::default(),
             rdata: Default::default(),
-            _info: MemInfo { module: module.into(), name: name.into(), depth, width },
+            _info: MemInfo::checked(module, name, depth, width, A, W),
             _sim: BTreeMap::new(),
         }
     }
@@ -86,11 +110,7 @@ impl<const A: usize, const W: usize> Logic for SpRam<A, W> {
         if self.clock.pos_edge() && self.en.val() {
             let a = self.addr.val().index() as u64;
             if self.we.val() {
-                let mask: Bits<W> = if self._info.width >= W {
-                    !Bits::<W>::default()
-                } else {
-                    (Bits::<W>::from(1u64) << (self._info.width as u64)) - Bits::<W>::from(1u64)
-                };
+                let mask = width_mask::<W>(self._info.width);
                 self._sim.insert(a, self.wdata.val() & mask);
             } else {
                 self.rdata.next = self._sim.get(&a).copied().unwrap_or_default();
@@ -105,11 +125,7 @@ impl<const A: usize, const W: usize> Logic for SpRam<A, W> {
     fn hdl(&self) -> Verilog {
         let i = &self._info;
         let (m, aw, dw) = (&i.module, addr_bits(i.depth), i.width);
-        let rdata = if dw == W {
-            "assign rdata = rdata_w;".to_string()
-        } else {
-            format!("assign rdata = {{{}'d0, rdata_w}};", W - dw)
-        };
+        let rdata = widen_rdata(dw, W);
         let code = format!(
             "wire [{dm}:0] rdata_w;\n\
              {m} store(\n    .clock(clock),\n    .en(en),\n    .we(we),\n    .addr(addr[{am}:0]),\n    .wdata(wdata[{dm}:0]),\n    .rdata(rdata_w)\n);\n\
@@ -187,9 +203,6 @@ impl<const A: usize, const W: usize> DpRam<A, W> {
     /// `depth` words of `width` bits (`width <= W`, `clog2(depth) <= A`),
     /// stored in Verilog module `module`.
     pub fn new(module: &str, name: &str, depth: usize, width: usize) -> Self {
-        assert!(depth >= 1 && (1..=W).contains(&width), "{name}: depth {depth}, width {width} (port {W})");
-        assert!(addr_bits(depth) <= A, "{name}: {depth} words need more than {A} address bits");
-        assert!(module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "module name {module}");
         DpRam {
             clock: Default::default(),
             we: Default::default(),
@@ -198,7 +211,7 @@ impl<const A: usize, const W: usize> DpRam<A, W> {
             re: Default::default(),
             raddr: Default::default(),
             rdata: Default::default(),
-            _info: MemInfo { module: module.into(), name: name.into(), depth, width },
+            _info: MemInfo::checked(module, name, depth, width, A, W),
             _sim: BTreeMap::new(),
         }
     }
@@ -217,11 +230,7 @@ impl<const A: usize, const W: usize> Logic for DpRam<A, W> {
                 self.rdata.next = self._sim.get(&a).copied().unwrap_or_default();
             }
             if self.we.val() {
-                let mask: Bits<W> = if self._info.width >= W {
-                    !Bits::<W>::default()
-                } else {
-                    (Bits::<W>::from(1u64) << (self._info.width as u64)) - Bits::<W>::from(1u64)
-                };
+                let mask = width_mask::<W>(self._info.width);
                 self._sim.insert(self.waddr.val().index() as u64, self.wdata.val() & mask);
             }
         }
@@ -234,11 +243,7 @@ impl<const A: usize, const W: usize> Logic for DpRam<A, W> {
     fn hdl(&self) -> Verilog {
         let i = &self._info;
         let (m, aw, dw) = (&i.module, addr_bits(i.depth), i.width);
-        let rdata = if dw == W {
-            "assign rdata = rdata_w;".to_string()
-        } else {
-            format!("assign rdata = {{{}'d0, rdata_w}};", W - dw)
-        };
+        let rdata = widen_rdata(dw, W);
         let code = format!(
             "wire [{dm}:0] rdata_w;\n\
              {m} store(\n    .clock(clock),\n    .we(we),\n    .waddr(waddr[{am}:0]),\n    .wdata(wdata[{dm}:0]),\n    \

@@ -31,16 +31,8 @@ impl Default for TitanusParams {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParamError(pub String);
-
-impl fmt::Display for ParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ParamError {}
+/// The one-line parameter error shared with the Oaken units.
+pub use crate::oaken::params::ParamError;
 
 fn err<T>(msg: String) -> Result<T, ParamError> {
     Err(ParamError(msg))

@@ -316,7 +316,7 @@ fn dequantizer_section(args: &Args, md: &mut String) {
             m.reset(1);
             let (writes, toks) = oaken_stream(&p, args.tokens, 0xbe7c);
             let recs = records_of(&p, &writes, &toks);
-            let outl: Vec<usize> = recs.iter().map(|r| r.1.iter().map(|b| b.count as usize).sum()).collect();
+            let outl: Vec<usize> = recs.recs.iter().map(|r| r.list_len()).collect();
             let res = drive_dequantizer(&mut m, &writes, &recs, &st, 0x50_50);
             match res {
                 Ok(run) => {

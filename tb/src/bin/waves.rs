@@ -285,10 +285,12 @@ fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
         Token { layer: 0, v: true, x: draw.varied_token(hd, set) },
     ];
     let mut recs = records_of(&p, &writes, &tokens);
-    let mut coo: Vec<u8> = recs[2].1.iter().flat_map(|b| b.lanes[..b.count as usize].iter().copied()).collect();
-    if coo.len() >= 2 {
-        coo.swap(0, 1);
-        recs[2].1 = sim::oaken::dequantizer::pack_sparse(&coo, p.lanes);
+    // swap the first two entries of record 2's list (heads = 1: token 2)
+    let r2 = recs.cuts(p.lanes)[2 * p.heads].clone();
+    let mut coo: Vec<u8> = recs.entries(p.lanes).iter().map(|e| e.0).collect();
+    if r2.len() >= 2 {
+        coo.swap(r2.start, r2.start + 1);
+        recs.sparse = sim::oaken::dequantizer::pack_sparse(&coo, p.lanes);
     }
     let start1 = m.cycle() + writes.len() as u64 + 1;
     let run1 = drive_dequantizer(m, &writes, &recs, &DStalls::none(), 0x5747).map_err(|e| format!("back to back: {e}"))?;
