@@ -557,7 +557,7 @@ const TITANUS_DEQ_DOCS: &[(&str, &str)] = &[
     ("clock", "rising-edge clock"),
     ("reset", "synchronous reset, active high: every table slot empty, counters 0, pipeline empty"),
     ("sz_valid", "scale-zero load valid"),
-    ("sz_ready", "load accepted when sz_valid and sz_ready (low for 2 cycles after each load)"),
+    ("sz_ready", "load accepted when sz_valid and sz_ready (low for 2 cycles after each load, longer while record beats accepted before it wait for the output)"),
     ("sz_word", "entry word (spec §11.7.2): channel [61:52], level [51:48], start [47:32], zero [24:16], scale [15:0]"),
     ("sz_clear", "with sz_valid: empty every slot instead (sz_word ignored)"),
     ("sz_done", "one cycle after each accepted load"),
@@ -591,7 +591,12 @@ fn build_titanus_deq(t: &toml::Table) -> Result<Built, GenError> {
     };
     tp.validate().map_err(|e| GenError(format!("titanus-dequantizer: {e}")))?;
     let m = "titanus_dequantizer";
-    let e = elaborate(TitanusDequantizer::new(p.channels, p.lanes, p.max_levels), m, TITANUS_DEQ_DOCS)?;
+    let mut e =
+        elaborate(TitanusDequantizer::new(p.channels, p.lanes, p.max_levels, m), m, TITANUS_DEQ_DOCS)?;
+    e.memories = hdl::titanus::dequantizer::memories(m, p.channels, p.lanes, p.max_levels)
+        .into_iter()
+        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .collect();
     let lat = TitanusDequantizer::LATENCY as u32;
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
 }

@@ -443,3 +443,142 @@ impl Logic for ValidBits {
         vec![]
     }
 }
+
+/// `rows` rows of `width` flags (a power of two, at most 64), reset to 0:
+/// read one row (combinational), set one flag, or clear every row, per
+/// cycle (a clear wins). One vector register in plain Verilog, like
+/// [`ValidBits`]: for the few bits a memory cannot hold because they need
+/// reset or a one-cycle clear.
+#[derive(LogicBlock)]
+pub struct RowFlags {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub rd_row: Signal<In, Bits<16>>,
+    /// Row `rd_row` (bits above `width` are 0; a row past the last reads 0).
+    pub rd_q: Signal<Out, Bits<64>>,
+    /// Clear every flag at the edge.
+    pub clr: Signal<In, Bit>,
+    /// Set flag `set_col` of row `set_row` at the edge.
+    pub set: Signal<In, Bit>,
+    pub set_row: Signal<In, Bits<16>>,
+    pub set_col: Signal<In, Bits<8>>,
+    _module: String,
+    _rows: usize,
+    _width: usize,
+    _sim: Vec<u64>,
+}
+
+impl RowFlags {
+    pub fn new(module: &str, rows: usize, width: usize) -> Self {
+        assert!(rows >= 1 && addr_bits(rows) <= 16 && width.is_power_of_two() && width <= 64);
+        RowFlags {
+            clock: Default::default(),
+            reset: Default::default(),
+            rd_row: Default::default(),
+            rd_q: Default::default(),
+            clr: Default::default(),
+            set: Default::default(),
+            set_row: Default::default(),
+            set_col: Default::default(),
+            _module: module.into(),
+            _rows: rows,
+            _width: width,
+            _sim: vec![0; rows],
+        }
+    }
+}
+
+impl Logic for RowFlags {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            if self.reset.val() || self.clr.val() {
+                self._sim.iter_mut().for_each(|v| *v = 0);
+            } else if self.set.val() {
+                let (r, c) = (self.set_row.val().index(), self.set_col.val().index());
+                if r < self._rows && c < self._width {
+                    self._sim[r] |= 1 << c;
+                }
+            }
+        }
+        self.rd_q.next = self._sim.get(self.rd_row.val().index()).copied().unwrap_or(0).into();
+    }
+
+    fn connect(&mut self) {
+        self.rd_q.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let (m, rows, w) = (&self._module, self._rows, self._width);
+        let n = rows * w;
+        let aw = addr_bits(rows);
+        let cb = w.trailing_zeros() as usize;
+        // flag (row, col) is bit row * w + col of v; a single row needs no row bits
+        let ra = if rows == 1 { 0 } else { aw };
+        let iw = (ra + cb).max(1);
+        let (set_idx, rd_base) = match (ra > 0, cb > 0) {
+            (true, true) => ("{set_row, set_col}".to_string(), format!("{{rd_row, {cb}'d0}}")),
+            (true, false) => ("set_row".to_string(), "rd_row".to_string()),
+            (false, true) => ("set_col".to_string(), format!("{iw}'d0")),
+            (false, false) => ("1'b0".to_string(), "1'b0".to_string()),
+        };
+        let (col_port, col_decl) = if cb == 0 {
+            (String::new(), String::new())
+        } else {
+            (
+                format!(",\n    .set_col(set_col[{}:0])", cb - 1),
+                format!("\x20   input wire [{}:0] set_col;\n", cb - 1),
+            )
+        };
+        let rd = if w == 64 {
+            "assign rd_q = q_w;".to_string()
+        } else {
+            format!("assign rd_q = {{{}'d0, q_w}};", 64 - w)
+        };
+        let code = format!(
+            "wire [{wm}:0] q_w;\n\
+             {m} flags(\n    .clock(clock),\n    .reset(reset),\n    .rd_row(rd_row[{am}:0]),\n    .rd_q(q_w),\n    \
+             .clr(clr),\n    .set(set),\n    .set_row(set_row[{am}:0]){col_port}\n);\n{rd}\n",
+            wm = w - 1,
+            am = aw - 1,
+        );
+        let ports = if cb == 0 { "" } else { ", set_col" };
+        // rows past the last: reads give 0, sets are ignored
+        let full = rows == 1 << aw;
+        let rd_q = if full {
+            format!("v[rd_i +: {w}]")
+        } else {
+            format!("(rd_row < {aw}'d{rows}) ? v[rd_i +: {w}] : {w}'d0")
+        };
+        let set_ok = if full { "set".to_string() } else { format!("set && set_row < {aw}'d{rows}") };
+        let cores = format!(
+            "\n// {rows} rows of {w} flags, reset to 0; a row past the last reads 0.\n\
+             module {m}(clock, reset, rd_row, rd_q, clr, set, set_row{ports});\n\
+             \x20   input wire clock;\n\
+             \x20   input wire reset;\n\
+             \x20   input wire [{am}:0] rd_row;\n\
+             \x20   output wire [{wm}:0] rd_q;\n\
+             \x20   input wire clr;\n\
+             \x20   input wire set;\n\
+             \x20   input wire [{am}:0] set_row;\n\
+             {col_decl}\
+             \x20   reg [{nm}:0] v;\n\
+             \x20   wire [{im}:0] set_i = {set_idx};\n\
+             \x20   wire [{im}:0] rd_i = {rd_base};\n\
+             \x20   always @(posedge clock) begin\n\
+             \x20       if (reset || clr) v <= {n}'d0;\n\
+             \x20       else if ({set_ok}) v[set_i] <= 1'b1;\n\
+             \x20   end\n\
+             \x20   assign rd_q = {rd_q};\n\
+             endmodule // {m}\n",
+            am = aw - 1,
+            wm = w - 1,
+            nm = n - 1,
+            im = iw - 1,
+        );
+        Verilog::Wrapper(Wrapper { code, cores })
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![]
+    }
+}

@@ -4,12 +4,23 @@
 //! Spec: docs/spec.md §11.8 (table, level lookup, reconstruction, skip
 //! counters), §11.13 (ports), §11.14.3 (microarchitecture).
 //!
-//! Loads: L1 (word) -> L2 (rec(0) product) -> slot, 3 cycles, records held
-//! off meanwhile. Records: level lookup of every lane at acceptance ->
-//! [skid] -> S1 -> zero-insert of the codes, case, |q - z| -> S2 -> multiply
-//! -> S3 -> round, clamp, select -> out. S2 and S3 load only for lanes that
-//! multiply (operand isolation: skipped lanes never toggle the multiplier).
+//! Table: per lane `i`, two single-port memories (`prim::ram::SpRam`, each
+//! its own Verilog module, the SRAM swap points): `levels` (row `c / L`:
+//! {valid, start} of every level of channel `c = row * L + i`) and
+//! `entries` (word `row * max_levels + level`: {rec(0), z, S}); and one
+//! flop per channel, "present" (reset and clear empty it in one cycle; a
+//! levels row is used only while its channel is present, so memories need
+//! no reset).
+//! Loads: L1 (word, checks; waits for the record beats ahead to have read
+//! the table) -> L2 (levels row read, |z| S in two partial products) ->
+//! write (levels row modified, entry with rec(0), present flag), records
+//! held off meanwhile. Records: [skid] -> S1 (levels row and present flags
+//! read on entry; priority pick, zero-insert of the codes) -> S2 (entry
+//! read on entry; cases, |q - z|) -> S3 (partial products) -> S4 (sum,
+//! sign, round, clamp, select) -> out. S3 and S4 load operands only for
+//! lanes that multiply (operand isolation).
 
+use crate::prim::ram::{MemInfo, MulConst, RowFlags, SpRam};
 use crate::prim::reg::Reg;
 use crate::prim::zero_insert::ZeroInsert;
 use rust_hdl::prelude::*;
@@ -18,6 +29,35 @@ use rust_hdl::prelude::*;
 pub const SZ_OK: u64 = 0;
 pub const SZ_CHANNEL: u64 = 1;
 pub const SZ_LEVEL: u64 = 2;
+
+/// Bits per level in a levels row: valid, start (16).
+pub const LEVEL_BITS: usize = 17;
+/// Bits per entry word: rec(0) (8), zero point (9), scale (16).
+pub const ENTRY_BITS: usize = 33;
+
+/// The memories of an instance named `module` (manifest): per lane, the
+/// levels and the entries memory.
+pub fn memories(module: &str, channels: usize, lanes: usize, max_levels: usize) -> Vec<MemInfo> {
+    let rows = channels / lanes;
+    let mut v = Vec::new();
+    for i in 0..lanes {
+        v.push(MemInfo {
+            module: format!("{module}_lv{i}_ram"),
+            name: format!("levels_{i}"),
+            depth: rows,
+            width: LEVEL_BITS * max_levels,
+        });
+    }
+    for i in 0..lanes {
+        v.push(MemInfo {
+            module: format!("{module}_en{i}_ram"),
+            name: format!("entries_{i}"),
+            depth: rows * max_levels,
+            width: ENTRY_BITS,
+        });
+    }
+    v
+}
 
 #[derive(LogicBlock)]
 pub struct TitanusDequantizer {
@@ -45,117 +85,122 @@ pub struct TitanusDequantizer {
     pub st_zero_point: Signal<Out, Bits<32>>,
     pub st_multiplies: Signal<Out, Bits<32>>,
     pub st_missing_level: Signal<Out, Bits<32>>,
-    // table slots, (channel * max_levels + level)
-    sv: Vec<Reg<Bit>>,
-    sst: Vec<Reg<Bits<16>>>,
-    ssc: Vec<Reg<Bits<16>>>,
-    szp: Vec<Reg<Bits<16>>>,
-    sr0: Vec<Reg<Bits<8>>>,
-    cidx: Vec<Constant<Bits<10>>>,
+    // ---- table
+    lv_ram: Vec<SpRam<10, 272>>,
+    en_ram: Vec<SpRam<14, 33>>,
+    pres: RowFlags,
+    // row * max_levels, the row's first entry word
+    mul_ml: MulConst<16>,
+    rowsel: Signal<Local, Bits<16>>,
     lidx: Vec<Constant<Bits<4>>>,
-    // load path
+    loff: Vec<Constant<Bits<9>>>,
+    lane_idx: Vec<Constant<Bits<6>>>,
+    // ---- load path
     sz_acc: Signal<Local, Bit>,
     sz_code: Signal<Local, Bits<2>>,
     f_ch: Signal<Local, Bits<10>>,
     f_lv: Signal<Local, Bits<4>>,
     f_zero: Signal<Local, Bits<16>>,
+    go: Signal<Local, Bit>,
+    wr: Signal<Local, Bit>,
     done: Reg<Bit>,
     err: Reg<Bits<2>>,
     l1_valid: Reg<Bit>,
     l1_clear: Reg<Bit>,
     l1_ok: Reg<Bit>,
-    l1_ch: Reg<Bits<10>>,
+    l1_lane: Reg<Bits<6>>,
+    l1_row: Reg<Bits<16>>,
     l1_lv: Reg<Bits<4>>,
     l1_start: Reg<Bits<16>>,
     l1_scale: Reg<Bits<16>>,
-    l1_zero: Reg<Bits<16>>,
+    l1_z9: Reg<Bits<9>>,
+    l1_abs: Reg<Bits<16>>,
+    l1_neg: Reg<Bit>,
     l2_valid: Reg<Bit>,
     l2_clear: Reg<Bit>,
     l2_ok: Reg<Bit>,
-    l2_ch: Reg<Bits<10>>,
+    l2_lane: Reg<Bits<6>>,
+    l2_row: Reg<Bits<16>>,
+    l2_base: Reg<Bits<16>>,
     l2_lv: Reg<Bits<4>>,
     l2_start: Reg<Bits<16>>,
     l2_scale: Reg<Bits<16>>,
-    l2_zero: Reg<Bits<16>>,
-    l2_prod: Reg<Bits<32>>,
+    l2_z9: Reg<Bits<9>>,
+    l2_pl: Reg<Bits<24>>,
+    l2_ph: Reg<Bits<24>>,
     l2_neg: Reg<Bit>,
-    l1_abs: Reg<Bits<16>>,
-    r0: Signal<Local, Bits<8>>,
-    // rounding and clamping temporaries (shared by the load path and lanes)
+    l2_pres: Reg<Bit>,
+    trow: Signal<Local, Bits<272>>,
+    nrow: Signal<Local, Bits<272>>,
+    seg: Signal<Local, Bits<17>>,
+    ent_w: Signal<Local, Bits<33>>,
+    // ---- rounding of a split product (shared by the load path and the lanes)
+    r_pl: Signal<Local, Bits<24>>,
+    r_ph: Signal<Local, Bits<24>>,
+    r_neg: Signal<Local, Bit>,
     rp: Signal<Local, Bits<32>>,
     rt: Signal<Local, Bits<32>>,
-    rv: Signal<Local, Bits<32>>,
+    ru: Signal<Local, Bits<32>>,
     ro: Signal<Local, Bits<8>>,
-    // record lookup
+    // ---- record path
     bc: Reg<Bits<16>>,
-    bidx: Vec<Constant<Bits<16>>>,
-    bhit: Vec<Signal<Local, Bit>>,
-    bm16: Vec<Signal<Local, Bits<16>>>,
-    bm8: Vec<Signal<Local, Bits<8>>>,
-    t_v: Signal<Local, Bit>,
-    t_st: Signal<Local, Bits<16>>,
-    t_sc: Signal<Local, Bits<16>>,
-    t_z: Signal<Local, Bits<16>>,
-    t_r0: Signal<Local, Bits<8>>,
-    lk_found: Vec<Signal<Local, Bit>>,
-    lk_scale: Vec<Signal<Local, Bits<16>>>,
-    lk_zero: Vec<Signal<Local, Bits<16>>>,
-    lk_r0: Vec<Signal<Local, Bits<8>>>,
-    // handshake
     acc: Signal<Local, Bit>,
     en: Signal<Local, Bit>,
-    // skid and S1: the beat with its lookups
+    lv_rd: Signal<Local, Bit>,
     sk_valid: Reg<Bit>,
     sk_last: Reg<Bit>,
+    sk_pos: Reg<Bits<16>>,
+    sk_bc: Reg<Bits<16>>,
     sk_idx: Vec<Reg<Bit>>,
     sk_lab: Vec<Reg<Bit>>,
     sk_code: Vec<Reg<Bits<4>>>,
-    sk_found: Vec<Reg<Bit>>,
-    sk_scale: Vec<Reg<Bits<16>>>,
-    sk_zero: Vec<Reg<Bits<16>>>,
-    sk_r0: Vec<Reg<Bits<8>>>,
     s1_valid: Reg<Bit>,
     s1_last: Reg<Bit>,
+    s1_pos: Reg<Bits<16>>,
+    s1_base: Reg<Bits<16>>,
     s1_idx: Vec<Reg<Bit>>,
     s1_lab: Vec<Reg<Bit>>,
     s1_code: Vec<Reg<Bits<4>>>,
-    s1_found: Vec<Reg<Bit>>,
-    s1_scale: Vec<Reg<Bits<16>>>,
-    s1_zero: Vec<Reg<Bits<16>>>,
-    s1_r0: Vec<Reg<Bits<8>>>,
+    s1_pres: Vec<Reg<Bit>>,
     zi: ZeroInsert<4>,
-    // S1 cases, one-hot per lane: 0 pruned, 1 missing level, 2 label zero,
-    // 3 zero point, 4 multiply
-    c_pr: Vec<Signal<Local, Bit>>,
+    p_found: Vec<Signal<Local, Bit>>,
+    p_lv: Vec<Signal<Local, Bits<4>>>,
+    s2_valid: Reg<Bit>,
+    s2_last: Reg<Bit>,
+    s2_idx: Vec<Reg<Bit>>,
+    s2_found: Vec<Reg<Bit>>,
+    s2_q: Vec<Reg<Bits<4>>>,
+    // S2 cases, one-hot per lane
     c_ms: Vec<Signal<Local, Bit>>,
     c_lz: Vec<Signal<Local, Bit>>,
     c_zp: Vec<Signal<Local, Bit>>,
     c_mu: Vec<Signal<Local, Bit>>,
+    ent: Signal<Local, Bits<33>>,
     q16: Signal<Local, Bits<16>>,
-    ma: Signal<Local, Bits<16>>,
-    cz4: Signal<Local, Bits<4>>,
-    fb: Signal<Local, Bit>,
-    hb: Signal<Local, Bit>,
+    z16: Signal<Local, Bits<16>>,
     dq: Signal<Local, Bits<16>>,
-    // S2, S3, out
-    s2_valid: Reg<Bit>,
-    s2_last: Reg<Bit>,
-    s2_sel: Vec<Reg<Bits<2>>>,
-    s2_r0: Vec<Reg<Bits<8>>>,
-    s2_cs: Vec<Reg<Bits<3>>>,
-    s2_abs: Vec<Reg<Bits<16>>>,
-    s2_neg: Vec<Reg<Bit>>,
-    s2_scale: Vec<Reg<Bits<16>>>,
+    ma: Signal<Local, Bits<16>>,
+    prod: Signal<Local, Bits<32>>,
+    t4: Signal<Local, Bits<4>>,
     s3_valid: Reg<Bit>,
     s3_last: Reg<Bit>,
     s3_sel: Vec<Reg<Bits<2>>>,
     s3_r0: Vec<Reg<Bits<8>>>,
-    s3_prod: Vec<Reg<Bits<32>>>,
+    s3_cs: Vec<Reg<Bits<3>>>,
+    s3_abs: Vec<Reg<Bits<16>>>,
     s3_neg: Vec<Reg<Bit>>,
+    s3_scale: Vec<Reg<Bits<16>>>,
+    s4_valid: Reg<Bit>,
+    s4_last: Reg<Bit>,
+    s4_sel: Vec<Reg<Bits<2>>>,
+    s4_r0: Vec<Reg<Bits<8>>>,
+    s4_pl: Vec<Reg<Bits<24>>>,
+    s4_ph: Vec<Reg<Bits<24>>>,
+    s4_neg: Vec<Reg<Bit>>,
     o_valid: Reg<Bit>,
     o_last: Reg<Bit>,
     o_data: Vec<Reg<Bits<8>>>,
-    // counters
+    // ---- counters
     p_pr: Reg<Bits<32>>,
     p_ms: Reg<Bits<32>>,
     p_lz: Reg<Bits<32>>,
@@ -171,40 +216,48 @@ pub struct TitanusDequantizer {
     a_lz: Signal<Local, Bits<32>>,
     a_zp: Signal<Local, Bits<32>>,
     a_mu: Signal<Local, Bits<32>>,
+    fb: Signal<Local, Bit>,
+    // ---- constants
     channels10: Constant<Bits<11>>,
     levels4: Constant<Bits<5>>,
-    zero2: Constant<Bits<2>>,
+    rows16: Constant<Bits<16>>,
+    lane_mask: Constant<Bits<10>>,
+    lane_shift: Constant<Bits<4>>,
     k_pr: Constant<Bits<3>>,
     k_ms: Constant<Bits<3>>,
     k_lz: Constant<Bits<3>>,
     k_zp: Constant<Bits<3>>,
     k_mu: Constant<Bits<3>>,
+    zero2: Constant<Bits<2>>,
     one2: Constant<Bits<2>>,
     two2: Constant<Bits<2>>,
     zero4: Constant<Bits<4>>,
     zero8: Constant<Bits<8>>,
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
-    nine_mask: Constant<Bits<16>>,
+    zero17: Constant<Bits<17>>,
+    valid17: Constant<Bits<17>>,
+    zero272: Constant<Bits<272>>,
+    lo5: Constant<Bits<16>>,
+    hi4: Constant<Bits<16>>,
+    five16: Constant<Bits<16>>,
     sign9: Constant<Bits<16>>,
     ext9: Constant<Bits<16>>,
     zero32: Constant<Bits<32>>,
+    c127: Constant<Bits<32>>,
     c128: Constant<Bits<32>>,
     eight32: Constant<Bits<32>>,
-    min8_32: Constant<Bits<32>>,
-    max8_32: Constant<Bits<32>>,
+    five32: Constant<Bits<32>>,
     min8: Constant<Bits<8>>,
     max8: Constant<Bits<8>>,
     sh_ch: Constant<Bits<6>>,
     sh_lv: Constant<Bits<6>>,
     sh_st: Constant<Bits<6>>,
     sh_z: Constant<Bits<6>>,
-    sh_sc: Constant<Bits<6>>,
+    sh_zent: Constant<Bits<6>>,
+    sh_r0ent: Constant<Bits<6>>,
     _n: usize,
     _ml: usize,
-    _beats: usize,
-    _slots: usize,
-    _channels: usize,
 }
 
 fn sigs<D: Direction, T: Synth>(k: usize) -> Vec<Signal<D, T>> {
@@ -221,13 +274,14 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 
 impl TitanusDequantizer {
     /// `lanes` a power of two in 1..=64 dividing `channels` (1..=1024),
-    /// `max_levels` in 1..=16.
-    pub fn new(channels: usize, lanes: usize, max_levels: usize) -> Self {
+    /// `max_levels` in 1..=16; memories named `<module>_lv<i>_ram` and
+    /// `<module>_en<i>_ram`.
+    pub fn new(channels: usize, lanes: usize, max_levels: usize, module: &str) -> Self {
         assert!(lanes.is_power_of_two() && lanes <= 64 && channels % lanes == 0 && channels <= 1024);
         assert!((1..=16).contains(&max_levels));
         let n = lanes;
-        let beats = channels / lanes;
-        let slots = channels * max_levels;
+        let rows = channels / lanes;
+        let mems = memories(module, channels, lanes, max_levels);
         TitanusDequantizer {
             clock: Default::default(),
             reset: Default::default(),
@@ -253,104 +307,112 @@ impl TitanusDequantizer {
             st_zero_point: Default::default(),
             st_multiplies: Default::default(),
             st_missing_level: Default::default(),
-            sv: regs(slots),
-            sst: regs(slots),
-            ssc: regs(slots),
-            szp: regs(slots),
-            sr0: regs(slots),
-            cidx: (0..channels).map(|c| k(c as u64)).collect(),
+            lv_ram: mems[..n].iter().map(|m| SpRam::new(&m.module, &m.name, m.depth, m.width)).collect(),
+            en_ram: mems[n..].iter().map(|m| SpRam::new(&m.module, &m.name, m.depth, m.width)).collect(),
+            pres: RowFlags::new(&format!("{module}_present"), rows, lanes),
+            mul_ml: MulConst::new(max_levels as u64),
+            rowsel: Default::default(),
             lidx: (0..max_levels).map(|l| k(l as u64)).collect(),
+            loff: (0..max_levels).map(|l| k((LEVEL_BITS * l) as u64)).collect(),
+            lane_idx: (0..n).map(|i| k(i as u64)).collect(),
             sz_acc: Default::default(),
             sz_code: Default::default(),
             f_ch: Default::default(),
             f_lv: Default::default(),
             f_zero: Default::default(),
+            go: Default::default(),
+            wr: Default::default(),
             done: Reg::default(),
             err: Reg::default(),
             l1_valid: Reg::default(),
             l1_clear: Reg::default(),
             l1_ok: Reg::default(),
-            l1_ch: Reg::default(),
+            l1_lane: Reg::default(),
+            l1_row: Reg::default(),
             l1_lv: Reg::default(),
             l1_start: Reg::default(),
             l1_scale: Reg::default(),
-            l1_zero: Reg::default(),
+            l1_z9: Reg::default(),
+            l1_abs: Reg::default(),
+            l1_neg: Reg::default(),
             l2_valid: Reg::default(),
             l2_clear: Reg::default(),
             l2_ok: Reg::default(),
-            l2_ch: Reg::default(),
+            l2_lane: Reg::default(),
+            l2_row: Reg::default(),
+            l2_base: Reg::default(),
             l2_lv: Reg::default(),
             l2_start: Reg::default(),
             l2_scale: Reg::default(),
-            l2_zero: Reg::default(),
-            l2_prod: Reg::default(),
+            l2_z9: Reg::default(),
+            l2_pl: Reg::default(),
+            l2_ph: Reg::default(),
             l2_neg: Reg::default(),
-            l1_abs: Reg::default(),
-            r0: Default::default(),
+            l2_pres: Reg::default(),
+            trow: Default::default(),
+            nrow: Default::default(),
+            seg: Default::default(),
+            ent_w: Default::default(),
+            r_pl: Default::default(),
+            r_ph: Default::default(),
+            r_neg: Default::default(),
             rp: Default::default(),
             rt: Default::default(),
-            rv: Default::default(),
+            ru: Default::default(),
             ro: Default::default(),
             bc: Reg::default(),
-            bidx: (0..beats).map(|b| k(b as u64)).collect(),
-            bhit: sigs(beats),
-            bm16: sigs(beats),
-            bm8: sigs(beats),
-            t_v: Default::default(),
-            t_st: Default::default(),
-            t_sc: Default::default(),
-            t_z: Default::default(),
-            t_r0: Default::default(),
-            lk_found: sigs(n),
-            lk_scale: sigs(n),
-            lk_zero: sigs(n),
-            lk_r0: sigs(n),
             acc: Default::default(),
             en: Default::default(),
+            lv_rd: Default::default(),
             sk_valid: Reg::default(),
             sk_last: Reg::default(),
+            sk_pos: Reg::default(),
+            sk_bc: Reg::default(),
             sk_idx: regs(n),
             sk_lab: regs(n),
             sk_code: regs(n),
-            sk_found: regs(n),
-            sk_scale: regs(n),
-            sk_zero: regs(n),
-            sk_r0: regs(n),
             s1_valid: Reg::default(),
             s1_last: Reg::default(),
+            s1_pos: Reg::default(),
+            s1_base: Reg::default(),
             s1_idx: regs(n),
             s1_lab: regs(n),
             s1_code: regs(n),
-            s1_found: regs(n),
-            s1_scale: regs(n),
-            s1_zero: regs(n),
-            s1_r0: regs(n),
+            s1_pres: regs(n),
             zi: ZeroInsert::new(lanes, 0),
-            c_pr: sigs(n),
+            p_found: sigs(n),
+            p_lv: sigs(n),
+            s2_valid: Reg::default(),
+            s2_last: Reg::default(),
+            s2_idx: regs(n),
+            s2_found: regs(n),
+            s2_q: regs(n),
             c_ms: sigs(n),
             c_lz: sigs(n),
             c_zp: sigs(n),
             c_mu: sigs(n),
+            ent: Default::default(),
             q16: Default::default(),
-            ma: Default::default(),
-            cz4: Default::default(),
-            fb: Default::default(),
-            hb: Default::default(),
+            z16: Default::default(),
             dq: Default::default(),
-            s2_valid: Reg::default(),
-            s2_last: Reg::default(),
-            s2_sel: regs(n),
-            s2_r0: regs(n),
-            s2_cs: regs(n),
-            s2_abs: regs(n),
-            s2_neg: regs(n),
-            s2_scale: regs(n),
+            ma: Default::default(),
+            prod: Default::default(),
+            t4: Default::default(),
             s3_valid: Reg::default(),
             s3_last: Reg::default(),
             s3_sel: regs(n),
             s3_r0: regs(n),
-            s3_prod: regs(n),
+            s3_cs: regs(n),
+            s3_abs: regs(n),
             s3_neg: regs(n),
+            s3_scale: regs(n),
+            s4_valid: Reg::default(),
+            s4_last: Reg::default(),
+            s4_sel: regs(n),
+            s4_r0: regs(n),
+            s4_pl: regs(n),
+            s4_ph: regs(n),
+            s4_neg: regs(n),
             o_valid: Reg::default(),
             o_last: Reg::default(),
             o_data: regs(n),
@@ -369,58 +431,68 @@ impl TitanusDequantizer {
             a_lz: Default::default(),
             a_zp: Default::default(),
             a_mu: Default::default(),
+            fb: Default::default(),
             channels10: k(channels as u64),
             levels4: k(max_levels as u64),
-            zero2: k(0),
+            rows16: k(rows as u64),
+            lane_mask: k(lanes as u64 - 1),
+            lane_shift: k(lanes.trailing_zeros() as u64),
             k_pr: k(0),
             k_ms: k(1),
             k_lz: k(2),
             k_zp: k(3),
             k_mu: k(4),
+            zero2: k(0),
             one2: k(1),
             two2: k(2),
             zero4: k(0),
             zero8: k(0),
             zero16: k(0),
             one16: k(1),
-            nine_mask: k(0x1FF),
+            zero17: k(0),
+            valid17: k(1 << 16),
+            zero272: Constant::new(Bits::<272>::default()),
+            lo5: k(0x1F),
+            hi4: k(0xF),
+            five16: k(5),
             sign9: k(0x100),
             ext9: k(0xFE00),
             zero32: k(0),
+            c127: k(127),
             c128: k(128),
             eight32: k(8),
-            min8_32: k(0xFFFF_FF80),
-            max8_32: k(127),
+            five32: k(5),
             min8: k(0x80),
             max8: k(0x7F),
             sh_ch: k(52),
             sh_lv: k(48),
             sh_st: k(32),
             sh_z: k(16),
-            sh_sc: k(0),
+            sh_zent: k(16),
+            sh_r0ent: k(25),
             _n: n,
             _ml: max_levels,
-            _beats: beats,
-            _slots: slots,
-            _channels: channels,
         }
     }
 
     /// Cycles from the edge that accepts a record beat (skid empty) to the
     /// edge after which it is shown, with the output ready.
-    pub const LATENCY: usize = 4;
+    pub const LATENCY: usize = 5;
 }
 
 impl Logic for TitanusDequantizer {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, done, err, l1_valid, l1_clear, l1_ok, l2_ok, l1_ch, l1_lv, l1_start, l1_scale,
-            l1_zero, l2_valid, l2_clear, l2_ch, l2_lv, l2_start, l2_scale, l2_zero, l2_prod, l2_neg, bc,
-            sk_valid, sk_last, s1_valid, s1_last, zi, s2_valid, s2_last, s3_valid, s3_last, o_valid, o_last,
-            n_pr, n_ms, n_lz, n_zp, n_mu
+            self, clock, pres, done, err, l1_valid, l1_clear, l1_ok, l1_lane, l1_row, l1_lv, l1_start,
+            l1_scale, l1_z9, l1_abs, l1_neg, l2_valid, l2_clear, l2_ok, l2_lane, l2_row, l2_base, l2_lv,
+            l2_start, l2_scale, l2_z9, l2_pl, l2_ph, l2_neg, l2_pres, bc, sk_valid, sk_last, sk_pos, sk_bc,
+            s1_valid, s1_last, s1_pos, s1_base, zi, s2_valid, s2_last, s3_valid, s3_last, s4_valid, s4_last,
+            o_valid, o_last, p_pr, p_ms, p_lz, p_zp, p_mu, n_pr, n_ms, n_lz, n_zp, n_mu
         );
-        // ---- loads (spec §11.8.1): checked at acceptance, committed 2 cycles later
+        self.en.next = !self.o_valid.q.val() | self.out_ready.val();
+
+        // ---- loads (spec §11.8.1): checked at acceptance
         self.sz_ready.next = !self.l1_valid.q.val() & !self.l2_valid.q.val();
         self.sz_acc.next = self.sz_valid.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
         self.f_ch.next = self.sz_word.val().get_bits::<10>(self.sh_ch.val().index());
@@ -448,93 +520,154 @@ impl Logic for TitanusDequantizer {
         self.sz_done.next = self.done.q.val();
         self.sz_error.next = self.err.q.val();
 
+        // L1 holds the load until the record beats accepted before it have
+        // read the table (none in the skid or S1): they see the old table
+        self.go.next = self.l1_valid.q.val() & !self.sk_valid.q.val() & !self.s1_valid.q.val();
         self.l1_valid.reset.next = self.reset.val();
         self.l1_clear.reset.next = self.reset.val();
         self.l1_ok.reset.next = self.reset.val();
-        self.l1_ok.en.next = true;
-        self.l1_ok.d.next = self.sz_acc.val() & (self.sz_code.val() == self.zero2.val());
-        self.l1_ch.reset.next = self.reset.val();
+        self.l1_lane.reset.next = self.reset.val();
+        self.l1_row.reset.next = self.reset.val();
         self.l1_lv.reset.next = self.reset.val();
         self.l1_start.reset.next = self.reset.val();
         self.l1_scale.reset.next = self.reset.val();
-        self.l1_zero.reset.next = self.reset.val();
+        self.l1_z9.reset.next = self.reset.val();
+        self.l1_abs.reset.next = self.reset.val();
+        self.l1_neg.reset.next = self.reset.val();
         self.l1_valid.en.next = true;
-        self.l1_clear.en.next = true;
-        self.l1_ch.en.next = true;
-        self.l1_lv.en.next = true;
-        self.l1_start.en.next = true;
-        self.l1_scale.en.next = true;
-        self.l1_zero.en.next = true;
-        // a rejected load still takes its 3 cycles (it is a no-op in L1)
-        self.l1_valid.d.next = self.sz_acc.val();
-        self.l1_clear.d.next = self.sz_acc.val() & self.sz_clear.val();
-        self.l1_ch.d.next = self.f_ch.val();
+        self.l1_clear.en.next = self.sz_acc.val();
+        self.l1_ok.en.next = self.sz_acc.val();
+        self.l1_lane.en.next = self.sz_acc.val();
+        self.l1_row.en.next = self.sz_acc.val();
+        self.l1_lv.en.next = self.sz_acc.val();
+        self.l1_start.en.next = self.sz_acc.val();
+        self.l1_scale.en.next = self.sz_acc.val();
+        self.l1_z9.en.next = self.sz_acc.val();
+        self.l1_abs.en.next = self.sz_acc.val();
+        self.l1_neg.en.next = self.sz_acc.val();
+        // a rejected load still takes its cycles (a no-op)
+        self.l1_valid.d.next = self.sz_acc.val() | (self.l1_valid.q.val() & !self.go.val());
+        self.l1_clear.d.next = self.sz_clear.val();
+        self.l1_ok.d.next = self.sz_code.val() == self.zero2.val();
+        self.l1_lane.d.next = bit_cast::<6, 10>(self.f_ch.val() & self.lane_mask.val());
+        self.l1_row.d.next = bit_cast::<16, 10>(self.f_ch.val() >> self.lane_shift.val());
         self.l1_lv.d.next = self.f_lv.val();
         self.l1_start.d.next = self.sz_word.val().get_bits::<16>(self.sh_st.val().index());
-        self.l1_scale.d.next = self.sz_word.val().get_bits::<16>(self.sh_sc.val().index());
-        self.l1_zero.d.next = self.f_zero.val();
-
-        // rec(0) = clamp(floor((0 - z) S + 128) / 256): |z| S here, sign in L2
-        // |z| at acceptance, so that L1 -> L2 is the multiply alone
-        self.l1_abs.clock.next = self.clock.val();
-        self.l1_abs.reset.next = self.reset.val();
-        self.l1_abs.en.next = true;
+        self.l1_scale.d.next = self.sz_word.val().get_bits::<16>(0);
+        self.l1_z9.d.next = self.sz_word.val().get_bits::<9>(self.sh_z.val().index());
+        // rec(0) = clamp(floor(((0 - z) S + 128) / 256)): |z| S, sign apart
         self.l1_abs.d.next = self.f_zero.val();
         if self.f_zero.val().get_bit(15) {
             self.l1_abs.d.next = !self.f_zero.val() + self.one16.val();
         }
+        self.l1_neg.d.next = !self.f_zero.val().get_bit(15) & (self.f_zero.val() != self.zero16.val());
+
+        // L2: the channel's levels row is read (at the go edge), |z| S in two pieces
         self.l2_valid.reset.next = self.reset.val();
         self.l2_clear.reset.next = self.reset.val();
         self.l2_ok.reset.next = self.reset.val();
-        self.l2_ok.en.next = true;
-        self.l2_ok.d.next = self.l1_ok.q.val();
-        self.l2_ch.reset.next = self.reset.val();
+        self.l2_lane.reset.next = self.reset.val();
+        self.l2_row.reset.next = self.reset.val();
+        self.l2_base.reset.next = self.reset.val();
         self.l2_lv.reset.next = self.reset.val();
         self.l2_start.reset.next = self.reset.val();
         self.l2_scale.reset.next = self.reset.val();
-        self.l2_zero.reset.next = self.reset.val();
-        self.l2_prod.reset.next = self.reset.val();
+        self.l2_z9.reset.next = self.reset.val();
+        self.l2_pl.reset.next = self.reset.val();
+        self.l2_ph.reset.next = self.reset.val();
         self.l2_neg.reset.next = self.reset.val();
+        self.l2_pres.reset.next = self.reset.val();
         self.l2_valid.en.next = true;
-        self.l2_clear.en.next = true;
-        self.l2_ch.en.next = true;
-        self.l2_lv.en.next = true;
-        self.l2_start.en.next = true;
-        self.l2_scale.en.next = true;
-        self.l2_zero.en.next = true;
-        self.l2_prod.en.next = true;
-        self.l2_neg.en.next = true;
-        self.l2_valid.d.next = self.l1_valid.q.val();
+        self.l2_clear.en.next = self.go.val();
+        self.l2_ok.en.next = self.go.val();
+        self.l2_lane.en.next = self.go.val();
+        self.l2_row.en.next = self.go.val();
+        self.l2_base.en.next = self.go.val();
+        self.l2_lv.en.next = self.go.val();
+        self.l2_start.en.next = self.go.val();
+        self.l2_scale.en.next = self.go.val();
+        self.l2_z9.en.next = self.go.val();
+        self.l2_pl.en.next = self.go.val();
+        self.l2_ph.en.next = self.go.val();
+        self.l2_neg.en.next = self.go.val();
+        self.l2_pres.en.next = self.go.val();
+        self.l2_valid.d.next = self.go.val();
         self.l2_clear.d.next = self.l1_clear.q.val();
-        self.l2_ch.d.next = self.l1_ch.q.val();
+        self.l2_ok.d.next = self.l1_ok.q.val();
+        self.l2_lane.d.next = self.l1_lane.q.val();
+        self.l2_row.d.next = self.l1_row.q.val();
+        self.l2_base.d.next = self.mul_ml.y.val();
         self.l2_lv.d.next = self.l1_lv.q.val();
         self.l2_start.d.next = self.l1_start.q.val();
         self.l2_scale.d.next = self.l1_scale.q.val();
-        self.l2_zero.d.next = self.l1_zero.q.val();
-        self.ma.next = self.l1_abs.q.val() & self.nine_mask.val();
-        self.l2_prod.d.next = self.ma.val() * self.l1_scale.q.val();
-        // 0 - z is negative when z > 0
-        self.l2_neg.d.next = !self.l1_zero.q.val().get_bit(15) & (self.l1_zero.q.val() != self.zero16.val());
-        // round and clamp the rec(0) product
-        self.rp.next = self.l2_prod.q.val();
-        if self.l2_neg.q.val() {
-            self.rp.next = self.zero32.val() - self.l2_prod.q.val();
-        }
-        self.rt.next = self.rp.val() + self.c128.val();
-        self.rv.next = self.rt.val() >> self.eight32.val();
-        if self.rt.val().get_bit(31) {
-            self.rv.next = !((!self.rt.val()) >> self.eight32.val());
-        }
-        self.r0.next = self.rv.val().get_bits::<8>(0);
-        if self.rv.val().get_bit(31) & (self.rv.val() < self.min8_32.val()) {
-            self.r0.next = self.min8.val();
-        }
-        if !self.rv.val().get_bit(31) & (self.rv.val() > self.max8_32.val()) {
-            self.r0.next = self.max8.val();
+        self.l2_z9.d.next = self.l1_z9.q.val();
+        self.ma.next = self.l1_abs.q.val() & self.lo5.val();
+        self.prod.next = self.ma.val() * self.l1_scale.q.val();
+        self.l2_pl.d.next = self.prod.val().get_bits::<24>(0);
+        self.ma.next = (self.l1_abs.q.val() >> self.five16.val()) & self.hi4.val();
+        self.prod.next = self.ma.val() * self.l1_scale.q.val();
+        self.l2_ph.d.next = self.prod.val().get_bits::<24>(0);
+        self.l2_neg.d.next = self.l1_neg.q.val();
+        self.l2_pres.d.next = false;
+        for i in 0..self._n {
+            if self.l1_lane.q.val() == self.lane_idx[i].val() {
+                self.l2_pres.d.next = self.pres.rd_q.val().get_bit(self.lane_idx[i].val().index());
+            }
         }
 
-        // ---- record lookup of the offered beat (spec §11.8.1): per lane, the
-        // highest level with an entry and start <= pos
+        // write (end of L2): levels row with this level set (the others
+        // empty unless the channel was present), the entry with rec(0)
+        self.wr.next = self.l2_valid.q.val() & self.l2_ok.q.val() & !self.l2_clear.q.val();
+        self.trow.next = self.zero272.val();
+        for i in 0..self._n {
+            if self.l2_lane.q.val() == self.lane_idx[i].val() {
+                self.trow.next = self.lv_ram[i].rdata.val();
+            }
+        }
+        self.nrow.next = self.zero272.val();
+        for l in 0..self._ml {
+            self.seg.next = self.trow.val().get_bits::<17>(self.loff[l].val().index());
+            if !self.l2_pres.q.val() {
+                self.seg.next = self.zero17.val();
+            }
+            if self.l2_lv.q.val() == self.lidx[l].val() {
+                self.seg.next = bit_cast::<17, 16>(self.l2_start.q.val()) | self.valid17.val();
+            }
+            self.nrow.next = self.nrow.val() | (bit_cast::<272, 17>(self.seg.val()) << self.loff[l].val());
+        }
+        self.r_pl.next = self.l2_pl.q.val();
+        self.r_ph.next = self.l2_ph.q.val();
+        self.r_neg.next = self.l2_neg.q.val();
+        // round the split product: P = pl + ph 2^5; floor((+-P + 128) / 256)
+        // is floor((P + 128) / 256) or -floor((P + 127) / 256); INT8 clamp
+        self.rp.next =
+            bit_cast::<32, 24>(self.r_pl.val()) + (bit_cast::<32, 24>(self.r_ph.val()) << self.five32.val());
+        self.rt.next = self.rp.val() + self.c128.val();
+        if self.r_neg.val() {
+            self.rt.next = self.rp.val() + self.c127.val();
+        }
+        self.ru.next = self.rt.val() >> self.eight32.val();
+        self.ro.next = self.ru.val().get_bits::<8>(0);
+        if self.ru.val() > self.c127.val() {
+            self.ro.next = self.max8.val();
+        }
+        if self.r_neg.val() {
+            self.ro.next = self.zero8.val() - self.ru.val().get_bits::<8>(0);
+            if self.ru.val() > self.c128.val() {
+                self.ro.next = self.min8.val();
+            }
+        }
+        self.ent_w.next = bit_cast::<33, 16>(self.l2_scale.q.val())
+            | (bit_cast::<33, 9>(self.l2_z9.q.val()) << self.sh_zent.val())
+            | (bit_cast::<33, 8>(self.ro.val()) << self.sh_r0ent.val());
+        self.pres.reset.next = self.reset.val();
+        self.pres.clr.next = self.l2_valid.q.val() & self.l2_ok.q.val() & self.l2_clear.q.val();
+        self.pres.set.next = self.wr.val();
+        self.pres.set_row.next = self.l2_row.q.val();
+        self.pres.set_col.next = bit_cast::<8, 6>(self.l2_lane.q.val());
+
+        // ---- record handshake: a beat enters S1 (reading its levels row and
+        // present flags) at acceptance, or from the skid when S1 advances
         self.in_ready.next = !self.sk_valid.q.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
         self.acc.next =
             self.in_valid.val() & !self.sk_valid.q.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
@@ -544,176 +677,102 @@ impl Logic for TitanusDequantizer {
         if self.in_last.val() {
             self.bc.d.next = self.zero16.val();
         }
-        for b in 0..self._beats {
-            self.bhit[b].next = self.bc.q.val() == self.bidx[b].val();
-            self.hb.next = self.bhit[b].val();
-            self.bm16[b].next = self.zero16.val() - bit_cast::<16, 1>(self.hb.val().into());
-            self.bm8[b].next = self.zero8.val() - bit_cast::<8, 1>(self.hb.val().into());
+        // the row read this cycle: the skid's beat, else a waiting load's, else the offered beat's
+        self.rowsel.next = self.bc.q.val();
+        if self.l1_valid.q.val() {
+            self.rowsel.next = self.l1_row.q.val();
         }
-        for n in self._n..(self._n + 1) {
-            for ml in self._ml..(self._ml + 1) {
-                for i in 0..self._n {
-                    self.lk_found[i].next = false;
-                    self.lk_scale[i].next = self.zero16.val();
-                    self.lk_zero[i].next = self.zero16.val();
-                    self.lk_r0[i].next = self.zero8.val();
-                    for l in 0..self._ml {
-                        self.t_v.next = false;
-                        self.t_st.next = self.zero16.val();
-                        self.t_sc.next = self.zero16.val();
-                        self.t_z.next = self.zero16.val();
-                        self.t_r0.next = self.zero8.val();
-                        for b in 0..self._beats {
-                            self.t_v.next =
-                                self.t_v.val() | (self.sv[(b * n + i) * ml + l].q.val() & self.bhit[b].val());
-                            self.t_st.next = self.t_st.val()
-                                | (self.sst[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
-                            self.t_sc.next = self.t_sc.val()
-                                | (self.ssc[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
-                            self.t_z.next = self.t_z.val()
-                                | (self.szp[(b * n + i) * ml + l].q.val() & self.bm16[b].val());
-                            self.t_r0.next = self.t_r0.val()
-                                | (self.sr0[(b * n + i) * ml + l].q.val() & self.bm8[b].val());
-                        }
-                        if self.t_v.val() & (self.t_st.val() <= self.in_pos.val()) {
-                            self.lk_found[i].next = true;
-                            self.lk_scale[i].next = self.t_sc.val();
-                            self.lk_zero[i].next = self.t_z.val();
-                            self.lk_r0[i].next = self.t_r0.val();
-                        }
-                    }
-                }
-                // slot writes from L2
-                for c in 0..self._channels {
-                    for l in 0..self._ml {
-                        self.sv[c * ml + l].clock.next = self.clock.val();
-                        self.sst[c * ml + l].clock.next = self.clock.val();
-                        self.ssc[c * ml + l].clock.next = self.clock.val();
-                        self.szp[c * ml + l].clock.next = self.clock.val();
-                        self.sr0[c * ml + l].clock.next = self.clock.val();
-                        self.sv[c * ml + l].reset.next = self.reset.val();
-                        self.sst[c * ml + l].reset.next = self.reset.val();
-                        self.ssc[c * ml + l].reset.next = self.reset.val();
-                        self.szp[c * ml + l].reset.next = self.reset.val();
-                        self.sr0[c * ml + l].reset.next = self.reset.val();
-                        self.sv[c * ml + l].en.next = self.l2_ok.q.val()
-                            & (self.l2_clear.q.val()
-                                | ((self.l2_ch.q.val() == self.cidx[c].val())
-                                    & (self.l2_lv.q.val() == self.lidx[l].val())));
-                        self.sv[c * ml + l].d.next = !self.l2_clear.q.val();
-                        self.sst[c * ml + l].en.next = self.l2_ok.q.val()
-                            & !self.l2_clear.q.val()
-                            & (self.l2_ch.q.val() == self.cidx[c].val())
-                            & (self.l2_lv.q.val() == self.lidx[l].val());
-                        self.ssc[c * ml + l].en.next = self.l2_ok.q.val()
-                            & !self.l2_clear.q.val()
-                            & (self.l2_ch.q.val() == self.cidx[c].val())
-                            & (self.l2_lv.q.val() == self.lidx[l].val());
-                        self.szp[c * ml + l].en.next = self.l2_ok.q.val()
-                            & !self.l2_clear.q.val()
-                            & (self.l2_ch.q.val() == self.cidx[c].val())
-                            & (self.l2_lv.q.val() == self.lidx[l].val());
-                        self.sr0[c * ml + l].en.next = self.l2_ok.q.val()
-                            & !self.l2_clear.q.val()
-                            & (self.l2_ch.q.val() == self.cidx[c].val())
-                            & (self.l2_lv.q.val() == self.lidx[l].val());
-                        self.sst[c * ml + l].d.next = self.l2_start.q.val();
-                        self.ssc[c * ml + l].d.next = self.l2_scale.q.val();
-                        self.szp[c * ml + l].d.next = self.l2_zero.q.val();
-                        self.sr0[c * ml + l].d.next = self.r0.val();
-                    }
-                }
+        if self.sk_valid.q.val() {
+            self.rowsel.next = self.sk_bc.q.val();
+        }
+        self.mul_ml.x.next = self.rowsel.val();
+        self.pres.rd_row.next = self.rowsel.val();
+        self.lv_rd.next = self.en.val() & (self.sk_valid.q.val() | self.acc.val());
+        for i in 0..self._n {
+            self.lv_ram[i].clock.next = self.clock.val();
+            self.lv_ram[i].en.next = self.lv_rd.val()
+                | (self.go.val()
+                    & self.l1_ok.q.val()
+                    & !self.l1_clear.q.val()
+                    & (self.l1_lane.q.val() == self.lane_idx[i].val()))
+                | (self.wr.val() & (self.l2_lane.q.val() == self.lane_idx[i].val()));
+            self.lv_ram[i].we.next = self.l2_valid.q.val();
+            self.lv_ram[i].addr.next = bit_cast::<10, 16>(self.rowsel.val());
+            if self.l2_valid.q.val() {
+                self.lv_ram[i].addr.next = bit_cast::<10, 16>(self.l2_row.q.val());
             }
+            self.lv_ram[i].wdata.next = self.nrow.val();
         }
 
-        // ---- skid and S1 (stall-all pipeline behind the skid)
-        self.en.next = !self.o_valid.q.val() | self.out_ready.val();
         self.sk_valid.reset.next = self.reset.val();
         self.sk_last.reset.next = self.reset.val();
-        self.s1_valid.reset.next = self.reset.val();
-        self.s1_last.reset.next = self.reset.val();
+        self.sk_pos.reset.next = self.reset.val();
+        self.sk_bc.reset.next = self.reset.val();
         self.sk_valid.en.next = true;
         self.sk_valid.d.next = !self.en.val() & (self.sk_valid.q.val() | self.acc.val());
         self.sk_last.en.next = self.acc.val() & !self.en.val();
+        self.sk_pos.en.next = self.acc.val() & !self.en.val();
+        self.sk_bc.en.next = self.acc.val() & !self.en.val();
         self.sk_last.d.next = self.in_last.val();
+        self.sk_pos.d.next = self.in_pos.val();
+        self.sk_bc.d.next = self.bc.q.val();
+        self.s1_valid.reset.next = self.reset.val();
+        self.s1_last.reset.next = self.reset.val();
+        self.s1_pos.reset.next = self.reset.val();
+        self.s1_base.reset.next = self.reset.val();
         self.s1_valid.en.next = self.en.val();
         self.s1_last.en.next = self.en.val();
+        self.s1_pos.en.next = self.en.val();
+        self.s1_base.en.next = self.en.val();
         self.s1_valid.d.next = self.sk_valid.q.val() | self.acc.val();
         self.s1_last.d.next = self.in_last.val();
+        self.s1_pos.d.next = self.in_pos.val();
         if self.sk_valid.q.val() {
             self.s1_last.d.next = self.sk_last.q.val();
+            self.s1_pos.d.next = self.sk_pos.q.val();
         }
+        self.s1_base.d.next = self.mul_ml.y.val();
         for i in 0..self._n {
             self.sk_idx[i].clock.next = self.clock.val();
             self.sk_lab[i].clock.next = self.clock.val();
             self.sk_code[i].clock.next = self.clock.val();
-            self.sk_found[i].clock.next = self.clock.val();
-            self.sk_scale[i].clock.next = self.clock.val();
-            self.sk_zero[i].clock.next = self.clock.val();
-            self.sk_r0[i].clock.next = self.clock.val();
             self.s1_idx[i].clock.next = self.clock.val();
             self.s1_lab[i].clock.next = self.clock.val();
             self.s1_code[i].clock.next = self.clock.val();
-            self.s1_found[i].clock.next = self.clock.val();
-            self.s1_scale[i].clock.next = self.clock.val();
-            self.s1_zero[i].clock.next = self.clock.val();
-            self.s1_r0[i].clock.next = self.clock.val();
+            self.s1_pres[i].clock.next = self.clock.val();
             self.sk_idx[i].reset.next = self.reset.val();
             self.sk_lab[i].reset.next = self.reset.val();
             self.sk_code[i].reset.next = self.reset.val();
-            self.sk_found[i].reset.next = self.reset.val();
-            self.sk_scale[i].reset.next = self.reset.val();
-            self.sk_zero[i].reset.next = self.reset.val();
-            self.sk_r0[i].reset.next = self.reset.val();
             self.s1_idx[i].reset.next = self.reset.val();
             self.s1_lab[i].reset.next = self.reset.val();
             self.s1_code[i].reset.next = self.reset.val();
-            self.s1_found[i].reset.next = self.reset.val();
-            self.s1_scale[i].reset.next = self.reset.val();
-            self.s1_zero[i].reset.next = self.reset.val();
-            self.s1_r0[i].reset.next = self.reset.val();
+            self.s1_pres[i].reset.next = self.reset.val();
             self.sk_idx[i].en.next = self.acc.val() & !self.en.val();
             self.sk_lab[i].en.next = self.acc.val() & !self.en.val();
             self.sk_code[i].en.next = self.acc.val() & !self.en.val();
-            self.sk_found[i].en.next = self.acc.val() & !self.en.val();
-            self.sk_scale[i].en.next = self.acc.val() & !self.en.val();
-            self.sk_zero[i].en.next = self.acc.val() & !self.en.val();
-            self.sk_r0[i].en.next = self.acc.val() & !self.en.val();
             self.s1_idx[i].en.next = self.en.val();
             self.s1_lab[i].en.next = self.en.val();
             self.s1_code[i].en.next = self.en.val();
-            self.s1_found[i].en.next = self.en.val();
-            self.s1_scale[i].en.next = self.en.val();
-            self.s1_zero[i].en.next = self.en.val();
-            self.s1_r0[i].en.next = self.en.val();
+            self.s1_pres[i].en.next = self.en.val();
             self.sk_idx[i].d.next = self.in_index[i].val();
             // a label bit of a pruned channel is ignored (it takes no code)
             self.sk_lab[i].d.next = self.in_label[i].val() & self.in_index[i].val();
             self.sk_code[i].d.next = self.in_codes[i].val();
-            self.sk_found[i].d.next = self.lk_found[i].val();
-            self.sk_scale[i].d.next = self.lk_scale[i].val();
-            self.sk_zero[i].d.next = self.lk_zero[i].val();
-            self.sk_r0[i].d.next = self.lk_r0[i].val();
+            self.s1_idx[i].d.next = self.in_index[i].val();
+            self.s1_lab[i].d.next = self.in_label[i].val() & self.in_index[i].val();
+            self.s1_code[i].d.next = self.in_codes[i].val();
             if self.sk_valid.q.val() {
                 self.s1_idx[i].d.next = self.sk_idx[i].q.val();
                 self.s1_lab[i].d.next = self.sk_lab[i].q.val();
                 self.s1_code[i].d.next = self.sk_code[i].q.val();
-                self.s1_found[i].d.next = self.sk_found[i].q.val();
-                self.s1_scale[i].d.next = self.sk_scale[i].q.val();
-                self.s1_zero[i].d.next = self.sk_zero[i].q.val();
-                self.s1_r0[i].d.next = self.sk_r0[i].q.val();
-            } else {
-                self.s1_idx[i].d.next = self.in_index[i].val();
-                self.s1_lab[i].d.next = self.in_label[i].val() & self.in_index[i].val();
-                self.s1_code[i].d.next = self.in_codes[i].val();
-                self.s1_found[i].d.next = self.lk_found[i].val();
-                self.s1_scale[i].d.next = self.lk_scale[i].val();
-                self.s1_zero[i].d.next = self.lk_zero[i].val();
-                self.s1_r0[i].d.next = self.lk_r0[i].val();
             }
+            // rows past the token's last (a missing in_last) have no levels
+            self.s1_pres[i].d.next = self.pres.rd_q.val().get_bit(self.lane_idx[i].val().index())
+                & (self.rowsel.val() < self.rows16.val());
         }
 
-        // ---- S1: codes to their channels, cases (spec §11.8.2), |q - z|
+        // ---- S1: per lane, the highest level with an entry and start <= pos
+        // (spec §11.8.1); codes to their channels (§3.1)
         self.zi.reset.next = self.reset.val();
         self.zi.en.next = self.en.val();
         self.zi.in_valid.next = self.s1_valid.q.val();
@@ -726,90 +785,175 @@ impl Logic for TitanusDequantizer {
         for i in 0..self._n {
             self.zi.data[i].next = self.s1_code[i].q.val();
             self.zi.mask[i].next = self.s1_lab[i].q.val();
-            self.cz4.next = self.zi.out[i].val();
-            self.q16.next = bit_cast::<16, 4>(self.cz4.val());
-            self.c_pr[i].next = !self.s1_idx[i].q.val();
-            self.c_ms[i].next = self.s1_idx[i].q.val() & !self.s1_found[i].q.val();
-            self.c_lz[i].next = self.s1_idx[i].q.val()
-                & self.s1_found[i].q.val()
-                & (self.zi.out[i].val() == self.zero4.val());
-            self.c_zp[i].next = self.s1_idx[i].q.val()
-                & self.s1_found[i].q.val()
-                & (self.zi.out[i].val() != self.zero4.val())
-                & (self.q16.val() == self.s1_zero[i].q.val());
-            self.c_mu[i].next = self.s1_idx[i].q.val()
-                & self.s1_found[i].q.val()
-                & (self.zi.out[i].val() != self.zero4.val())
-                & (self.q16.val() != self.s1_zero[i].q.val());
-            self.dq.next = self.q16.val() - self.s1_zero[i].q.val();
-            self.s2_sel[i].clock.next = self.clock.val();
-            self.s2_r0[i].clock.next = self.clock.val();
-            self.s2_abs[i].clock.next = self.clock.val();
-            self.s2_neg[i].clock.next = self.clock.val();
-            self.s2_scale[i].clock.next = self.clock.val();
-            self.s2_sel[i].reset.next = self.reset.val();
-            self.s2_r0[i].reset.next = self.reset.val();
-            self.s2_abs[i].reset.next = self.reset.val();
-            self.s2_neg[i].reset.next = self.reset.val();
-            self.s2_scale[i].reset.next = self.reset.val();
-            self.s2_sel[i].en.next = self.en.val();
-            self.s2_r0[i].en.next = self.en.val();
+            self.p_found[i].next = false;
+            self.p_lv[i].next = self.zero4.val();
+            for l in 0..self._ml {
+                self.seg.next = self.lv_ram[i].rdata.val().get_bits::<17>(self.loff[l].val().index());
+                if self.s1_pres[i].q.val()
+                    & self.seg.val().get_bit(16)
+                    & (self.seg.val().get_bits::<16>(0) <= self.s1_pos.q.val())
+                {
+                    self.p_found[i].next = true;
+                    self.p_lv[i].next = self.lidx[l].val();
+                }
+            }
+            self.en_ram[i].clock.next = self.clock.val();
+            self.en_ram[i].en.next = (self.en.val() & self.s1_valid.q.val())
+                | (self.wr.val() & (self.l2_lane.q.val() == self.lane_idx[i].val()));
+            self.en_ram[i].we.next = self.l2_valid.q.val();
+            self.t4.next = self.p_lv[i].val();
+            self.en_ram[i].addr.next =
+                bit_cast::<14, 16>(self.s1_base.q.val() + bit_cast::<16, 4>(self.t4.val()));
+            if self.l2_valid.q.val() {
+                self.en_ram[i].addr.next =
+                    bit_cast::<14, 16>(self.l2_base.q.val() + bit_cast::<16, 4>(self.l2_lv.q.val()));
+            }
+            self.en_ram[i].wdata.next = self.ent_w.val();
+            self.s2_idx[i].clock.next = self.clock.val();
+            self.s2_found[i].clock.next = self.clock.val();
+            self.s2_q[i].clock.next = self.clock.val();
+            self.s2_idx[i].reset.next = self.reset.val();
+            self.s2_found[i].reset.next = self.reset.val();
+            self.s2_q[i].reset.next = self.reset.val();
+            self.s2_idx[i].en.next = self.en.val();
+            self.s2_found[i].en.next = self.en.val();
+            self.s2_q[i].en.next = self.en.val();
+            self.s2_idx[i].d.next = self.s1_idx[i].q.val();
+            self.s2_found[i].d.next = self.p_found[i].val();
+            self.s2_q[i].d.next = self.zi.out[i].val();
+        }
+
+        // ---- S2: the entry (read on entry to S2), cases (spec §11.8.2), |q - z|
+        self.s3_valid.reset.next = self.reset.val();
+        self.s3_last.reset.next = self.reset.val();
+        self.s3_valid.en.next = self.en.val();
+        self.s3_last.en.next = self.en.val();
+        self.s3_valid.d.next = self.s2_valid.q.val();
+        self.s3_last.d.next = self.s2_last.q.val();
+        for i in 0..self._n {
+            self.ent.next = self.en_ram[i].rdata.val();
+            self.z16.next = bit_cast::<16, 9>(self.ent.val().get_bits::<9>(self.sh_zent.val().index()));
+            if self.ent.val().get_bit(24) {
+                self.z16.next = self.z16.val() | self.ext9.val();
+            }
+            self.t4.next = self.s2_q[i].q.val();
+            self.q16.next = bit_cast::<16, 4>(self.t4.val());
+            self.c_ms[i].next = self.s2_idx[i].q.val() & !self.s2_found[i].q.val();
+            self.c_lz[i].next = self.s2_idx[i].q.val()
+                & self.s2_found[i].q.val()
+                & (self.s2_q[i].q.val() == self.zero4.val());
+            self.c_zp[i].next = self.s2_idx[i].q.val()
+                & self.s2_found[i].q.val()
+                & (self.s2_q[i].q.val() != self.zero4.val())
+                & (self.q16.val() == self.z16.val());
+            self.c_mu[i].next = self.s2_idx[i].q.val()
+                & self.s2_found[i].q.val()
+                & (self.s2_q[i].q.val() != self.zero4.val())
+                & (self.q16.val() != self.z16.val());
+            self.dq.next = self.q16.val() - self.z16.val();
+            self.s3_sel[i].clock.next = self.clock.val();
+            self.s3_r0[i].clock.next = self.clock.val();
+            self.s3_cs[i].clock.next = self.clock.val();
+            self.s3_abs[i].clock.next = self.clock.val();
+            self.s3_neg[i].clock.next = self.clock.val();
+            self.s3_scale[i].clock.next = self.clock.val();
+            self.s3_sel[i].reset.next = self.reset.val();
+            self.s3_r0[i].reset.next = self.reset.val();
+            self.s3_cs[i].reset.next = self.reset.val();
+            self.s3_abs[i].reset.next = self.reset.val();
+            self.s3_neg[i].reset.next = self.reset.val();
+            self.s3_scale[i].reset.next = self.reset.val();
+            self.s3_sel[i].en.next = self.en.val();
+            self.s3_r0[i].en.next = self.en.val();
+            self.s3_cs[i].en.next = self.en.val();
             // operand isolation: the multiplier's operands change only for multiplies
-            self.s2_abs[i].en.next = self.en.val() & self.s1_valid.q.val() & self.c_mu[i].val();
-            self.s2_neg[i].en.next = self.en.val() & self.s1_valid.q.val() & self.c_mu[i].val();
-            self.s2_scale[i].en.next = self.en.val() & self.s1_valid.q.val() & self.c_mu[i].val();
+            self.s3_abs[i].en.next = self.en.val() & self.s2_valid.q.val() & self.c_mu[i].val();
+            self.s3_neg[i].en.next = self.en.val() & self.s2_valid.q.val() & self.c_mu[i].val();
+            self.s3_scale[i].en.next = self.en.val() & self.s2_valid.q.val() & self.c_mu[i].val();
             // select: 0 zero output, 1 rec(0), 2 product
-            self.s2_sel[i].d.next = self.zero2.val();
+            self.s3_sel[i].d.next = self.zero2.val();
             if self.c_lz[i].val() {
-                self.s2_sel[i].d.next = self.one2.val();
+                self.s3_sel[i].d.next = self.one2.val();
             }
             if self.c_mu[i].val() {
-                self.s2_sel[i].d.next = self.two2.val();
+                self.s3_sel[i].d.next = self.two2.val();
             }
-            self.s2_r0[i].d.next = self.s1_r0[i].q.val();
-            self.s2_cs[i].clock.next = self.clock.val();
-            self.s2_cs[i].reset.next = self.reset.val();
-            self.s2_cs[i].en.next = self.en.val();
-            self.s2_cs[i].d.next = self.k_pr.val();
+            self.s3_r0[i].d.next = self.ent.val().get_bits::<8>(self.sh_r0ent.val().index());
+            self.s3_cs[i].d.next = self.k_pr.val();
             if self.c_ms[i].val() {
-                self.s2_cs[i].d.next = self.k_ms.val();
+                self.s3_cs[i].d.next = self.k_ms.val();
             }
             if self.c_lz[i].val() {
-                self.s2_cs[i].d.next = self.k_lz.val();
+                self.s3_cs[i].d.next = self.k_lz.val();
             }
             if self.c_zp[i].val() {
-                self.s2_cs[i].d.next = self.k_zp.val();
+                self.s3_cs[i].d.next = self.k_zp.val();
             }
             if self.c_mu[i].val() {
-                self.s2_cs[i].d.next = self.k_mu.val();
+                self.s3_cs[i].d.next = self.k_mu.val();
             }
-            self.s2_neg[i].d.next = self.dq.val().get_bit(15);
-            self.s2_abs[i].d.next = self.dq.val();
+            self.s3_neg[i].d.next = self.dq.val().get_bit(15);
+            self.s3_abs[i].d.next = self.dq.val();
             if self.dq.val().get_bit(15) {
-                self.s2_abs[i].d.next = !self.dq.val() + self.one16.val();
+                self.s3_abs[i].d.next = !self.dq.val() + self.one16.val();
             }
-            self.s2_scale[i].d.next = self.s1_scale[i].q.val();
+            self.s3_scale[i].d.next = self.ent.val().get_bits::<16>(0);
         }
-        // counters: the beat's per-case popcounts from S2's case codes,
-        // registered beside S3, added when the beat leaves S3
+
+        // ---- S3: |q - z| S as two partial products (|q - z| < 2^9: bits 4:0
+        // and 8:5); per-case popcounts of the beat beside S4
+        self.s4_valid.reset.next = self.reset.val();
+        self.s4_last.reset.next = self.reset.val();
+        self.s4_valid.en.next = self.en.val();
+        self.s4_last.en.next = self.en.val();
+        self.s4_valid.d.next = self.s3_valid.q.val();
+        self.s4_last.d.next = self.s3_last.q.val();
+        for i in 0..self._n {
+            self.s4_sel[i].clock.next = self.clock.val();
+            self.s4_r0[i].clock.next = self.clock.val();
+            self.s4_pl[i].clock.next = self.clock.val();
+            self.s4_ph[i].clock.next = self.clock.val();
+            self.s4_neg[i].clock.next = self.clock.val();
+            self.s4_sel[i].reset.next = self.reset.val();
+            self.s4_r0[i].reset.next = self.reset.val();
+            self.s4_pl[i].reset.next = self.reset.val();
+            self.s4_ph[i].reset.next = self.reset.val();
+            self.s4_neg[i].reset.next = self.reset.val();
+            self.s4_sel[i].en.next = self.en.val();
+            self.s4_r0[i].en.next = self.en.val();
+            self.s4_pl[i].en.next =
+                self.en.val() & self.s3_valid.q.val() & (self.s3_sel[i].q.val() == self.two2.val());
+            self.s4_ph[i].en.next =
+                self.en.val() & self.s3_valid.q.val() & (self.s3_sel[i].q.val() == self.two2.val());
+            self.s4_neg[i].en.next =
+                self.en.val() & self.s3_valid.q.val() & (self.s3_sel[i].q.val() == self.two2.val());
+            self.s4_sel[i].d.next = self.s3_sel[i].q.val();
+            self.s4_r0[i].d.next = self.s3_r0[i].q.val();
+            self.ma.next = self.s3_abs[i].q.val() & self.lo5.val();
+            self.prod.next = self.ma.val() * self.s3_scale[i].q.val();
+            self.s4_pl[i].d.next = self.prod.val().get_bits::<24>(0);
+            self.ma.next = (self.s3_abs[i].q.val() >> self.five16.val()) & self.hi4.val();
+            self.prod.next = self.ma.val() * self.s3_scale[i].q.val();
+            self.s4_ph[i].d.next = self.prod.val().get_bits::<24>(0);
+            self.s4_neg[i].d.next = self.s3_neg[i].q.val();
+        }
         self.a_pr.next = self.zero32.val();
         self.a_ms.next = self.zero32.val();
         self.a_lz.next = self.zero32.val();
         self.a_zp.next = self.zero32.val();
         self.a_mu.next = self.zero32.val();
         for i in 0..self._n {
-            self.fb.next = self.s2_cs[i].q.val() == self.k_pr.val();
+            self.fb.next = self.s3_cs[i].q.val() == self.k_pr.val();
             self.a_pr.next = self.a_pr.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s2_cs[i].q.val() == self.k_ms.val();
+            self.fb.next = self.s3_cs[i].q.val() == self.k_ms.val();
             self.a_ms.next = self.a_ms.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s2_cs[i].q.val() == self.k_lz.val();
+            self.fb.next = self.s3_cs[i].q.val() == self.k_lz.val();
             self.a_lz.next = self.a_lz.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s2_cs[i].q.val() == self.k_zp.val();
+            self.fb.next = self.s3_cs[i].q.val() == self.k_zp.val();
             self.a_zp.next = self.a_zp.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s2_cs[i].q.val() == self.k_mu.val();
+            self.fb.next = self.s3_cs[i].q.val() == self.k_mu.val();
             self.a_mu.next = self.a_mu.val() + bit_cast::<32, 1>(self.fb.val().into());
         }
-        clock!(self, clock, p_pr, p_ms, p_lz, p_zp, p_mu);
         self.p_pr.reset.next = self.reset.val();
         self.p_ms.reset.next = self.reset.val();
         self.p_lz.reset.next = self.reset.val();
@@ -825,16 +969,17 @@ impl Logic for TitanusDequantizer {
         self.p_lz.d.next = self.a_lz.val();
         self.p_zp.d.next = self.a_zp.val();
         self.p_mu.d.next = self.a_mu.val();
+        // counters add a beat's popcounts when it leaves S4
         self.n_pr.reset.next = self.reset.val();
         self.n_ms.reset.next = self.reset.val();
         self.n_lz.reset.next = self.reset.val();
         self.n_zp.reset.next = self.reset.val();
         self.n_mu.reset.next = self.reset.val();
-        self.n_pr.en.next = self.en.val() & self.s3_valid.q.val();
-        self.n_ms.en.next = self.en.val() & self.s3_valid.q.val();
-        self.n_lz.en.next = self.en.val() & self.s3_valid.q.val();
-        self.n_zp.en.next = self.en.val() & self.s3_valid.q.val();
-        self.n_mu.en.next = self.en.val() & self.s3_valid.q.val();
+        self.n_pr.en.next = self.en.val() & self.s4_valid.q.val();
+        self.n_ms.en.next = self.en.val() & self.s4_valid.q.val();
+        self.n_lz.en.next = self.en.val() & self.s4_valid.q.val();
+        self.n_zp.en.next = self.en.val() & self.s4_valid.q.val();
+        self.n_mu.en.next = self.en.val() & self.s4_valid.q.val();
         self.n_pr.d.next = self.n_pr.q.val() + self.p_pr.q.val();
         self.n_ms.d.next = self.n_ms.q.val() + self.p_ms.q.val();
         self.n_lz.d.next = self.n_lz.q.val() + self.p_lz.q.val();
@@ -846,67 +991,42 @@ impl Logic for TitanusDequantizer {
         self.st_zero_point.next = self.n_zp.q.val();
         self.st_multiplies.next = self.n_mu.q.val();
 
-        // ---- S2: multiply |q - z| S (|q - z| < 2^9)
-        self.s3_valid.reset.next = self.reset.val();
-        self.s3_last.reset.next = self.reset.val();
-        self.s3_valid.en.next = self.en.val();
-        self.s3_last.en.next = self.en.val();
-        self.s3_valid.d.next = self.s2_valid.q.val();
-        self.s3_last.d.next = self.s2_last.q.val();
-        for i in 0..self._n {
-            self.s3_sel[i].clock.next = self.clock.val();
-            self.s3_r0[i].clock.next = self.clock.val();
-            self.s3_prod[i].clock.next = self.clock.val();
-            self.s3_neg[i].clock.next = self.clock.val();
-            self.s3_sel[i].reset.next = self.reset.val();
-            self.s3_r0[i].reset.next = self.reset.val();
-            self.s3_prod[i].reset.next = self.reset.val();
-            self.s3_neg[i].reset.next = self.reset.val();
-            self.s3_sel[i].en.next = self.en.val();
-            self.s3_r0[i].en.next = self.en.val();
-            self.s3_prod[i].en.next =
-                self.en.val() & self.s2_valid.q.val() & (self.s2_sel[i].q.val() == self.two2.val());
-            self.s3_neg[i].en.next =
-                self.en.val() & self.s2_valid.q.val() & (self.s2_sel[i].q.val() == self.two2.val());
-            self.s3_sel[i].d.next = self.s2_sel[i].q.val();
-            self.s3_r0[i].d.next = self.s2_r0[i].q.val();
-            self.ma.next = self.s2_abs[i].q.val() & self.nine_mask.val();
-            self.s3_prod[i].d.next = self.ma.val() * self.s2_scale[i].q.val();
-            self.s3_neg[i].d.next = self.s2_neg[i].q.val();
-        }
-
-        // ---- S3: sign, + 128, floor / 256, clamp to INT8, select
+        // ---- S4: sum, sign, + 128, floor / 256, clamp to INT8, select
         self.o_valid.reset.next = self.reset.val();
         self.o_last.reset.next = self.reset.val();
         self.o_valid.en.next = self.en.val();
         self.o_last.en.next = self.en.val();
-        self.o_valid.d.next = self.s3_valid.q.val();
-        self.o_last.d.next = self.s3_last.q.val();
+        self.o_valid.d.next = self.s4_valid.q.val();
+        self.o_last.d.next = self.s4_last.q.val();
         for i in 0..self._n {
-            self.rp.next = self.s3_prod[i].q.val();
-            if self.s3_neg[i].q.val() {
-                self.rp.next = self.zero32.val() - self.s3_prod[i].q.val();
-            }
+            self.r_pl.next = self.s4_pl[i].q.val();
+            self.r_ph.next = self.s4_ph[i].q.val();
+            self.r_neg.next = self.s4_neg[i].q.val();
+            self.rp.next = bit_cast::<32, 24>(self.r_pl.val())
+                + (bit_cast::<32, 24>(self.r_ph.val()) << self.five32.val());
             self.rt.next = self.rp.val() + self.c128.val();
-            self.rv.next = self.rt.val() >> self.eight32.val();
-            if self.rt.val().get_bit(31) {
-                self.rv.next = !((!self.rt.val()) >> self.eight32.val());
+            if self.r_neg.val() {
+                self.rt.next = self.rp.val() + self.c127.val();
             }
-            self.ro.next = self.rv.val().get_bits::<8>(0);
-            if self.rv.val().get_bit(31) & (self.rv.val() < self.min8_32.val()) {
-                self.ro.next = self.min8.val();
-            }
-            if !self.rv.val().get_bit(31) & (self.rv.val() > self.max8_32.val()) {
+            self.ru.next = self.rt.val() >> self.eight32.val();
+            self.ro.next = self.ru.val().get_bits::<8>(0);
+            if self.ru.val() > self.c127.val() {
                 self.ro.next = self.max8.val();
+            }
+            if self.r_neg.val() {
+                self.ro.next = self.zero8.val() - self.ru.val().get_bits::<8>(0);
+                if self.ru.val() > self.c128.val() {
+                    self.ro.next = self.min8.val();
+                }
             }
             self.o_data[i].clock.next = self.clock.val();
             self.o_data[i].reset.next = self.reset.val();
             self.o_data[i].en.next = self.en.val();
             self.o_data[i].d.next = self.zero8.val();
-            if self.s3_sel[i].q.val() == self.one2.val() {
-                self.o_data[i].d.next = self.s3_r0[i].q.val();
+            if self.s4_sel[i].q.val() == self.one2.val() {
+                self.o_data[i].d.next = self.s4_r0[i].q.val();
             }
-            if self.s3_sel[i].q.val() == self.two2.val() {
+            if self.s4_sel[i].q.val() == self.two2.val() {
                 self.o_data[i].d.next = self.ro.val();
             }
             self.out_data[i].next = self.o_data[i].q.val();
