@@ -169,6 +169,9 @@ pub struct Run {
     pub sz_codes: Vec<u64>,
     pub clears: u64,
     pub loads_in_flight: u64,
+    /// Loads accepted while the last beat accepted before them had not yet
+    /// left S1 (the unit holds such a load until the beat has read the table).
+    pub load_held: u64,
     pub counters: [u64; 5],
     /// Kept elements decoded with a level above 0; rebuilt at -128 / 127
     /// through the multiplier.
@@ -187,6 +190,7 @@ pub const POINTS: &[&str] = &[
     "load rejected: level out of range",
     "table clear",
     "load while records in flight",
+    "load held for record beats ahead",
     "skip: pruned",
     "skip: label zero (rec(0))",
     "skip: zero point",
@@ -206,6 +210,7 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("load rejected: level out of range", r.sz_codes.iter().filter(|&&c| c == 2).count() as u64);
     cov.add("table clear", r.clears);
     cov.add("load while records in flight", r.loads_in_flight);
+    cov.add("load held for record beats ahead", r.load_held);
     cov.add("skip: pruned", r.counters[0]);
     cov.add("skip: label zero (rec(0))", r.counters[1]);
     cov.add("skip: zero point", r.counters[2]);
@@ -246,6 +251,10 @@ fn sz_code(r: Result<(), SzError>) -> u64 {
     }
 }
 
+/// Cycles a load keeps the table port (and record input) busy, its own
+/// cycle included, when no record beat accepted before it waits.
+pub const LOAD_CYCLES: u64 = 4;
+
 /// Runs `c` on `m` (fresh out of reset); checks every output beat, every
 /// load response, `in_ready` against `out_ready`, and the final counters.
 pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
@@ -280,6 +289,9 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
     let mut ops = c.ops.iter();
     let mut cur: Option<&Op> = None;
     let mut first_accept: Option<u64> = None;
+    // pipeline advances since the last beat was accepted, that cycle
+    // included: below 2, that beat is still in the skid or S1
+    let mut advances = u64::MAX / 2;
     let total: usize =
         c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
     // generous: a bursty sink may stall 97% of the time in bursts of hundreds of cycles
@@ -349,6 +361,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
             run.in_blocked += 1;
         }
         let valid = m.get(io.out_valid) == 1;
+        advances += !(valid && !ready) as u64;
         if valid && !ready {
             run.out_held += 1;
         }
@@ -367,6 +380,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
         if let Some(b) = offer {
             if in_ready {
                 let first = src.queue.len() == p.channels / p.lanes;
+                advances = !(valid && !ready) as u64;
                 src.take();
                 first_accept.get_or_insert(cycle);
                 if first {
@@ -403,6 +417,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
         }
         let mut sz_now = None;
         if load.is_some() && sz_ready {
+            run.load_held += (advances < 2) as u64;
             if expected.len() > sink.beats.len() {
                 run.loads_in_flight += 1;
             }

@@ -126,17 +126,28 @@ pub struct TitanusDequantizer {
     l2_start: Reg<Bits<16>>,
     l2_scale: Reg<Bits<16>>,
     l2_z9: Reg<Bits<9>>,
-    l2_pl: Reg<Bits<24>>,
-    l2_ph: Reg<Bits<24>>,
+    l2_p0: Reg<Bits<20>>,
+    l2_p1: Reg<Bits<20>>,
+    l2_p2: Reg<Bits<20>>,
     l2_neg: Reg<Bit>,
     l2_pres: Reg<Bit>,
+    l3_valid: Reg<Bit>,
+    l3_wr: Reg<Bit>,
+    l3_lane: Reg<Bits<6>>,
+    l3_addr: Reg<Bits<14>>,
+    l3_scale: Reg<Bits<16>>,
+    l3_z9: Reg<Bits<9>>,
+    l3_p: Reg<Bits<25>>,
+    l3_neg: Reg<Bit>,
+    busy: Signal<Local, Bit>,
     trow: Signal<Local, Bits<272>>,
     nrow: Signal<Local, Bits<272>>,
     seg: Signal<Local, Bits<17>>,
     ent_w: Signal<Local, Bits<33>>,
     // ---- rounding of a split product (shared by the load path and the lanes)
-    r_pl: Signal<Local, Bits<24>>,
-    r_ph: Signal<Local, Bits<24>>,
+    r_p0: Signal<Local, Bits<20>>,
+    r_p1: Signal<Local, Bits<20>>,
+    r_p2: Signal<Local, Bits<20>>,
     r_neg: Signal<Local, Bit>,
     rp: Signal<Local, Bits<32>>,
     rt: Signal<Local, Bits<32>>,
@@ -182,6 +193,9 @@ pub struct TitanusDequantizer {
     ma: Signal<Local, Bits<16>>,
     prod: Signal<Local, Bits<32>>,
     t4: Signal<Local, Bits<4>>,
+    t8a: Signal<Local, Bits<8>>,
+    t8b: Signal<Local, Bits<8>>,
+    t24: Signal<Local, Bits<24>>,
     s3_valid: Reg<Bit>,
     s3_last: Reg<Bit>,
     s3_sel: Vec<Reg<Bits<2>>>,
@@ -194,28 +208,32 @@ pub struct TitanusDequantizer {
     s4_last: Reg<Bit>,
     s4_sel: Vec<Reg<Bits<2>>>,
     s4_r0: Vec<Reg<Bits<8>>>,
-    s4_pl: Vec<Reg<Bits<24>>>,
-    s4_ph: Vec<Reg<Bits<24>>>,
+    s4_p0: Vec<Reg<Bits<20>>>,
+    s4_p1: Vec<Reg<Bits<20>>>,
+    s4_p2: Vec<Reg<Bits<20>>>,
     s4_neg: Vec<Reg<Bit>>,
+    s5_valid: Reg<Bit>,
+    s5_last: Reg<Bit>,
+    s5_sel: Vec<Reg<Bits<2>>>,
+    s5_r0: Vec<Reg<Bits<8>>>,
+    s5_p: Vec<Reg<Bits<25>>>,
+    s5_neg: Vec<Reg<Bit>>,
+    psum: Signal<Local, Bits<25>>,
+    t25: Signal<Local, Bits<25>>,
     o_valid: Reg<Bit>,
     o_last: Reg<Bit>,
     o_data: Vec<Reg<Bits<8>>>,
     // ---- counters
-    p_pr: Reg<Bits<32>>,
-    p_ms: Reg<Bits<32>>,
-    p_lz: Reg<Bits<32>>,
-    p_zp: Reg<Bits<32>>,
-    p_mu: Reg<Bits<32>>,
-    n_pr: Reg<Bits<32>>,
-    n_ms: Reg<Bits<32>>,
-    n_lz: Reg<Bits<32>>,
-    n_zp: Reg<Bits<32>>,
-    n_mu: Reg<Bits<32>>,
-    a_pr: Signal<Local, Bits<32>>,
-    a_ms: Signal<Local, Bits<32>>,
-    a_lz: Signal<Local, Bits<32>>,
-    a_zp: Signal<Local, Bits<32>>,
-    a_mu: Signal<Local, Bits<32>>,
+    // counter j counts case j; {hi, lo} with hi1 = hi + 1 ready (a carry
+    // out of lo needs 4 beats, so hi1 is never stale when used)
+    p_cnt: Vec<Reg<Bits<8>>>,
+    n_lo: Vec<Reg<Bits<8>>>,
+    n_hi: Vec<Reg<Bits<24>>>,
+    n_hi1: Vec<Reg<Bits<24>>>,
+    a_cnt: Vec<Signal<Local, Bits<8>>>,
+    lo_sum: Vec<Signal<Local, Bits<9>>>,
+    st_w: Vec<Signal<Local, Bits<32>>>,
+    kcase: Vec<Constant<Bits<3>>>,
     fb: Signal<Local, Bit>,
     // ---- constants
     channels10: Constant<Bits<11>>,
@@ -238,16 +256,18 @@ pub struct TitanusDequantizer {
     zero17: Constant<Bits<17>>,
     valid17: Constant<Bits<17>>,
     zero272: Constant<Bits<272>>,
-    lo5: Constant<Bits<16>>,
-    hi4: Constant<Bits<16>>,
-    five16: Constant<Bits<16>>,
+    lo3: Constant<Bits<16>>,
+    three16: Constant<Bits<16>>,
+    six16: Constant<Bits<16>>,
+    one24: Constant<Bits<24>>,
+    sh_lo: Constant<Bits<32>>,
     sign9: Constant<Bits<16>>,
     ext9: Constant<Bits<16>>,
-    zero32: Constant<Bits<32>>,
     c127: Constant<Bits<32>>,
     c128: Constant<Bits<32>>,
     eight32: Constant<Bits<32>>,
-    five32: Constant<Bits<32>>,
+    three32: Constant<Bits<32>>,
+    six32: Constant<Bits<32>>,
     min8: Constant<Bits<8>>,
     max8: Constant<Bits<8>>,
     sh_ch: Constant<Bits<6>>,
@@ -345,16 +365,27 @@ impl TitanusDequantizer {
             l2_start: Reg::default(),
             l2_scale: Reg::default(),
             l2_z9: Reg::default(),
-            l2_pl: Reg::default(),
-            l2_ph: Reg::default(),
+            l2_p0: Reg::default(),
+            l2_p1: Reg::default(),
+            l2_p2: Reg::default(),
             l2_neg: Reg::default(),
             l2_pres: Reg::default(),
+            l3_valid: Reg::default(),
+            l3_wr: Reg::default(),
+            l3_lane: Reg::default(),
+            l3_addr: Reg::default(),
+            l3_scale: Reg::default(),
+            l3_z9: Reg::default(),
+            l3_p: Reg::default(),
+            l3_neg: Reg::default(),
+            busy: Default::default(),
             trow: Default::default(),
             nrow: Default::default(),
             seg: Default::default(),
             ent_w: Default::default(),
-            r_pl: Default::default(),
-            r_ph: Default::default(),
+            r_p0: Default::default(),
+            r_p1: Default::default(),
+            r_p2: Default::default(),
             r_neg: Default::default(),
             rp: Default::default(),
             rt: Default::default(),
@@ -398,6 +429,9 @@ impl TitanusDequantizer {
             ma: Default::default(),
             prod: Default::default(),
             t4: Default::default(),
+            t8a: Default::default(),
+            t8b: Default::default(),
+            t24: Default::default(),
             s3_valid: Reg::default(),
             s3_last: Reg::default(),
             s3_sel: regs(n),
@@ -410,27 +444,29 @@ impl TitanusDequantizer {
             s4_last: Reg::default(),
             s4_sel: regs(n),
             s4_r0: regs(n),
-            s4_pl: regs(n),
-            s4_ph: regs(n),
+            s4_p0: regs(n),
+            s4_p1: regs(n),
+            s4_p2: regs(n),
             s4_neg: regs(n),
+            s5_valid: Reg::default(),
+            s5_last: Reg::default(),
+            s5_sel: regs(n),
+            s5_r0: regs(n),
+            s5_p: regs(n),
+            s5_neg: regs(n),
+            psum: Default::default(),
+            t25: Default::default(),
             o_valid: Reg::default(),
             o_last: Reg::default(),
             o_data: regs(n),
-            p_pr: Reg::default(),
-            p_ms: Reg::default(),
-            p_lz: Reg::default(),
-            p_zp: Reg::default(),
-            p_mu: Reg::default(),
-            n_pr: Reg::default(),
-            n_ms: Reg::default(),
-            n_lz: Reg::default(),
-            n_zp: Reg::default(),
-            n_mu: Reg::default(),
-            a_pr: Default::default(),
-            a_ms: Default::default(),
-            a_lz: Default::default(),
-            a_zp: Default::default(),
-            a_mu: Default::default(),
+            p_cnt: regs(5),
+            n_lo: regs(5),
+            n_hi: regs(5),
+            n_hi1: (0..5).map(|_| Reg::new(Bits::<24>::from(1u64))).collect(),
+            a_cnt: sigs(5),
+            lo_sum: sigs(5),
+            st_w: sigs(5),
+            kcase: (0..5).map(|j| k(j as u64)).collect(),
             fb: Default::default(),
             channels10: k(channels as u64),
             levels4: k(max_levels as u64),
@@ -452,16 +488,18 @@ impl TitanusDequantizer {
             zero17: k(0),
             valid17: k(1 << 16),
             zero272: Constant::new(Bits::<272>::default()),
-            lo5: k(0x1F),
-            hi4: k(0xF),
-            five16: k(5),
+            lo3: k(7),
+            three16: k(3),
+            six16: k(6),
+            one24: k(1),
+            sh_lo: k(8),
             sign9: k(0x100),
             ext9: k(0xFE00),
-            zero32: k(0),
             c127: k(127),
             c128: k(128),
             eight32: k(8),
-            five32: k(5),
+            three32: k(3),
+            six32: k(6),
             min8: k(0x80),
             max8: k(0x7F),
             sh_ch: k(52),
@@ -477,7 +515,7 @@ impl TitanusDequantizer {
 
     /// Cycles from the edge that accepts a record beat (skid empty) to the
     /// edge after which it is shown, with the output ready.
-    pub const LATENCY: usize = 5;
+    pub const LATENCY: usize = 6;
 }
 
 impl Logic for TitanusDequantizer {
@@ -486,15 +524,17 @@ impl Logic for TitanusDequantizer {
         clock!(
             self, clock, pres, done, err, l1_valid, l1_clear, l1_ok, l1_lane, l1_row, l1_lv, l1_start,
             l1_scale, l1_z9, l1_abs, l1_neg, l2_valid, l2_clear, l2_ok, l2_lane, l2_row, l2_base, l2_lv,
-            l2_start, l2_scale, l2_z9, l2_pl, l2_ph, l2_neg, l2_pres, bc, sk_valid, sk_last, sk_pos, sk_bc,
-            s1_valid, s1_last, s1_pos, s1_base, zi, s2_valid, s2_last, s3_valid, s3_last, s4_valid, s4_last,
-            o_valid, o_last, p_pr, p_ms, p_lz, p_zp, p_mu, n_pr, n_ms, n_lz, n_zp, n_mu
+            l2_start, l2_scale, l2_z9, l2_p0, l2_p1, l2_p2, l2_neg, l2_pres, l3_valid, l3_wr, l3_lane,
+            l3_addr, l3_scale, l3_z9, l3_p, l3_neg, bc, sk_valid, sk_last, sk_pos, sk_bc, s1_valid, s1_last,
+            s1_pos, s1_base, zi, s2_valid, s2_last, s3_valid, s3_last, s4_valid, s4_last, s5_valid, s5_last,
+            o_valid, o_last
         );
         self.en.next = !self.o_valid.q.val() | self.out_ready.val();
 
         // ---- loads (spec §11.8.1): checked at acceptance
-        self.sz_ready.next = !self.l1_valid.q.val() & !self.l2_valid.q.val();
-        self.sz_acc.next = self.sz_valid.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
+        self.busy.next = self.l1_valid.q.val() | self.l2_valid.q.val() | self.l3_valid.q.val();
+        self.sz_ready.next = !self.busy.val();
+        self.sz_acc.next = self.sz_valid.val() & !self.busy.val();
         self.f_ch.next = self.sz_word.val().get_bits::<10>(self.sh_ch.val().index());
         self.f_lv.next = self.sz_word.val().get_bits::<4>(self.sh_lv.val().index());
         self.f_zero.next = bit_cast::<16, 9>(self.sz_word.val().get_bits::<9>(self.sh_z.val().index()));
@@ -573,8 +613,9 @@ impl Logic for TitanusDequantizer {
         self.l2_start.reset.next = self.reset.val();
         self.l2_scale.reset.next = self.reset.val();
         self.l2_z9.reset.next = self.reset.val();
-        self.l2_pl.reset.next = self.reset.val();
-        self.l2_ph.reset.next = self.reset.val();
+        self.l2_p0.reset.next = self.reset.val();
+        self.l2_p1.reset.next = self.reset.val();
+        self.l2_p2.reset.next = self.reset.val();
         self.l2_neg.reset.next = self.reset.val();
         self.l2_pres.reset.next = self.reset.val();
         self.l2_valid.en.next = true;
@@ -587,8 +628,9 @@ impl Logic for TitanusDequantizer {
         self.l2_start.en.next = self.go.val();
         self.l2_scale.en.next = self.go.val();
         self.l2_z9.en.next = self.go.val();
-        self.l2_pl.en.next = self.go.val();
-        self.l2_ph.en.next = self.go.val();
+        self.l2_p0.en.next = self.go.val();
+        self.l2_p1.en.next = self.go.val();
+        self.l2_p2.en.next = self.go.val();
         self.l2_neg.en.next = self.go.val();
         self.l2_pres.en.next = self.go.val();
         self.l2_valid.d.next = self.go.val();
@@ -601,12 +643,15 @@ impl Logic for TitanusDequantizer {
         self.l2_start.d.next = self.l1_start.q.val();
         self.l2_scale.d.next = self.l1_scale.q.val();
         self.l2_z9.d.next = self.l1_z9.q.val();
-        self.ma.next = self.l1_abs.q.val() & self.lo5.val();
+        self.ma.next = self.l1_abs.q.val() & self.lo3.val();
         self.prod.next = self.ma.val() * self.l1_scale.q.val();
-        self.l2_pl.d.next = self.prod.val().get_bits::<24>(0);
-        self.ma.next = (self.l1_abs.q.val() >> self.five16.val()) & self.hi4.val();
+        self.l2_p0.d.next = self.prod.val().get_bits::<20>(0);
+        self.ma.next = (self.l1_abs.q.val() >> self.three16.val()) & self.lo3.val();
         self.prod.next = self.ma.val() * self.l1_scale.q.val();
-        self.l2_ph.d.next = self.prod.val().get_bits::<24>(0);
+        self.l2_p1.d.next = self.prod.val().get_bits::<20>(0);
+        self.ma.next = (self.l1_abs.q.val() >> self.six16.val()) & self.lo3.val();
+        self.prod.next = self.ma.val() * self.l1_scale.q.val();
+        self.l2_p2.d.next = self.prod.val().get_bits::<20>(0);
         self.l2_neg.d.next = self.l1_neg.q.val();
         self.l2_pres.d.next = false;
         for i in 0..self._n {
@@ -615,8 +660,9 @@ impl Logic for TitanusDequantizer {
             }
         }
 
-        // write (end of L2): levels row with this level set (the others
-        // empty unless the channel was present), the entry with rec(0)
+        // end of L2: the levels row written with this level set (the others
+        // empty unless the channel was present), the present flag set (or
+        // all cleared), rec(0) rounded into L3; end of L3: the entry written
         self.wr.next = self.l2_valid.q.val() & self.l2_ok.q.val() & !self.l2_clear.q.val();
         self.trow.next = self.zero272.val();
         for i in 0..self._n {
@@ -635,13 +681,42 @@ impl Logic for TitanusDequantizer {
             }
             self.nrow.next = self.nrow.val() | (bit_cast::<272, 17>(self.seg.val()) << self.loff[l].val());
         }
-        self.r_pl.next = self.l2_pl.q.val();
-        self.r_ph.next = self.l2_ph.q.val();
-        self.r_neg.next = self.l2_neg.q.val();
-        // round the split product: P = pl + ph 2^5; floor((+-P + 128) / 256)
-        // is floor((P + 128) / 256) or -floor((P + 127) / 256); INT8 clamp
-        self.rp.next =
-            bit_cast::<32, 24>(self.r_pl.val()) + (bit_cast::<32, 24>(self.r_ph.val()) << self.five32.val());
+        // the split product's sum, P = p0 + p1 2^3 + p2 2^6 (< 2^25)
+        self.r_p0.next = self.l2_p0.q.val();
+        self.r_p1.next = self.l2_p1.q.val();
+        self.r_p2.next = self.l2_p2.q.val();
+        self.psum.next = bit_cast::<25, 20>(self.r_p0.val())
+            + (bit_cast::<25, 20>(self.r_p1.val()) << self.three32.val())
+            + (bit_cast::<25, 20>(self.r_p2.val()) << self.six32.val());
+        self.l3_valid.reset.next = self.reset.val();
+        self.l3_wr.reset.next = self.reset.val();
+        self.l3_lane.reset.next = self.reset.val();
+        self.l3_addr.reset.next = self.reset.val();
+        self.l3_scale.reset.next = self.reset.val();
+        self.l3_z9.reset.next = self.reset.val();
+        self.l3_p.reset.next = self.reset.val();
+        self.l3_neg.reset.next = self.reset.val();
+        self.l3_valid.en.next = true;
+        self.l3_wr.en.next = true;
+        self.l3_lane.en.next = self.l2_valid.q.val();
+        self.l3_addr.en.next = self.l2_valid.q.val();
+        self.l3_scale.en.next = self.l2_valid.q.val();
+        self.l3_z9.en.next = self.l2_valid.q.val();
+        self.l3_p.en.next = self.l2_valid.q.val();
+        self.l3_neg.en.next = self.l2_valid.q.val();
+        self.l3_valid.d.next = self.l2_valid.q.val();
+        self.l3_wr.d.next = self.wr.val();
+        self.l3_lane.d.next = self.l2_lane.q.val();
+        self.l3_addr.d.next =
+            bit_cast::<14, 16>(self.l2_base.q.val() + bit_cast::<16, 4>(self.l2_lv.q.val()));
+        self.l3_scale.d.next = self.l2_scale.q.val();
+        self.l3_z9.d.next = self.l2_z9.q.val();
+        self.l3_p.d.next = self.psum.val();
+        self.l3_neg.d.next = self.l2_neg.q.val();
+        // rec(0) rounded in L3: floor((+-P + 128) / 256) is floor((P + 128) / 256)
+        // or -floor((P + 127) / 256); INT8 clamp
+        self.rp.next = bit_cast::<32, 25>(self.l3_p.q.val());
+        self.r_neg.next = self.l3_neg.q.val();
         self.rt.next = self.rp.val() + self.c128.val();
         if self.r_neg.val() {
             self.rt.next = self.rp.val() + self.c127.val();
@@ -657,8 +732,8 @@ impl Logic for TitanusDequantizer {
                 self.ro.next = self.min8.val();
             }
         }
-        self.ent_w.next = bit_cast::<33, 16>(self.l2_scale.q.val())
-            | (bit_cast::<33, 9>(self.l2_z9.q.val()) << self.sh_zent.val())
+        self.ent_w.next = bit_cast::<33, 16>(self.l3_scale.q.val())
+            | (bit_cast::<33, 9>(self.l3_z9.q.val()) << self.sh_zent.val())
             | (bit_cast::<33, 8>(self.ro.val()) << self.sh_r0ent.val());
         self.pres.reset.next = self.reset.val();
         self.pres.clr.next = self.l2_valid.q.val() & self.l2_ok.q.val() & self.l2_clear.q.val();
@@ -668,9 +743,8 @@ impl Logic for TitanusDequantizer {
 
         // ---- record handshake: a beat enters S1 (reading its levels row and
         // present flags) at acceptance, or from the skid when S1 advances
-        self.in_ready.next = !self.sk_valid.q.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
-        self.acc.next =
-            self.in_valid.val() & !self.sk_valid.q.val() & !self.l1_valid.q.val() & !self.l2_valid.q.val();
+        self.in_ready.next = !self.sk_valid.q.val() & !self.busy.val();
+        self.acc.next = self.in_valid.val() & !self.sk_valid.q.val() & !self.busy.val();
         self.bc.reset.next = self.reset.val();
         self.bc.en.next = self.acc.val();
         self.bc.d.next = self.bc.q.val() + self.one16.val();
@@ -799,14 +873,15 @@ impl Logic for TitanusDequantizer {
             }
             self.en_ram[i].clock.next = self.clock.val();
             self.en_ram[i].en.next = (self.en.val() & self.s1_valid.q.val())
-                | (self.wr.val() & (self.l2_lane.q.val() == self.lane_idx[i].val()));
-            self.en_ram[i].we.next = self.l2_valid.q.val();
+                | (self.l3_valid.q.val()
+                    & self.l3_wr.q.val()
+                    & (self.l3_lane.q.val() == self.lane_idx[i].val()));
+            self.en_ram[i].we.next = self.l3_valid.q.val();
             self.t4.next = self.p_lv[i].val();
             self.en_ram[i].addr.next =
                 bit_cast::<14, 16>(self.s1_base.q.val() + bit_cast::<16, 4>(self.t4.val()));
-            if self.l2_valid.q.val() {
-                self.en_ram[i].addr.next =
-                    bit_cast::<14, 16>(self.l2_base.q.val() + bit_cast::<16, 4>(self.l2_lv.q.val()));
+            if self.l3_valid.q.val() {
+                self.en_ram[i].addr.next = self.l3_addr.q.val();
             }
             self.en_ram[i].wdata.next = self.ent_w.val();
             self.s2_idx[i].clock.next = self.clock.val();
@@ -911,99 +986,120 @@ impl Logic for TitanusDequantizer {
         for i in 0..self._n {
             self.s4_sel[i].clock.next = self.clock.val();
             self.s4_r0[i].clock.next = self.clock.val();
-            self.s4_pl[i].clock.next = self.clock.val();
-            self.s4_ph[i].clock.next = self.clock.val();
+            self.s4_p0[i].clock.next = self.clock.val();
+            self.s4_p1[i].clock.next = self.clock.val();
+            self.s4_p2[i].clock.next = self.clock.val();
             self.s4_neg[i].clock.next = self.clock.val();
             self.s4_sel[i].reset.next = self.reset.val();
             self.s4_r0[i].reset.next = self.reset.val();
-            self.s4_pl[i].reset.next = self.reset.val();
-            self.s4_ph[i].reset.next = self.reset.val();
+            self.s4_p0[i].reset.next = self.reset.val();
+            self.s4_p1[i].reset.next = self.reset.val();
+            self.s4_p2[i].reset.next = self.reset.val();
             self.s4_neg[i].reset.next = self.reset.val();
             self.s4_sel[i].en.next = self.en.val();
             self.s4_r0[i].en.next = self.en.val();
-            self.s4_pl[i].en.next =
+            self.s4_p0[i].en.next =
                 self.en.val() & self.s3_valid.q.val() & (self.s3_sel[i].q.val() == self.two2.val());
-            self.s4_ph[i].en.next =
+            self.s4_p1[i].en.next =
+                self.en.val() & self.s3_valid.q.val() & (self.s3_sel[i].q.val() == self.two2.val());
+            self.s4_p2[i].en.next =
                 self.en.val() & self.s3_valid.q.val() & (self.s3_sel[i].q.val() == self.two2.val());
             self.s4_neg[i].en.next =
                 self.en.val() & self.s3_valid.q.val() & (self.s3_sel[i].q.val() == self.two2.val());
             self.s4_sel[i].d.next = self.s3_sel[i].q.val();
             self.s4_r0[i].d.next = self.s3_r0[i].q.val();
-            self.ma.next = self.s3_abs[i].q.val() & self.lo5.val();
+            self.ma.next = self.s3_abs[i].q.val() & self.lo3.val();
             self.prod.next = self.ma.val() * self.s3_scale[i].q.val();
-            self.s4_pl[i].d.next = self.prod.val().get_bits::<24>(0);
-            self.ma.next = (self.s3_abs[i].q.val() >> self.five16.val()) & self.hi4.val();
+            self.s4_p0[i].d.next = self.prod.val().get_bits::<20>(0);
+            self.ma.next = (self.s3_abs[i].q.val() >> self.three16.val()) & self.lo3.val();
             self.prod.next = self.ma.val() * self.s3_scale[i].q.val();
-            self.s4_ph[i].d.next = self.prod.val().get_bits::<24>(0);
+            self.s4_p1[i].d.next = self.prod.val().get_bits::<20>(0);
+            self.ma.next = (self.s3_abs[i].q.val() >> self.six16.val()) & self.lo3.val();
+            self.prod.next = self.ma.val() * self.s3_scale[i].q.val();
+            self.s4_p2[i].d.next = self.prod.val().get_bits::<20>(0);
             self.s4_neg[i].d.next = self.s3_neg[i].q.val();
         }
-        self.a_pr.next = self.zero32.val();
-        self.a_ms.next = self.zero32.val();
-        self.a_lz.next = self.zero32.val();
-        self.a_zp.next = self.zero32.val();
-        self.a_mu.next = self.zero32.val();
-        for i in 0..self._n {
-            self.fb.next = self.s3_cs[i].q.val() == self.k_pr.val();
-            self.a_pr.next = self.a_pr.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s3_cs[i].q.val() == self.k_ms.val();
-            self.a_ms.next = self.a_ms.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s3_cs[i].q.val() == self.k_lz.val();
-            self.a_lz.next = self.a_lz.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s3_cs[i].q.val() == self.k_zp.val();
-            self.a_zp.next = self.a_zp.val() + bit_cast::<32, 1>(self.fb.val().into());
-            self.fb.next = self.s3_cs[i].q.val() == self.k_mu.val();
-            self.a_mu.next = self.a_mu.val() + bit_cast::<32, 1>(self.fb.val().into());
+        for j in 0..5 {
+            self.a_cnt[j].next = self.zero8.val();
+            for i in 0..self._n {
+                self.fb.next = self.s3_cs[i].q.val() == self.kcase[j].val();
+                self.a_cnt[j].next = self.a_cnt[j].val() + bit_cast::<8, 1>(self.fb.val().into());
+            }
+            self.p_cnt[j].clock.next = self.clock.val();
+            self.p_cnt[j].reset.next = self.reset.val();
+            self.p_cnt[j].en.next = self.en.val();
+            self.p_cnt[j].d.next = self.a_cnt[j].val();
+            // counters add a beat's popcounts when it leaves S4
+            self.t8a.next = self.n_lo[j].q.val();
+            self.t8b.next = self.p_cnt[j].q.val();
+            self.lo_sum[j].next = bit_cast::<9, 8>(self.t8a.val()) + bit_cast::<9, 8>(self.t8b.val());
+            self.n_lo[j].clock.next = self.clock.val();
+            self.n_hi[j].clock.next = self.clock.val();
+            self.n_hi1[j].clock.next = self.clock.val();
+            self.n_lo[j].reset.next = self.reset.val();
+            self.n_hi[j].reset.next = self.reset.val();
+            self.n_hi1[j].reset.next = self.reset.val();
+            self.n_lo[j].en.next = self.en.val() & self.s4_valid.q.val();
+            self.n_hi[j].en.next = self.en.val() & self.s4_valid.q.val() & self.lo_sum[j].val().get_bit(8);
+            self.n_hi1[j].en.next = true;
+            self.n_lo[j].d.next = self.lo_sum[j].val().get_bits::<8>(0);
+            self.n_hi[j].d.next = self.n_hi1[j].q.val();
+            self.n_hi1[j].d.next = self.n_hi[j].q.val() + self.one24.val();
+            self.t24.next = self.n_hi[j].q.val();
+            self.st_w[j].next =
+                (bit_cast::<32, 24>(self.t24.val()) << self.sh_lo.val()) | bit_cast::<32, 8>(self.t8a.val());
         }
-        self.p_pr.reset.next = self.reset.val();
-        self.p_ms.reset.next = self.reset.val();
-        self.p_lz.reset.next = self.reset.val();
-        self.p_zp.reset.next = self.reset.val();
-        self.p_mu.reset.next = self.reset.val();
-        self.p_pr.en.next = self.en.val();
-        self.p_ms.en.next = self.en.val();
-        self.p_lz.en.next = self.en.val();
-        self.p_zp.en.next = self.en.val();
-        self.p_mu.en.next = self.en.val();
-        self.p_pr.d.next = self.a_pr.val();
-        self.p_ms.d.next = self.a_ms.val();
-        self.p_lz.d.next = self.a_lz.val();
-        self.p_zp.d.next = self.a_zp.val();
-        self.p_mu.d.next = self.a_mu.val();
-        // counters add a beat's popcounts when it leaves S4
-        self.n_pr.reset.next = self.reset.val();
-        self.n_ms.reset.next = self.reset.val();
-        self.n_lz.reset.next = self.reset.val();
-        self.n_zp.reset.next = self.reset.val();
-        self.n_mu.reset.next = self.reset.val();
-        self.n_pr.en.next = self.en.val() & self.s4_valid.q.val();
-        self.n_ms.en.next = self.en.val() & self.s4_valid.q.val();
-        self.n_lz.en.next = self.en.val() & self.s4_valid.q.val();
-        self.n_zp.en.next = self.en.val() & self.s4_valid.q.val();
-        self.n_mu.en.next = self.en.val() & self.s4_valid.q.val();
-        self.n_pr.d.next = self.n_pr.q.val() + self.p_pr.q.val();
-        self.n_ms.d.next = self.n_ms.q.val() + self.p_ms.q.val();
-        self.n_lz.d.next = self.n_lz.q.val() + self.p_lz.q.val();
-        self.n_zp.d.next = self.n_zp.q.val() + self.p_zp.q.val();
-        self.n_mu.d.next = self.n_mu.q.val() + self.p_mu.q.val();
-        self.st_pruned.next = self.n_pr.q.val();
-        self.st_missing_level.next = self.n_ms.q.val();
-        self.st_label_zero.next = self.n_lz.q.val();
-        self.st_zero_point.next = self.n_zp.q.val();
-        self.st_multiplies.next = self.n_mu.q.val();
+        self.st_pruned.next = self.st_w[0].val();
+        self.st_missing_level.next = self.st_w[1].val();
+        self.st_label_zero.next = self.st_w[2].val();
+        self.st_zero_point.next = self.st_w[3].val();
+        self.st_multiplies.next = self.st_w[4].val();
 
-        // ---- S4: sum, sign, + 128, floor / 256, clamp to INT8, select
+        // ---- S4: the sum of the partial products
+        self.s5_valid.reset.next = self.reset.val();
+        self.s5_last.reset.next = self.reset.val();
+        self.s5_valid.en.next = self.en.val();
+        self.s5_last.en.next = self.en.val();
+        self.s5_valid.d.next = self.s4_valid.q.val();
+        self.s5_last.d.next = self.s4_last.q.val();
+        for i in 0..self._n {
+            self.r_p0.next = self.s4_p0[i].q.val();
+            self.r_p1.next = self.s4_p1[i].q.val();
+            self.r_p2.next = self.s4_p2[i].q.val();
+            self.psum.next = bit_cast::<25, 20>(self.r_p0.val())
+                + (bit_cast::<25, 20>(self.r_p1.val()) << self.three32.val())
+                + (bit_cast::<25, 20>(self.r_p2.val()) << self.six32.val());
+            self.s5_sel[i].clock.next = self.clock.val();
+            self.s5_r0[i].clock.next = self.clock.val();
+            self.s5_p[i].clock.next = self.clock.val();
+            self.s5_neg[i].clock.next = self.clock.val();
+            self.s5_sel[i].reset.next = self.reset.val();
+            self.s5_r0[i].reset.next = self.reset.val();
+            self.s5_p[i].reset.next = self.reset.val();
+            self.s5_neg[i].reset.next = self.reset.val();
+            self.s5_sel[i].en.next = self.en.val();
+            self.s5_r0[i].en.next = self.en.val();
+            self.s5_p[i].en.next =
+                self.en.val() & self.s4_valid.q.val() & (self.s4_sel[i].q.val() == self.two2.val());
+            self.s5_neg[i].en.next =
+                self.en.val() & self.s4_valid.q.val() & (self.s4_sel[i].q.val() == self.two2.val());
+            self.s5_sel[i].d.next = self.s4_sel[i].q.val();
+            self.s5_r0[i].d.next = self.s4_r0[i].q.val();
+            self.s5_p[i].d.next = self.psum.val();
+            self.s5_neg[i].d.next = self.s4_neg[i].q.val();
+        }
+
+        // ---- S5: sign, + 128, floor / 256, clamp to INT8, select
         self.o_valid.reset.next = self.reset.val();
         self.o_last.reset.next = self.reset.val();
         self.o_valid.en.next = self.en.val();
         self.o_last.en.next = self.en.val();
-        self.o_valid.d.next = self.s4_valid.q.val();
-        self.o_last.d.next = self.s4_last.q.val();
+        self.o_valid.d.next = self.s5_valid.q.val();
+        self.o_last.d.next = self.s5_last.q.val();
         for i in 0..self._n {
-            self.r_pl.next = self.s4_pl[i].q.val();
-            self.r_ph.next = self.s4_ph[i].q.val();
-            self.r_neg.next = self.s4_neg[i].q.val();
-            self.rp.next = bit_cast::<32, 24>(self.r_pl.val())
-                + (bit_cast::<32, 24>(self.r_ph.val()) << self.five32.val());
+            self.t25.next = self.s5_p[i].q.val();
+            self.rp.next = bit_cast::<32, 25>(self.t25.val());
+            self.r_neg.next = self.s5_neg[i].q.val();
             self.rt.next = self.rp.val() + self.c128.val();
             if self.r_neg.val() {
                 self.rt.next = self.rp.val() + self.c127.val();
@@ -1023,10 +1119,10 @@ impl Logic for TitanusDequantizer {
             self.o_data[i].reset.next = self.reset.val();
             self.o_data[i].en.next = self.en.val();
             self.o_data[i].d.next = self.zero8.val();
-            if self.s4_sel[i].q.val() == self.one2.val() {
-                self.o_data[i].d.next = self.s4_r0[i].q.val();
+            if self.s5_sel[i].q.val() == self.one2.val() {
+                self.o_data[i].d.next = self.s5_r0[i].q.val();
             }
-            if self.s4_sel[i].q.val() == self.two2.val() {
+            if self.s5_sel[i].q.val() == self.two2.val() {
                 self.o_data[i].d.next = self.ro.val();
             }
             self.out_data[i].next = self.o_data[i].q.val();
