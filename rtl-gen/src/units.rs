@@ -557,7 +557,7 @@ const TITANUS_DEQ_DOCS: &[(&str, &str)] = &[
     ("clock", "rising-edge clock"),
     ("reset", "synchronous reset, active high: every table slot empty, counters 0, pipeline empty"),
     ("sz_valid", "scale-zero load valid"),
-    ("sz_ready", "load accepted when sz_valid and sz_ready (low for 2 cycles after each load, longer while record beats accepted before it wait for the output)"),
+    ("sz_ready", "load accepted when sz_valid and sz_ready (low for 3 cycles after each load, longer while record beats accepted before it wait for the output)"),
     ("sz_word", "entry word (spec §11.7.2): channel [61:52], level [51:48], start [47:32], zero [24:16], scale [15:0]"),
     ("sz_clear", "with sz_valid: empty every slot instead (sz_word ignored)"),
     ("sz_done", "one cycle after each accepted load"),
