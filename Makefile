@@ -31,7 +31,7 @@ VERILATOR    = $$(cat $(VL_ROOT_FILE))/bin/verilator
 VL_ENV       = VERILATOR_ROOT=$$(cat $(VL_ROOT_FILE))
 
 # Units emitted by `make` (default parameters).
-UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
+UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titanus-quantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
 # `make synth`: tb/models.toml entries at each unit's default parameters;
 # their OSU018 netlists are the ones the netlist co-simulation runs.
 SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 titanus_pruner zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
