@@ -36,7 +36,8 @@ fn files_per_flow() {
     let root = scratch("files");
     let m = "oaken_mmu";
     let plain = emit_into(&root.join("plain"), "oaken-mmu", &[]);
-    let want: Vec<String> = ["config.mk", "f", "json", "sdc", "sta.tcl", "v", "yosys.tcl"].iter().map(|x| format!("{m}.{x}")).collect();
+    let want: Vec<String> =
+        ["config.mk", "f", "json", "sdc", "sta.tcl", "v", "yosys.tcl"].iter().map(|x| format!("{m}.{x}")).collect();
     assert_eq!(plain, want);
     for p in ["sky130hd", "nangate45"] {
         let orfs = emit_into(&root.join(p), "oaken-mmu", &["--flow", "orfs", "--platform", p]);
@@ -66,7 +67,10 @@ fn bad_flags_one_line() {
     let root = scratch("bad");
     let d = root.to_str().unwrap();
     for (args, want) in [
-        (vec!["--flow", "orfs", "--platform", "asap7"], "unknown ORFS platform 'asap7' (platforms: sky130hd, nangate45)"),
+        (
+            vec!["--flow", "orfs", "--platform", "asap7"],
+            "unknown ORFS platform 'asap7' (platforms: sky130hd, nangate45)",
+        ),
         (vec!["--platform", "nangate45"], "--platform applies to --flow orfs only"),
         (vec!["--flow", "fusesoc", "--platform", "sky130hd"], "--platform applies to --flow orfs only"),
         (vec!["--flow", "yosys"], "unknown flow 'yosys' (flows: orfs, fusesoc)"),

@@ -13,7 +13,7 @@
 
 use rtl_gen::flow::{self, Flow, PLATFORMS};
 use rtl_gen::units::UNITS;
-use rtl_gen::{emit, EmitOptions, Emission};
+use rtl_gen::{emit, Emission, EmitOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use tb::build::tools;
@@ -77,7 +77,13 @@ fn orfs_vars(root: &Path, config: &str) -> Vec<(String, String)> {
     std::fs::write(&probe, mk).unwrap();
     let out = run(
         "make (reading config.mk)",
-        Command::new("make").current_dir(root).args(["-s", "-f", "probe.mk", &format!("DESIGN_CONFIG={config}"), "show"]),
+        Command::new("make").current_dir(root).args([
+            "-s",
+            "-f",
+            "probe.mk",
+            &format!("DESIGN_CONFIG={config}"),
+            "show",
+        ]),
     );
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -207,7 +213,10 @@ fn fusesoc() -> PathBuf {
 
 #[test]
 fn fusesoc_cores() {
-    let cov = Coverage::new("flows_fusesoc", &["core show", "lint at defaults", "lint at small parameters", "memories fileset"]);
+    let cov = Coverage::new(
+        "flows_fusesoc",
+        &["core show", "lint at defaults", "lint at small parameters", "memories fileset"],
+    );
     let fusesoc = fusesoc();
     let v = tools::verilator().unwrap();
     let vbin = v.exe.parent().unwrap().to_path_buf();
@@ -241,9 +250,9 @@ fn fusesoc_cores() {
         cov.hit("core show");
         let out = run(
             &format!("fusesoc run --target lint {name}"),
-            fs().args(["run", "--build-root"]).arg(root.join("build").join(name.replace(':', "_"))).args([
-                "--target", "lint", name,
-            ]),
+            fs().args(["run", "--build-root"])
+                .arg(root.join("build").join(name.replace(':', "_")))
+                .args(["--target", "lint", name]),
         );
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         // Verilator did run, in lint-only mode, and said nothing
