@@ -510,13 +510,15 @@ pub struct TitanusQuantizer {
     mx: Vec<Signal<Local, Bits<8>>>,
     need: Vec<Signal<Local, Bit>>,
     found: Signal<Local, Bit>,
-    pk_x: Signal<Local, Bits<8>>,
+    wlo: Vec<Signal<Local, Bits<8>>>,
+    whi: Vec<Signal<Local, Bits<8>>>,
+    ohb: Signal<Local, Bit>,
+    s10: Signal<Local, Bits<10>>,
+    nst: Reg<Bit>,
     pk_lo: Signal<Local, Bits<8>>,
     pk_hi: Signal<Local, Bits<8>>,
     pk_nl: Signal<Local, Bits<5>>,
     pk_lane: Signal<Local, Bits<10>>,
-    nlo: Signal<Local, Bits<8>>,
-    nhi: Signal<Local, Bits<8>>,
     qlane: Signal<Local, Bits<10>>,
     ql_lo: Signal<Local, Bits<8>>,
     ql_hi: Signal<Local, Bits<8>>,
@@ -760,13 +762,15 @@ impl TitanusQuantizer {
             mx: sigs(n),
             need: sigs(n),
             found: Default::default(),
-            pk_x: Default::default(),
+            wlo: sigs(n),
+            whi: sigs(n),
+            ohb: Default::default(),
+            s10: Default::default(),
+            nst: Reg::default(),
             pk_lo: Default::default(),
             pk_hi: Default::default(),
             pk_nl: Default::default(),
             pk_lane: Default::default(),
-            nlo: Default::default(),
-            nhi: Default::default(),
             qlane: Default::default(),
             ql_lo: Default::default(),
             ql_hi: Default::default(),
@@ -881,7 +885,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
             c_single
         );
         self.tw_d.reset.next = self.reset.val();
@@ -917,6 +921,7 @@ impl Logic for TitanusQuantizer {
         self.ohi.reset.next = self.reset.val();
         self.onl.reset.next = self.reset.val();
         self.ostart.reset.next = self.reset.val();
+        self.nst.reset.next = self.reset.val();
         self.nzq.reset.next = self.reset.val();
         self.zr.reset.next = self.reset.val();
         self.szv.reset.next = self.reset.val();
@@ -1021,7 +1026,6 @@ impl Logic for TitanusQuantizer {
 
         // ---- MMF and channel monitor (spec §11.5.1, §11.6.1) ----
         self.found.next = false;
-        self.pk_x.next = self.zero8.val();
         self.pk_lo.next = self.zero8.val();
         self.pk_hi.next = self.zero8.val();
         self.pk_nl.next = self.zero5.val();
@@ -1045,28 +1049,26 @@ impl Logic for TitanusQuantizer {
                     | ((((self.m_x[p].q.val() ^ self.flip.val()) < (self.rd_tl[p].val() ^ self.flip.val()))
                         | ((self.m_x[p].q.val() ^ self.flip.val()) > (self.rd_th[p].val() ^ self.flip.val())))
                         & (self.rd_nl[p].val() < self.maxl.val())));
-            if self.need[p].val() & !self.found.val() {
-                self.pk_x.next = self.m_x[p].q.val();
-                self.pk_lo.next = self.rd_lo[p].val();
-                self.pk_hi.next = self.rd_hi[p].val();
-                self.pk_nl.next = self.rd_nl[p].val();
-                self.pk_lane.next = self.lix[p].val();
+            // the widened range if this lane opens a level (§11.6.1)
+            self.wlo[p].next = self.m_x[p].q.val();
+            self.whi[p].next = self.m_x[p].q.val();
+            if self.rd_nl[p].val() != self.zero5.val() {
+                self.wlo[p].next = self.mn[p].val();
+                self.whi[p].next = self.mx[p].val();
             }
+            // one-hot pick of the lowest lane that needs a level
+            self.ohb.next = self.need[p].val() & !self.found.val();
             self.found.next = self.found.val() | self.need[p].val();
+            self.s5.next = self.zero5.val() - bit_cast::<5, 1>(self.ohb.val().into());
+            self.s8.next = self.zero8.val() - bit_cast::<8, 1>(self.ohb.val().into());
+            self.s10.next = self.zero10.val() - bit_cast::<10, 1>(self.ohb.val().into());
+            self.pk_lo.next = self.pk_lo.val() | (self.wlo[p].val() & self.s8.val());
+            self.pk_hi.next = self.pk_hi.val() | (self.whi[p].val() & self.s8.val());
+            self.pk_nl.next = self.pk_nl.val() | (self.rd_nl[p].val() & self.s5.val());
+            self.pk_lane.next = self.pk_lane.val() | (self.lix[p].val() & self.s10.val());
             if self.qlane.val() == self.lix[p].val() {
                 self.ql_lo.next = self.rd_lo[p].val();
                 self.ql_hi.next = self.rd_hi[p].val();
-            }
-        }
-        // the new level's range: the current one widened just to the value
-        self.nlo.next = self.pk_x.val();
-        self.nhi.next = self.pk_x.val();
-        if self.pk_nl.val() != self.zero5.val() {
-            if (self.pk_lo.val() ^ self.flip.val()) < (self.pk_x.val() ^ self.flip.val()) {
-                self.nlo.next = self.pk_lo.val();
-            }
-            if (self.pk_hi.val() ^ self.flip.val()) > (self.pk_x.val() ^ self.flip.val()) {
-                self.nhi.next = self.pk_hi.val();
             }
         }
         // a token's rejection, in the model's order (spec §11.13)
@@ -1102,9 +1104,12 @@ impl Logic for TitanusQuantizer {
         self.push_rep.next = false;
         self.issue.next = false;
         self.rep_init.next = false;
-        self.nzq.start.next = false;
-        self.nzq.lo.next = self.nlo.val();
-        self.nzq.hi.next = self.nhi.val();
+        // the NZQ starts the cycle after the decision, from registers
+        self.nst.en.next = true;
+        self.nst.d.next = false;
+        self.nzq.start.next = self.nst.q.val();
+        self.nzq.lo.next = self.olo.q.val();
+        self.nzq.hi.next = self.ohi.q.val();
         self.nzq.bits.next = self.bits.q.val();
         self.st.en.next = false;
         self.st.d.next = self.st.q.val();
@@ -1118,8 +1123,8 @@ impl Logic for TitanusQuantizer {
         self.ohi.en.next = false;
         self.onl.en.next = false;
         self.ostart.en.next = false;
-        self.olo.d.next = self.nlo.val();
-        self.ohi.d.next = self.nhi.val();
+        self.olo.d.next = self.pk_lo.val();
+        self.ohi.d.next = self.pk_hi.val();
         self.onl.d.next = self.pk_nl.val();
         self.ostart.d.next = self.pos.q.val().get_bits::<16>(0);
         self.terr.en.next = false;
@@ -1168,7 +1173,7 @@ impl Logic for TitanusQuantizer {
                     self.do_mmf.next = true;
                     self.do_rsp.next = self.m_last.q.val();
                 } else if self.found.val() {
-                    self.nzq.start.next = true;
+                    self.nst.d.next = true;
                     self.wc.en.next = true;
                     self.olo.en.next = true;
                     self.ohi.en.next = true;
@@ -1196,10 +1201,8 @@ impl Logic for TitanusQuantizer {
             self.f_nopre.en.next = true;
         }
         if self.st.q.val() == self.c_qlev.val() {
-            self.nzq.lo.next = self.ql_lo.val();
-            self.nzq.hi.next = self.ql_hi.val();
             if (self.ql_hi.val() ^ self.flip.val()) >= (self.ql_lo.val() ^ self.flip.val()) {
-                self.nzq.start.next = true;
+                self.nst.d.next = true;
                 self.wc.en.next = true;
                 self.wc.d.next = self.qc.q.val();
                 self.olo.en.next = true;
@@ -1225,6 +1228,7 @@ impl Logic for TitanusQuantizer {
         }
         if ((self.st.q.val() == self.c_qnzq.val()) | (self.st.q.val() == self.c_onzq.val()))
             & self.nzq.done.val()
+            & !self.nst.q.val()
             & self.szfree.val()
         {
             self.do_lvl.next = true;
