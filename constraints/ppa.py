@@ -22,13 +22,15 @@ import tempfile
 
 # NAND2-equivalent areas assumed for the papers' nodes, um^2.
 # 14 nm: spec §11.14.2 (3 contacted poly pitches of 70 nm x 399 nm cell).
-# 28 nm: not in the spec; the same construction with a 28 nm planar node's
-# 117 nm contacted poly pitch and a 9-track cell of 0.9 um, 3 x 0.117 x 0.9.
+# 28 nm: 0.49 um^2, the value behind the project's own conversion of Oaken's
+# 0.074 mm^2 quantization engine to "roughly 150k NAND2-equivalents" (issue
+# 10); the 3-pitch construction above (117 nm CPP, 0.9 um cell) would give
+# 0.32 um^2 and 1.55 times the NAND2-eq.
 # Both are assumptions (neither paper names its library's cell); every
 # converted figure scales inversely with them.
 NODE_NAND2_UM2 = {
     "14 nm": (0.084, "3 x 70 nm CPP x 399 nm cell height (spec §11.14.2)"),
-    "28 nm": (0.316, "3 x 117 nm CPP x 0.9 um 9-track cell height (assumed here, not in the spec)"),
+    "28 nm": (0.49, "0.074 mm^2 ~ 150k NAND2-eq, the project's conversion (a 3 x 117 nm CPP x 0.9 um cell would be 0.32)"),
 }
 
 PAPER = [
