@@ -515,6 +515,9 @@ pub struct TitanusQuantizer {
     ohb: Signal<Local, Bit>,
     s10: Signal<Local, Bits<10>>,
     nst: Reg<Bit>,
+    pw_v: Reg<Bit>,
+    pw_a: Reg<Bits<22>>,
+    pw_d: Reg<Bits<576>>,
     pk_lo: Signal<Local, Bits<8>>,
     pk_hi: Signal<Local, Bits<8>>,
     pk_nl: Signal<Local, Bits<5>>,
@@ -767,6 +770,9 @@ impl TitanusQuantizer {
             ohb: Default::default(),
             s10: Default::default(),
             nst: Reg::default(),
+            pw_v: Reg::default(),
+            pw_a: Reg::default(),
+            pw_d: Reg::default(),
             pk_lo: Default::default(),
             pk_hi: Default::default(),
             pk_nl: Default::default(),
@@ -885,7 +891,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nst, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, pw_v, pw_a, pw_d, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
             c_single
         );
         self.tw_d.reset.next = self.reset.val();
@@ -922,6 +928,9 @@ impl Logic for TitanusQuantizer {
         self.onl.reset.next = self.reset.val();
         self.ostart.reset.next = self.reset.val();
         self.nst.reset.next = self.reset.val();
+        self.pw_v.reset.next = self.reset.val();
+        self.pw_a.reset.next = self.reset.val();
+        self.pw_d.reset.next = self.reset.val();
         self.nzq.reset.next = self.reset.val();
         self.zr.reset.next = self.reset.val();
         self.szv.reset.next = self.reset.val();
@@ -1296,9 +1305,9 @@ impl Logic for TitanusQuantizer {
         self.load.next = self.fen.val() & (self.sk_valid.q.val() | self.acc.val());
         self.sk_valid.en.next = true;
         self.sk_valid.d.next = !self.fen.val() & (self.sk_valid.q.val() | self.acc.val());
-        self.sk_cmd.en.next = self.acc.val() & !self.fen.val();
-        self.sk_layer.en.next = self.acc.val() & !self.fen.val();
-        self.sk_kv.en.next = self.acc.val() & !self.fen.val();
+        self.sk_cmd.en.next = !self.sk_valid.q.val();
+        self.sk_layer.en.next = !self.sk_valid.q.val();
+        self.sk_kv.en.next = !self.sk_valid.q.val();
         self.sk_cmd.d.next = self.in_cmd.val();
         self.sk_layer.d.next = self.in_layer.val();
         self.sk_kv.d.next = self.in_kv.val();
@@ -1309,8 +1318,8 @@ impl Logic for TitanusQuantizer {
             self.sk_data[p].clock.next = self.clock.val();
             self.sk_mask[p].reset.next = self.reset.val();
             self.sk_data[p].reset.next = self.reset.val();
-            self.sk_mask[p].en.next = self.acc.val() & !self.fen.val();
-            self.sk_data[p].en.next = self.acc.val() & !self.fen.val();
+            self.sk_mask[p].en.next = !self.sk_valid.q.val();
+            self.sk_data[p].en.next = !self.sk_valid.q.val();
             self.sk_mask[p].d.next = self.in_mask[p].val();
             self.sk_data[p].d.next = self.in_data[p].val();
             self.zi.data[p].next = self.in_data[p].val();
@@ -1401,7 +1410,7 @@ impl Logic for TitanusQuantizer {
         self.rspe.d.next = self.rsp_code.val();
         self.rsp_valid.next = self.rspv.q.val();
         self.rsp_err.next = self.rspe.q.val();
-        self.c_rej.en.next = self.do_rsp.val() & (self.rsp_code.val() != self.c_rsp_ok.val());
+        self.c_rej.en.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
         self.c_rej.d.next = self.c_rej.q.val() + self.one32.val();
         self.c_lev.en.next = self.do_lvl.val();
         self.c_lev.d.next = self.c_lev.q.val() + self.one32.val();
@@ -1452,13 +1461,21 @@ impl Logic for TitanusQuantizer {
             }
             self.bw.next = self.bw.val() | (bit_cast::<576, 9>(self.w9.val()) << self.boff[p].val());
         }
-        self.pbuf.en.next = self.do_mmf.val() | self.issue.val();
-        self.pbuf.we.next = self.do_mmf.val();
+        // writes go through a register (the decision's fanout stays off the
+        // memory); the replay starts QLEV cycles after the last write
+        self.pw_v.en.next = true;
+        self.pw_v.d.next = self.do_mmf.val();
+        self.pw_a.en.next = true;
+        self.pw_a.d.next = self.wp.q.val().get_bits::<22>(0);
+        self.pw_d.en.next = true;
+        self.pw_d.d.next = self.bw.val();
+        self.pbuf.en.next = self.pw_v.q.val() | self.issue.val();
+        self.pbuf.we.next = self.pw_v.q.val();
         self.pbuf.addr.next = self.rp.q.val().get_bits::<22>(0);
-        if self.do_mmf.val() {
-            self.pbuf.addr.next = self.wp.q.val().get_bits::<22>(0);
+        if self.pw_v.q.val() {
+            self.pbuf.addr.next = self.pw_a.q.val();
         }
-        self.pbuf.wdata.next = self.bw.val();
+        self.pbuf.wdata.next = self.pw_d.q.val();
 
         // ---- coders: a beat of M, or a replayed beat ----
         for e in 0..self._ne {
