@@ -50,6 +50,7 @@ pub mod prop;
 pub mod stalls;
 pub mod stream;
 pub mod stim;
+pub mod titanus_dequantizer;
 pub mod titanus_pruner;
 
 pub use info::{Dir, ModelInfo, PortInfo};

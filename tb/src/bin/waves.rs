@@ -74,6 +74,7 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "oaken-dequantizer" => oaken_dequantizer(m),
         "oaken-mmu" => oaken_mmu(m),
         "titanus-pruner" => titanus_pruner(m),
+        "titanus-dequantizer" => titanus_dequantizer(m),
         _ => random(m, args.cycles, args.seed),
     }
 }
@@ -93,6 +94,26 @@ fn titanus_pruner(m: &mut Model) -> Result<String, String> {
         r.tw_codes,
         r.beats,
         edge_ns(start),
+        r.first_latency
+    ))
+}
+
+/// Scale-zero loads (some rejected, one clear), then tokens under random
+/// input idles and output backpressure, checked against `sim`.
+fn titanus_dequantizer(m: &mut Model) -> Result<String, String> {
+    use tb::titanus_dequantizer::{case_of, params_of, run};
+    let p = params_of(m);
+    let c = case_of(&p, 6, 0x7175, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "{} loads (sz_error {:?}), {} record beats from {} ns, in_valid and out_ready random; \
+         every output beat and the skip counters {:?} matched sim; first beat latency {:?} cycles",
+        r.sz_codes.len(),
+        r.sz_codes,
+        r.beats,
+        edge_ns(start),
+        r.counters,
         r.first_latency
     ))
 }
