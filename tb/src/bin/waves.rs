@@ -12,12 +12,9 @@ use sim::oaken::params::OakenParams;
 use sim::testgen;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tb::oaken::{
-    check_quantizer_segment, drive_quantizer, params_of, run_quantizer_segment, QSegRun, QSegment, Token,
-};
+use tb::oaken::{check_quantizer_segment, drive_quantizer, params_of, run_quantizer_segment, QSegRun, QSegment, Token};
 use tb::oaken_dequantizer::{
-    check_dequantizer_segment, drive_dequantizer, records_of, run_dequantizer_segment, DSegRun, DSegment,
-    DStalls,
+    check_dequantizer_segment, drive_dequantizer, records_of, run_dequantizer_segment, DSegRun, DSegment, DStalls,
 };
 use tb::stalls::Stall;
 use tb::stim::{write_of, Draw, RandomInputs};
@@ -198,19 +195,14 @@ fn oaken_quantizer(m: &mut Model) -> Result<String, String> {
     let t1 = Token { layer: layer(0), v: true, x: draw.varied_token(hd, sets[1]) };
     // specials: NaN, +-Inf, -0, a subnormal, the largest FP16 (status nonfinite)
     let mut x2 = draw.varied_token(hd, sets[2]);
-    for (i, v) in
-        [(3, 0x7E00), (17, fp16::MAX_POS), (40, 0xFC00), (64, 0x8000), (90, 0x0001), (hd - 1, 0x7C00)]
-    {
+    for (i, v) in [(3, 0x7E00), (17, fp16::MAX_POS), (40, 0xFC00), (64, 0x8000), (90, 0x0001), (hd - 1, 0x7C00)] {
         x2[i % hd] = v;
     }
     let t2 = Token { layer: layer(1), v: false, x: x2 };
     // every element an outlier, beyond +-hi_outer
     let big = fp16::from_f32(3.0 * 0.25);
-    let t3 = Token {
-        layer: layer(1),
-        v: true,
-        x: (0..hd).map(|i| if i % 2 == 0 { big } else { big | 0x8000 }).collect(),
-    };
+    let t3 =
+        Token { layer: layer(1), v: true, x: (0..hd).map(|i| if i % 2 == 0 { big } else { big | 0x8000 }).collect() };
     // a constant token
     let t4 = Token { layer: layer(0), v: false, x: vec![fp16::from_f32(0.5); hd] };
     // a layer past the table (status out of range, thresholds of layer 0)
@@ -249,8 +241,7 @@ fn oaken_quantizer(m: &mut Model) -> Result<String, String> {
             run1.write_status
         ),
         phase_summary("back to back (no stalls)", &run1, start1, phase1.len()),
-        "  tokens: realistic K, realistic V, one with NaN/Inf/-0/subnormal/max values (out_status nonfinite)"
-            .into(),
+        "  tokens: realistic K, realistic V, one with NaN/Inf/-0/subnormal/max values (out_status nonfinite)".into(),
         phase_summary("random stalls (25% input idle, 37% output not ready)", &run2, start2, phase2.len()),
         "  tokens: all outliers, constant, layer past the table (out_status out of range)".into(),
         "every output beat matches the sim golden model bit for bit".into(),
@@ -286,18 +277,11 @@ fn oaken_mmu(m: &mut Model) -> Result<String, String> {
     ];
     let mut mmu = sim::oaken::mmu::Mmu::new(p.clone()).map_err(|e| e.to_string())?;
     let mut spans = Vec::new();
-    for (stall, what) in
-        [(Stall::Never, "response always ready"), (Stall::Random { p: 96 }, "rsp_ready random")]
-    {
+    for (stall, what) in [(Stall::Never, "response always ready"), (Stall::Random { p: 96 }, "rsp_ready random")] {
         let start = m.cycle();
         let s = Segment { cmds: cmds.clone(), idle: Stall::Never, stall, reset_at: None, seed: 0x33 };
         let run = run_segment(m, &mut mmu, &s, 100_000)?;
-        spans.push(format!(
-            "{what}: {} ns .. {} ns, {} beats",
-            edge_ns(start),
-            edge_ns(m.cycle()),
-            run.beats
-        ));
+        spans.push(format!("{what}: {} ns .. {} ns, {} beats", edge_ns(start), edge_ns(m.cycle()), run.beats));
         mmu.reset();
         m.reset(1);
     }
@@ -320,11 +304,7 @@ fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
     let tokens = vec![
         Token { layer: 0, v: false, x: vec![fp16::from_f32(0.5); hd] },
         Token { layer: 0, v: true, x: draw.varied_token(hd, set) },
-        Token {
-            layer: 0,
-            v: false,
-            x: (0..hd).map(|i| if i % 2 == 0 { big } else { big | 0x8000 }).collect(),
-        },
+        Token { layer: 0, v: false, x: (0..hd).map(|i| if i % 2 == 0 { big } else { big | 0x8000 }).collect() },
         Token { layer: 0, v: true, x: draw.varied_token(hd, set) },
     ];
     let mut recs = records_of(&p, &writes, &tokens);
@@ -336,8 +316,7 @@ fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
         recs.sparse = sim::oaken::dequantizer::pack_sparse(&coo, p.lanes);
     }
     let start1 = m.cycle() + writes.len() as u64 + 1;
-    let run1 = drive_dequantizer(m, &writes, &recs, &DStalls::none(), 0x5747)
-        .map_err(|e| format!("back to back: {e}"))?;
+    let run1 = drive_dequantizer(m, &writes, &recs, &DStalls::none(), 0x5747).map_err(|e| format!("back to back: {e}"))?;
     let start2 = m.cycle() + 1;
     let stalls =
         DStalls { d: Stall::Random { p: 64 }, s: Stall::Random { p: 64 }, out: Stall::Random { p: 96 } };
@@ -345,11 +324,7 @@ fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
     let run2 = run_dequantizer_segment(m, &seg2, 20_000)?;
     check_dequantizer_segment(&p, &seg2, &run2).map_err(|e| format!("stalled: {e}"))?;
     let span = |r: &DSegRun, s: u64| {
-        format!(
-            "{} ns .. {} ns",
-            edge_ns(s + r.out_cycles[0]),
-            edge_ns(s + r.out_cycles[r.out_cycles.len() - 1])
-        )
+        format!("{} ns .. {} ns", edge_ns(s + r.out_cycles[0]), edge_ns(s + r.out_cycles[r.out_cycles.len() - 1]))
     };
     Ok([
         format!("parameters: head-dim {}, lanes {}, latency {} cycles", p.head_dim, p.lanes, m.info().latency().unwrap_or(0)),
