@@ -42,12 +42,18 @@ fn sequence_full(infos: &[&'static ModelInfo], cov: &Coverage) -> usize {
         }
         let name = format!("{}_seqfull", info.name);
         let t = std::time::Instant::now();
+        let cycles = std::sync::atomic::AtomicU64::new(0);
         run_property(&name, info, proptest::prelude::Just(tq::sequence_full_case(&p, 17)), 1, |m, c| {
             let r = run(m, &p, c)?;
             cover(cov, &r);
+            cycles.store(r.cycles, std::sync::atomic::Ordering::Relaxed);
             Ok(())
         });
-        println!("{name}: 65,536 + 6 tokens in {:.1} s", t.elapsed().as_secs_f64());
+        println!(
+            "{name}: 65,536 + 6 tokens, {} cycles (input and record stalls 20/256), {:.1} s",
+            cycles.into_inner(),
+            t.elapsed().as_secs_f64()
+        );
         n += 1;
     }
     n
