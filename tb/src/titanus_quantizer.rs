@@ -885,17 +885,26 @@ pub fn run_inputs(
         m.tick();
         tw.check(m)?;
     }
-    stream::compare(&rsp, &ex.rsp, false, |i| {
-        let op = inputs.iter().filter(|x| !matches!(x, Input::Write(_))).nth(i);
-        format!("response {i} (to {})", op.map_or("?".into(), describe))
-    })?;
-    stream::compare(&sz.beats, &ex.sz, false, |i| {
-        format!("sz word {i} ({:?})", sim::titanus::quantizer::SzEntry::from_word(ex.sz[i]))
-    })?;
-    stream::compare(&rec.beats, &ex.rec, false, |i| {
-        format!("record beat {i} (token {} at position {}, beat {})", i / beats, ex.rec[i].pos, i % beats)
-    })?;
-    check_status(m, &ex.q.status)?;
+    // every stream's first difference, and the status, in one message
+    let errs: Vec<String> = [
+        stream::compare(&rsp, &ex.rsp, false, |i| {
+            let op = inputs.iter().filter(|x| !matches!(x, Input::Write(_))).nth(i);
+            format!("response {i} (to {})", op.map_or("?".into(), describe))
+        }),
+        stream::compare(&sz.beats, &ex.sz, false, |i| {
+            format!("sz word {i} ({:?})", sim::titanus::quantizer::SzEntry::from_word(ex.sz[i]))
+        }),
+        stream::compare(&rec.beats, &ex.rec, false, |i| {
+            format!("record beat {i} (token {} at position {}, beat {})", i / beats, ex.rec[i].pos, i % beats)
+        }),
+        check_status(m, &ex.q.status),
+    ]
+    .into_iter()
+    .filter_map(Result::err)
+    .collect();
+    if !errs.is_empty() {
+        return Err(errs.join("\n"));
+    }
     run.cycles = cyc;
     run.in_beats = total_beats;
     run.tw_codes = tw.codes;
