@@ -510,13 +510,18 @@ pub struct TitanusQuantizer {
     mx: Vec<Signal<Local, Bits<8>>>,
     need: Vec<Signal<Local, Bit>>,
     found: Signal<Local, Bit>,
-    pk_x: Signal<Local, Bits<8>>,
+    wlo: Vec<Signal<Local, Bits<8>>>,
+    whi: Vec<Signal<Local, Bits<8>>>,
+    ohb: Signal<Local, Bit>,
+    s10: Signal<Local, Bits<10>>,
+    nst: Reg<Bit>,
+    pw_v: Reg<Bit>,
+    pw_a: Reg<Bits<22>>,
+    pw_d: Reg<Bits<576>>,
     pk_lo: Signal<Local, Bits<8>>,
     pk_hi: Signal<Local, Bits<8>>,
     pk_nl: Signal<Local, Bits<5>>,
     pk_lane: Signal<Local, Bits<10>>,
-    nlo: Signal<Local, Bits<8>>,
-    nhi: Signal<Local, Bits<8>>,
     qlane: Signal<Local, Bits<10>>,
     ql_lo: Signal<Local, Bits<8>>,
     ql_hi: Signal<Local, Bits<8>>,
@@ -760,13 +765,18 @@ impl TitanusQuantizer {
             mx: sigs(n),
             need: sigs(n),
             found: Default::default(),
-            pk_x: Default::default(),
+            wlo: sigs(n),
+            whi: sigs(n),
+            ohb: Default::default(),
+            s10: Default::default(),
+            nst: Reg::default(),
+            pw_v: Reg::default(),
+            pw_a: Reg::default(),
+            pw_d: Reg::default(),
             pk_lo: Default::default(),
             pk_hi: Default::default(),
             pk_nl: Default::default(),
             pk_lane: Default::default(),
-            nlo: Default::default(),
-            nhi: Default::default(),
             qlane: Default::default(),
             ql_lo: Default::default(),
             ql_hi: Default::default(),
@@ -881,7 +891,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, pw_v, pw_a, pw_d, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
             c_single
         );
         self.tw_d.reset.next = self.reset.val();
@@ -917,6 +927,10 @@ impl Logic for TitanusQuantizer {
         self.ohi.reset.next = self.reset.val();
         self.onl.reset.next = self.reset.val();
         self.ostart.reset.next = self.reset.val();
+        self.nst.reset.next = self.reset.val();
+        self.pw_v.reset.next = self.reset.val();
+        self.pw_a.reset.next = self.reset.val();
+        self.pw_d.reset.next = self.reset.val();
         self.nzq.reset.next = self.reset.val();
         self.zr.reset.next = self.reset.val();
         self.szv.reset.next = self.reset.val();
@@ -1021,7 +1035,6 @@ impl Logic for TitanusQuantizer {
 
         // ---- MMF and channel monitor (spec §11.5.1, §11.6.1) ----
         self.found.next = false;
-        self.pk_x.next = self.zero8.val();
         self.pk_lo.next = self.zero8.val();
         self.pk_hi.next = self.zero8.val();
         self.pk_nl.next = self.zero5.val();
@@ -1045,28 +1058,26 @@ impl Logic for TitanusQuantizer {
                     | ((((self.m_x[p].q.val() ^ self.flip.val()) < (self.rd_tl[p].val() ^ self.flip.val()))
                         | ((self.m_x[p].q.val() ^ self.flip.val()) > (self.rd_th[p].val() ^ self.flip.val())))
                         & (self.rd_nl[p].val() < self.maxl.val())));
-            if self.need[p].val() & !self.found.val() {
-                self.pk_x.next = self.m_x[p].q.val();
-                self.pk_lo.next = self.rd_lo[p].val();
-                self.pk_hi.next = self.rd_hi[p].val();
-                self.pk_nl.next = self.rd_nl[p].val();
-                self.pk_lane.next = self.lix[p].val();
+            // the widened range if this lane opens a level (§11.6.1)
+            self.wlo[p].next = self.m_x[p].q.val();
+            self.whi[p].next = self.m_x[p].q.val();
+            if self.rd_nl[p].val() != self.zero5.val() {
+                self.wlo[p].next = self.mn[p].val();
+                self.whi[p].next = self.mx[p].val();
             }
+            // one-hot pick of the lowest lane that needs a level
+            self.ohb.next = self.need[p].val() & !self.found.val();
             self.found.next = self.found.val() | self.need[p].val();
+            self.s5.next = self.zero5.val() - bit_cast::<5, 1>(self.ohb.val().into());
+            self.s8.next = self.zero8.val() - bit_cast::<8, 1>(self.ohb.val().into());
+            self.s10.next = self.zero10.val() - bit_cast::<10, 1>(self.ohb.val().into());
+            self.pk_lo.next = self.pk_lo.val() | (self.wlo[p].val() & self.s8.val());
+            self.pk_hi.next = self.pk_hi.val() | (self.whi[p].val() & self.s8.val());
+            self.pk_nl.next = self.pk_nl.val() | (self.rd_nl[p].val() & self.s5.val());
+            self.pk_lane.next = self.pk_lane.val() | (self.lix[p].val() & self.s10.val());
             if self.qlane.val() == self.lix[p].val() {
                 self.ql_lo.next = self.rd_lo[p].val();
                 self.ql_hi.next = self.rd_hi[p].val();
-            }
-        }
-        // the new level's range: the current one widened just to the value
-        self.nlo.next = self.pk_x.val();
-        self.nhi.next = self.pk_x.val();
-        if self.pk_nl.val() != self.zero5.val() {
-            if (self.pk_lo.val() ^ self.flip.val()) < (self.pk_x.val() ^ self.flip.val()) {
-                self.nlo.next = self.pk_lo.val();
-            }
-            if (self.pk_hi.val() ^ self.flip.val()) > (self.pk_x.val() ^ self.flip.val()) {
-                self.nhi.next = self.pk_hi.val();
             }
         }
         // a token's rejection, in the model's order (spec §11.13)
@@ -1102,9 +1113,12 @@ impl Logic for TitanusQuantizer {
         self.push_rep.next = false;
         self.issue.next = false;
         self.rep_init.next = false;
-        self.nzq.start.next = false;
-        self.nzq.lo.next = self.nlo.val();
-        self.nzq.hi.next = self.nhi.val();
+        // the NZQ starts the cycle after the decision, from registers
+        self.nst.en.next = true;
+        self.nst.d.next = false;
+        self.nzq.start.next = self.nst.q.val();
+        self.nzq.lo.next = self.olo.q.val();
+        self.nzq.hi.next = self.ohi.q.val();
         self.nzq.bits.next = self.bits.q.val();
         self.st.en.next = false;
         self.st.d.next = self.st.q.val();
@@ -1118,8 +1132,8 @@ impl Logic for TitanusQuantizer {
         self.ohi.en.next = false;
         self.onl.en.next = false;
         self.ostart.en.next = false;
-        self.olo.d.next = self.nlo.val();
-        self.ohi.d.next = self.nhi.val();
+        self.olo.d.next = self.pk_lo.val();
+        self.ohi.d.next = self.pk_hi.val();
         self.onl.d.next = self.pk_nl.val();
         self.ostart.d.next = self.pos.q.val().get_bits::<16>(0);
         self.terr.en.next = false;
@@ -1168,7 +1182,7 @@ impl Logic for TitanusQuantizer {
                     self.do_mmf.next = true;
                     self.do_rsp.next = self.m_last.q.val();
                 } else if self.found.val() {
-                    self.nzq.start.next = true;
+                    self.nst.d.next = true;
                     self.wc.en.next = true;
                     self.olo.en.next = true;
                     self.ohi.en.next = true;
@@ -1196,10 +1210,8 @@ impl Logic for TitanusQuantizer {
             self.f_nopre.en.next = true;
         }
         if self.st.q.val() == self.c_qlev.val() {
-            self.nzq.lo.next = self.ql_lo.val();
-            self.nzq.hi.next = self.ql_hi.val();
             if (self.ql_hi.val() ^ self.flip.val()) >= (self.ql_lo.val() ^ self.flip.val()) {
-                self.nzq.start.next = true;
+                self.nst.d.next = true;
                 self.wc.en.next = true;
                 self.wc.d.next = self.qc.q.val();
                 self.olo.en.next = true;
@@ -1225,6 +1237,7 @@ impl Logic for TitanusQuantizer {
         }
         if ((self.st.q.val() == self.c_qnzq.val()) | (self.st.q.val() == self.c_onzq.val()))
             & self.nzq.done.val()
+            & !self.nst.q.val()
             & self.szfree.val()
         {
             self.do_lvl.next = true;
@@ -1292,9 +1305,9 @@ impl Logic for TitanusQuantizer {
         self.load.next = self.fen.val() & (self.sk_valid.q.val() | self.acc.val());
         self.sk_valid.en.next = true;
         self.sk_valid.d.next = !self.fen.val() & (self.sk_valid.q.val() | self.acc.val());
-        self.sk_cmd.en.next = self.acc.val() & !self.fen.val();
-        self.sk_layer.en.next = self.acc.val() & !self.fen.val();
-        self.sk_kv.en.next = self.acc.val() & !self.fen.val();
+        self.sk_cmd.en.next = !self.sk_valid.q.val();
+        self.sk_layer.en.next = !self.sk_valid.q.val();
+        self.sk_kv.en.next = !self.sk_valid.q.val();
         self.sk_cmd.d.next = self.in_cmd.val();
         self.sk_layer.d.next = self.in_layer.val();
         self.sk_kv.d.next = self.in_kv.val();
@@ -1305,8 +1318,8 @@ impl Logic for TitanusQuantizer {
             self.sk_data[p].clock.next = self.clock.val();
             self.sk_mask[p].reset.next = self.reset.val();
             self.sk_data[p].reset.next = self.reset.val();
-            self.sk_mask[p].en.next = self.acc.val() & !self.fen.val();
-            self.sk_data[p].en.next = self.acc.val() & !self.fen.val();
+            self.sk_mask[p].en.next = !self.sk_valid.q.val();
+            self.sk_data[p].en.next = !self.sk_valid.q.val();
             self.sk_mask[p].d.next = self.in_mask[p].val();
             self.sk_data[p].d.next = self.in_data[p].val();
             self.zi.data[p].next = self.in_data[p].val();
@@ -1397,7 +1410,7 @@ impl Logic for TitanusQuantizer {
         self.rspe.d.next = self.rsp_code.val();
         self.rsp_valid.next = self.rspv.q.val();
         self.rsp_err.next = self.rspe.q.val();
-        self.c_rej.en.next = self.do_rsp.val() & (self.rsp_code.val() != self.c_rsp_ok.val());
+        self.c_rej.en.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
         self.c_rej.d.next = self.c_rej.q.val() + self.one32.val();
         self.c_lev.en.next = self.do_lvl.val();
         self.c_lev.d.next = self.c_lev.q.val() + self.one32.val();
@@ -1448,13 +1461,21 @@ impl Logic for TitanusQuantizer {
             }
             self.bw.next = self.bw.val() | (bit_cast::<576, 9>(self.w9.val()) << self.boff[p].val());
         }
-        self.pbuf.en.next = self.do_mmf.val() | self.issue.val();
-        self.pbuf.we.next = self.do_mmf.val();
+        // writes go through a register (the decision's fanout stays off the
+        // memory); the replay starts QLEV cycles after the last write
+        self.pw_v.en.next = true;
+        self.pw_v.d.next = self.do_mmf.val();
+        self.pw_a.en.next = true;
+        self.pw_a.d.next = self.wp.q.val().get_bits::<22>(0);
+        self.pw_d.en.next = true;
+        self.pw_d.d.next = self.bw.val();
+        self.pbuf.en.next = self.pw_v.q.val() | self.issue.val();
+        self.pbuf.we.next = self.pw_v.q.val();
         self.pbuf.addr.next = self.rp.q.val().get_bits::<22>(0);
-        if self.do_mmf.val() {
-            self.pbuf.addr.next = self.wp.q.val().get_bits::<22>(0);
+        if self.pw_v.q.val() {
+            self.pbuf.addr.next = self.pw_a.q.val();
         }
-        self.pbuf.wdata.next = self.bw.val();
+        self.pbuf.wdata.next = self.pw_d.q.val();
 
         // ---- coders: a beat of M, or a replayed beat ----
         for e in 0..self._ne {
