@@ -44,6 +44,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§11.4",
     },
     UnitInfo {
+        name: "titanus-dequantizer",
+        module: "titanus_dequantizer",
+        summary: "Titanus dequantization unit: scale-zero table, level lookup, INT8 rebuild, skip counters",
+        spec: "§11.8",
+    },
+    UnitInfo {
         name: "titanus-quantizer",
         module: "titanus_quantizer",
         summary: "Titanus quantization unit (one K/V half): MMF, NZQ, HierQuant channel monitor, prefill buffer, scheduler",
@@ -540,6 +546,64 @@ fn build_pruner(t: &toml::Table) -> Result<Built, GenError> {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct TitanusDeqParams {
+    pub channels: usize,
+    pub lanes: usize,
+    pub max_levels: usize,
+}
+
+impl Default for TitanusDeqParams {
+    fn default() -> Self {
+        let d = sim::titanus::params::TitanusParams::default();
+        TitanusDeqParams { channels: d.channels, lanes: d.lanes, max_levels: d.max_levels }
+    }
+}
+
+const TITANUS_DEQ_DOCS: &[(&str, &str)] = &[
+    ("clock", "rising-edge clock"),
+    ("reset", "synchronous reset, active high: every table slot empty, counters 0, pipeline empty"),
+    ("sz_valid", "scale-zero load valid"),
+    ("sz_ready", "load accepted when sz_valid and sz_ready (low for 2 cycles after each load)"),
+    ("sz_word", "entry word (spec §11.7.2): channel [61:52], level [51:48], start [47:32], zero [24:16], scale [15:0]"),
+    ("sz_clear", "with sz_valid: empty every slot instead (sz_word ignored)"),
+    ("sz_done", "one cycle after each accepted load"),
+    ("sz_error", "with sz_done: 0 written, 1 channel out of range, 2 level out of range"),
+    ("in_valid", "record beat valid"),
+    ("in_ready", "record beat accepted when in_valid and in_ready (a register; low while a load completes)"),
+    ("in_pos", "token position; levels as loaded at edges before the accepting one"),
+    ("in_index", "index bits of the beat's channels (1 = kept)"),
+    ("in_label", "label bits of the beat's channels (1 = non-zero code; ignored where the index is 0)"),
+    ("in_codes", "the beat's non-zero codes compacted from lane 0, 4 bits each (b bits used)"),
+    ("in_last", "last beat of the token (the next beat is channel 0's)"),
+    ("out_valid", "output beat valid"),
+    ("out_ready", "output beat taken when out_valid and out_ready"),
+    ("out_data", "rebuilt INT8 values, lane i at [8i+7:8i]"),
+    ("out_last", "last beat of a token"),
+    ("st_pruned", "elements with index 0, since reset (wrapping)"),
+    ("st_label_zero", "kept elements with code 0: the level's stored rec(0), no multiply"),
+    ("st_zero_point", "codes equal to the zero point: 0, no multiply"),
+    ("st_multiplies", "codes that went through the subtract and multiply"),
+    ("st_missing_level", "kept elements whose channel had no level at the position: 0"),
+];
+
+fn build_titanus_deq(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::titanus::dequantizer::TitanusDequantizer;
+    let p: TitanusDeqParams = parse("titanus-dequantizer", t)?;
+    let tp = sim::titanus::params::TitanusParams {
+        channels: p.channels,
+        lanes: p.lanes,
+        max_levels: p.max_levels,
+        ..Default::default()
+    };
+    tp.validate().map_err(|e| GenError(format!("titanus-dequantizer: {e}")))?;
+    let m = "titanus_dequantizer";
+    let e = elaborate(TitanusDequantizer::new(p.channels, p.lanes, p.max_levels), m, TITANUS_DEQ_DOCS)?;
+    let lat = TitanusDequantizer::LATENCY as u32;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct TitanusQuantParams {
     pub channels: usize,
     pub lanes: usize,
@@ -633,6 +697,7 @@ fn build_titanus_quant(t: &toml::Table) -> Result<Built, GenError> {
 
 pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
     match unit {
+        "titanus-dequantizer" => build_titanus_deq(params),
         "titanus-pruner" => build_pruner(params),
         "titanus-quantizer" => build_titanus_quant(params),
         "oaken-mmu" => build_mmu(params),

@@ -115,7 +115,12 @@ impl TitanusPruner {
     /// `lanes` a power of two in 1..=64, `layers` in 1..=256, `pipeline` in
     /// 1..=7 (the shifters' register spacing, spec §3).
     pub fn new(lanes: usize, layers: usize, pipeline: usize) -> Self {
-        assert!(lanes.is_power_of_two() && lanes <= 64 && (1..=256).contains(&layers) && (1..=7).contains(&pipeline));
+        assert!(
+            lanes.is_power_of_two()
+                && lanes <= 64
+                && (1..=256).contains(&layers)
+                && (1..=7).contains(&pipeline)
+        );
         let n = lanes;
         let lat = ZeroRemove::<8>::latency(lanes, pipeline);
         let w = 2 * n + 2;
@@ -207,7 +212,10 @@ impl TitanusPruner {
 impl Logic for TitanusPruner {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, done, err, sk_valid, sk_tk, sk_tv, sk_oob, sk_last, s1_valid, s1_tk, s1_tv, s1_oob, s1_last, zr_k, zr_v);
+        clock!(
+            self, clock, done, err, sk_valid, sk_tk, sk_tv, sk_oob, sk_last, s1_valid, s1_tk, s1_tv, s1_oob,
+            s1_last, zr_k, zr_v
+        );
         self.done.reset.next = self.reset.val();
         self.err.reset.next = self.reset.val();
         self.done.en.next = true;
@@ -334,12 +342,14 @@ impl Logic for TitanusPruner {
             if self.s1_k[p].q.val().get_bit(7) {
                 self.mag.next = !self.s1_k[p].q.val() + self.one8.val();
             }
-            self.keep_k[p].next = (self.s1_k[p].q.val() != self.zero8.val()) & (self.mag.val() >= self.s1_tk.q.val());
+            self.keep_k[p].next =
+                (self.s1_k[p].q.val() != self.zero8.val()) & (self.mag.val() >= self.s1_tk.q.val());
             self.mag.next = self.s1_v[p].q.val();
             if self.s1_v[p].q.val().get_bit(7) {
                 self.mag.next = !self.s1_v[p].q.val() + self.one8.val();
             }
-            self.keep_v[p].next = (self.s1_v[p].q.val() != self.zero8.val()) & (self.mag.val() >= self.s1_tv.q.val());
+            self.keep_v[p].next =
+                (self.s1_v[p].q.val() != self.zero8.val()) & (self.mag.val() >= self.s1_tv.q.val());
         }
 
         self.zr_k.reset.next = self.reset.val();

@@ -1,0 +1,463 @@
+//! Driving the Titanus dequantization unit and predicting its output from
+//! `sim::titanus::dequantizer`. Paper: Titanus §3.1, §4.4. Spec:
+//! docs/spec.md §11.8, §11.13, §11.14.3.
+//!
+//! A case is a list of operations done in order: scale-zero loads (some
+//! rejected), table clears, and tokens (record beats at a position). An
+//! operation starts when the previous one has been fully accepted, so a
+//! token's beats all see one table; loads still land while earlier tokens
+//! are in the pipeline or held by backpressure. Each token is predicted with
+//! `Dequantizer::dequantize` on the table as loaded when its first beat is
+//! accepted. The skip counters are compared (modulo 2^32) at the end.
+//! Code lanes at and past a beat's code count, and every input whose valid
+//! is low, carry noise.
+
+use crate::coverage::Coverage;
+use crate::model::{Model, PortId};
+use crate::stalls::{self, Stall};
+use crate::stim::Xorshift;
+use crate::stream::{self, Sink, Source};
+use proptest::prelude::*;
+use serde::Deserialize;
+use sim::titanus::dequantizer::{Dequantizer, SzError};
+use sim::titanus::params::TitanusParams;
+use sim::titanus::quantizer::{reconstruct, Record, SzEntry};
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct DeqParams {
+    pub channels: usize,
+    pub lanes: usize,
+    pub max_levels: usize,
+}
+
+impl DeqParams {
+    pub fn titanus(&self) -> TitanusParams {
+        TitanusParams {
+            channels: self.channels,
+            lanes: self.lanes,
+            max_levels: self.max_levels,
+            ..Default::default()
+        }
+    }
+}
+
+pub fn params_of(m: &Model) -> DeqParams {
+    serde_json::from_str(m.info().params_json).expect("model parameters are titanus-dequantizer's")
+}
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    Load(SzEntry),
+    Clear,
+    Token { pos: u16, rec: Record },
+}
+
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub ops: Vec<Op>,
+    pub in_stall: Stall,
+    pub out_stall: Stall,
+    pub seed: u64,
+}
+
+fn entry(r: &mut Xorshift, p: &DeqParams) -> SzEntry {
+    let channel = if r.next_u64() % 16 == 0 {
+        (p.channels as u64 + r.next_u64() % (1024 - p.channels as u64).max(1)).min(1023) as u16
+    } else {
+        (r.next_u64() % p.channels as u64) as u16
+    };
+    let level = if r.next_u64() % 16 == 0 {
+        (r.next_u64() % 16) as u8
+    } else {
+        (r.next_u64() % p.max_levels as u64) as u8
+    };
+    let scale = match r.next_u64() % 8 {
+        0 => 256,
+        1 => r.next_u64() as u16,
+        2 => 21760,
+        _ => 256 + (r.next_u64() % 8000) as u16,
+    };
+    let zero = match r.next_u64() % 4 {
+        0 => (r.next_u64() % 512) as i16 - 256,
+        1 => -126 + (r.next_u64() % 262) as i16,
+        _ => (r.next_u64() % 16) as i16,
+    };
+    let start = [0u16, 0, 1, 3, 7, 20, 100, 65535][(r.next_u64() % 8) as usize];
+    SzEntry { channel, level, scale, zero, start }
+}
+
+fn token(r: &mut Xorshift, p: &DeqParams) -> Op {
+    let pos = [0u16, 1, 2, 5, 8, 30, 150, 65535][(r.next_u64() % 8) as usize];
+    let density = r.next_u64() % 5; // 0: all pruned
+    let index: Vec<bool> = (0..p.channels).map(|_| density > 0 && r.next_u64() % 4 < density).collect();
+    let label: Vec<bool> = index.iter().map(|&k| k && r.next_u64() % 4 != 0).collect();
+    let codes = label.iter().filter(|&&l| l).map(|_| (r.next_u64() % 16) as u8).collect();
+    Op::Token { pos, rec: Record { index, label, codes } }
+}
+
+pub fn case_of(p: &DeqParams, n: usize, seed: u64, in_stall: Stall, out_stall: Stall) -> Case {
+    let mut r = Xorshift::new(seed);
+    let mut ops: Vec<Op> =
+        (0..p.channels * p.max_levels / 2 + 2).map(|_| Op::Load(entry(&mut r, p))).collect();
+    for _ in 0..n {
+        match r.next_u64() % 10 {
+            0..=2 => ops.push(Op::Load(entry(&mut r, p))),
+            3 if r.next_u64() % 4 == 0 => ops.push(Op::Clear),
+            _ => {}
+        }
+        ops.push(token(&mut r, p));
+    }
+    Case { ops, in_stall, out_stall, seed: r.next_u64() }
+}
+
+pub fn case(p: DeqParams, tokens: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
+    (tokens, any::<u64>(), stalls::stall(), prop_oneof![3 => stalls::stall(), 1 => stalls::long_stall()])
+        .prop_map(move |(n, seed, i, o)| case_of(&p, n, seed, i, o))
+}
+
+/// One record beat as driven.
+#[derive(Clone, Debug)]
+struct InBeat {
+    pos: u16,
+    index: u128,
+    label: u128,
+    codes: Vec<u64>,
+    count: usize,
+    last: bool,
+}
+
+fn beats_of(p: &DeqParams, pos: u16, rec: &Record) -> Vec<InBeat> {
+    let mut codes = rec.codes.iter();
+    let n = p.channels / p.lanes;
+    (0..n)
+        .map(|b| {
+            let ch = b * p.lanes..(b + 1) * p.lanes;
+            let mut cs = Vec::new();
+            for c in ch.clone() {
+                if rec.label[c] {
+                    cs.push(*codes.next().unwrap() as u64);
+                }
+            }
+            let bits =
+                |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
+            InBeat {
+                pos,
+                index: bits(&rec.index),
+                label: bits(&rec.label),
+                count: cs.len(),
+                codes: cs,
+                last: b + 1 == n,
+            }
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutBeat {
+    pub data: Vec<u64>,
+    pub last: bool,
+}
+
+/// What a run saw.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    pub beats: usize,
+    pub cycles: u64,
+    pub in_blocked: u64,
+    pub out_held: u64,
+    pub sz_codes: Vec<u64>,
+    pub clears: u64,
+    pub loads_in_flight: u64,
+    pub counters: [u64; 5],
+    /// Kept elements decoded with a level above 0; rebuilt at -128 / 127
+    /// through the multiplier.
+    pub upper_level: u64,
+    pub sat_low: u64,
+    pub sat_high: u64,
+    pub all_pruned_tokens: u64,
+    pub first_latency: Option<u64>,
+}
+
+pub const POINTS: &[&str] = &[
+    "input blocked",
+    "output held (backpressure)",
+    "load accepted",
+    "load rejected: channel out of range",
+    "load rejected: level out of range",
+    "table clear",
+    "load while records in flight",
+    "skip: pruned",
+    "skip: label zero (rec(0))",
+    "skip: zero point",
+    "multiply",
+    "missing level",
+    "level above 0 used",
+    "rebuilt value saturated at -128",
+    "rebuilt value saturated at 127",
+    "all-pruned token",
+];
+
+pub fn cover(cov: &Coverage, r: &Run) {
+    cov.add("input blocked", r.in_blocked);
+    cov.add("output held (backpressure)", r.out_held);
+    cov.add("load accepted", r.sz_codes.iter().filter(|&&c| c == 0).count() as u64 - r.clears);
+    cov.add("load rejected: channel out of range", r.sz_codes.iter().filter(|&&c| c == 1).count() as u64);
+    cov.add("load rejected: level out of range", r.sz_codes.iter().filter(|&&c| c == 2).count() as u64);
+    cov.add("table clear", r.clears);
+    cov.add("load while records in flight", r.loads_in_flight);
+    cov.add("skip: pruned", r.counters[0]);
+    cov.add("skip: label zero (rec(0))", r.counters[1]);
+    cov.add("skip: zero point", r.counters[2]);
+    cov.add("multiply", r.counters[3]);
+    cov.add("missing level", r.counters[4]);
+    cov.add("level above 0 used", r.upper_level);
+    cov.add("rebuilt value saturated at -128", r.sat_low);
+    cov.add("rebuilt value saturated at 127", r.sat_high);
+    cov.add("all-pruned token", r.all_pruned_tokens);
+}
+
+struct Ports {
+    sz_valid: PortId,
+    sz_ready: PortId,
+    sz_word: PortId,
+    sz_clear: PortId,
+    sz_done: PortId,
+    sz_error: PortId,
+    in_valid: PortId,
+    in_ready: PortId,
+    in_pos: PortId,
+    in_index: PortId,
+    in_label: PortId,
+    in_codes: PortId,
+    in_last: PortId,
+    out_valid: PortId,
+    out_ready: PortId,
+    out_data: PortId,
+    out_last: PortId,
+    st: [PortId; 5],
+}
+
+fn sz_code(r: Result<(), SzError>) -> u64 {
+    match r {
+        Ok(()) => 0,
+        Err(SzError::ChannelOutOfRange) => 1,
+        Err(SzError::LevelOutOfRange) => 2,
+    }
+}
+
+/// Runs `c` on `m` (fresh out of reset); checks every output beat, every
+/// load response, `in_ready` against `out_ready`, and the final counters.
+pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
+    let g = |n: &str| m.port(n);
+    let io = Ports {
+        sz_valid: g("sz_valid"),
+        sz_ready: g("sz_ready"),
+        sz_word: g("sz_word"),
+        sz_clear: g("sz_clear"),
+        sz_done: g("sz_done"),
+        sz_error: g("sz_error"),
+        in_valid: g("in_valid"),
+        in_ready: g("in_ready"),
+        in_pos: g("in_pos"),
+        in_index: g("in_index"),
+        in_label: g("in_label"),
+        in_codes: g("in_codes"),
+        in_last: g("in_last"),
+        out_valid: g("out_valid"),
+        out_ready: g("out_ready"),
+        out_data: g("out_data"),
+        out_last: g("out_last"),
+        st: ["st_pruned", "st_label_zero", "st_zero_point", "st_multiplies", "st_missing_level"].map(g),
+    };
+    let mut rng = Xorshift::new(c.seed ^ 0xd0);
+    let mut dq = Dequantizer::new(&p.titanus());
+    let mut run = Run::default();
+    let mut expected: Vec<OutBeat> = Vec::new();
+    let mut sink: Sink<OutBeat> = Sink::new(&c.out_stall, c.seed ^ 2);
+    // the record beats of the current token, offered under the input stall
+    let mut src: Source<InBeat> = Source::new([], &c.in_stall, c.seed ^ 1);
+    let mut ops = c.ops.iter();
+    let mut cur: Option<&Op> = None;
+    let mut first_accept: Option<u64> = None;
+    let total: usize =
+        c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
+    // generous: a bursty sink may stall 97% of the time in bursts of hundreds of cycles
+    let timeout = 5000 + 100 * (c.ops.len() as u64) + 400 * total as u64;
+    let mut cyc = 0u64;
+    loop {
+        if cur.is_none() {
+            cur = ops.next();
+            if let Some(Op::Token { pos, rec }) = cur {
+                src.queue.extend(beats_of(p, *pos, rec));
+            }
+        }
+        if cur.is_none() && sink.beats.len() == expected.len() {
+            break;
+        }
+        if cyc > timeout {
+            return Err(format!(
+                "timeout after {cyc} cycles: {} of {} beats out",
+                sink.beats.len(),
+                expected.len()
+            ));
+        }
+        // drive
+        let load = match cur {
+            Some(Op::Load(e)) => Some((e.word(), false)),
+            Some(Op::Clear) => Some((rng.next_u64() & !(3 << 62) & !(0x7F << 25), true)),
+            _ => None,
+        };
+        m.set(io.sz_valid, load.is_some() as u64);
+        let (w, clr) = load.unwrap_or((rng.next_u64(), rng.next_u64() & 1 == 1));
+        m.set(io.sz_word, w);
+        m.set(io.sz_clear, clr as u64);
+        let offer = if matches!(cur, Some(Op::Token { .. })) { src.offer().cloned() } else { None };
+        m.set(io.in_valid, offer.is_some() as u64);
+        match &offer {
+            Some(b) => {
+                m.set(io.in_pos, b.pos as u64);
+                m.set_u128(io.in_index, b.index);
+                m.set_u128(io.in_label, b.label);
+                let lanes: Vec<u64> = (0..p.lanes)
+                    .map(|i| if i < b.count { b.codes[i] } else { rng.next_u64() & 0xF })
+                    .collect();
+                m.set_lanes(io.in_codes, &lanes);
+                m.set(io.in_last, b.last as u64);
+            }
+            None => {
+                m.set(io.in_pos, rng.next_u64() & 0xFFFF);
+                let mask = if p.lanes >= 128 { u128::MAX } else { (1u128 << p.lanes) - 1 };
+                m.set_u128(io.in_index, (rng.next_u64() as u128) & mask);
+                m.set_u128(io.in_label, (rng.next_u64() as u128) & mask);
+                m.set_lanes(io.in_codes, &(0..p.lanes).map(|_| rng.next_u64() & 0xF).collect::<Vec<_>>());
+                m.set(io.in_last, rng.next_u64() & 1);
+            }
+        }
+        let ready = sink.ready();
+        m.set(io.out_ready, !ready as u64);
+        m.eval();
+        let other = m.get(io.in_ready);
+        m.set(io.out_ready, ready as u64);
+        m.eval();
+        let in_ready = m.get(io.in_ready) == 1;
+        if other != in_ready as u64 {
+            return Err(format!("cycle {}: in_ready follows out_ready combinationally", m.cycle()));
+        }
+        let sz_ready = m.get(io.sz_ready) == 1;
+        if offer.is_some() && !in_ready {
+            run.in_blocked += 1;
+        }
+        let valid = m.get(io.out_valid) == 1;
+        if valid && !ready {
+            run.out_held += 1;
+        }
+        let cycle = m.cycle();
+        if sink
+            .sample(cycle, valid, ready, || OutBeat {
+                data: m.get_lanes(io.out_data),
+                last: m.get(io.out_last) == 1,
+            })?
+            .is_some()
+            && run.first_latency.is_none()
+        {
+            run.first_latency = first_accept.map(|a| cycle - a);
+        }
+        // acceptances at this edge
+        if let Some(b) = offer {
+            if in_ready {
+                let first = src.queue.len() == p.channels / p.lanes;
+                src.take();
+                first_accept.get_or_insert(cycle);
+                if first {
+                    let Some(Op::Token { pos, rec }) = cur else { unreachable!() };
+                    let x = dq.dequantize(*pos as u32, rec);
+                    run.all_pruned_tokens += rec.index.iter().all(|&k| !k) as u64;
+                    // coverage read off the model
+                    let mut codes = rec.codes.iter();
+                    for ch in 0..p.channels {
+                        if !rec.index[ch] {
+                            continue;
+                        }
+                        let code = if rec.label[ch] { *codes.next().unwrap() } else { 0 };
+                        if let Some(e) = dq.table.lookup(ch, *pos as u32) {
+                            run.upper_level += (e.level > 0) as u64;
+                            if code != 0 && code as i32 != e.zero as i32 {
+                                let v = reconstruct(e.scale as u32, e.zero as i32, code);
+                                run.sat_low += (v == -128) as u64;
+                                run.sat_high += (v == 127) as u64;
+                            }
+                        }
+                    }
+                    for (k, chunk) in x.chunks(p.lanes).enumerate() {
+                        expected.push(OutBeat {
+                            data: chunk.iter().map(|&v| v as u8 as u64).collect(),
+                            last: k + 1 == p.channels / p.lanes,
+                        });
+                    }
+                }
+                if b.last {
+                    cur = None;
+                }
+            }
+        }
+        let mut sz_now = None;
+        if load.is_some() && sz_ready {
+            if expected.len() > sink.beats.len() {
+                run.loads_in_flight += 1;
+            }
+            let code = match cur {
+                Some(Op::Load(e)) => sz_code(dq.table.load(e)),
+                _ => {
+                    dq.table.clear();
+                    run.clears += 1;
+                    0
+                }
+            };
+            sz_now = Some(code);
+            cur = None;
+        }
+        m.tick();
+        // load response, the cycle after
+        let done = m.get(io.sz_done) == 1;
+        match (sz_now, done) {
+            (Some(code), true) => {
+                let got = m.get(io.sz_error);
+                if got != code {
+                    return Err(format!("cycle {}: sz_error {got}, expected {code}", m.cycle()));
+                }
+                run.sz_codes.push(code);
+            }
+            (Some(_), false) => return Err(format!("cycle {}: sz_done low after a load", m.cycle())),
+            (None, true) => return Err(format!("cycle {}: sz_done without a load", m.cycle())),
+            _ => {}
+        }
+        cyc += 1;
+    }
+    m.set(io.in_valid, 0);
+    m.set(io.sz_valid, 0);
+    m.set(io.out_ready, 1);
+    for _ in 0..8 {
+        m.eval();
+        if m.get(io.out_valid) == 1 {
+            return Err(format!("cycle {}: an extra output beat", m.cycle()));
+        }
+        m.tick();
+    }
+    stream::compare(&sink.beats, &expected, false, |i| {
+        format!("output beat {i} (token {}, beat {})", i / (p.channels / p.lanes), i % (p.channels / p.lanes))
+    })?;
+    let k = dq.counters;
+    let want = [k.pruned, k.label_zero, k.zero_point, k.multiplies, k.missing_level];
+    let names = ["st_pruned", "st_label_zero", "st_zero_point", "st_multiplies", "st_missing_level"];
+    for j in 0..5 {
+        let got = m.get(io.st[j]);
+        if got != want[j] & 0xFFFF_FFFF {
+            return Err(format!("{} = {got}, expected {}", names[j], want[j]));
+        }
+    }
+    run.counters = want;
+    run.beats = expected.len();
+    run.cycles = cyc;
+    Ok(run)
+}

@@ -1,0 +1,73 @@
+//! Co-simulation of the Titanus dequantization unit
+//! (hdl/src/titanus/dequantizer.rs) against `sim::titanus::dequantizer`,
+//! beat for beat and counter for counter, at every `titanus-dequantizer`
+//! model of tb/models.toml, on RTL and on the OSU018 netlists. Spec:
+//! docs/spec.md §11.8, §11.13, §11.14.3.
+//!
+//! Cases: scale-zero loads (channel or level out of range now and then,
+//! scales from 256 to 65535, zero points over the whole 9-bit range, starts
+//! so that several levels of a channel apply at different positions), table
+//! clears, tokens at positions before, at and past the starts, all-pruned
+//! tokens, random codes (so some equal the zero point), random, bursty and
+//! blocking stalls. Every coverage point must be reached.
+
+use tb::coverage::Coverage;
+use tb::stalls::Stall;
+use tb::titanus_dequantizer::{case, case_of, cover, params_of, run, POINTS};
+use tb::{models, prop, run_property, Model, ModelInfo};
+
+const UNIT: &str = "titanus-dequantizer";
+
+fn check(info: &'static ModelInfo, cases: u32, cov: &Coverage) {
+    let p = params_of(&Model::new(info));
+    let name = if info.gate_level { info.name.to_string() } else { format!("{}_rtl", info.name) };
+    run_property(&name, info, case(p, 1..10), cases, |m, c| {
+        let r = run(m, &p, c)?;
+        cover(cov, &r);
+        Ok(())
+    });
+}
+
+#[test]
+fn rtl_matches_model() {
+    let infos = models::of_unit(UNIT, false);
+    assert!(infos.len() >= 3, "tb/models.toml has {} dequantizer models", infos.len());
+    let cov = Coverage::new("titanus_dequantizer (RTL)", POINTS);
+    for info in infos {
+        check(info, prop::cases(200), &cov);
+    }
+    cov.check();
+}
+
+#[test]
+fn netlists_match_model() {
+    let nets = models::of_unit(UNIT, true);
+    assert!(!nets.is_empty(), "no dequantizer netlist in this run");
+    let cov = Coverage::new("titanus_dequantizer (netlists)", POINTS);
+    for info in nets {
+        check(info, prop::cases(60), &cov);
+    }
+    cov.check();
+}
+
+/// Full rate and latency: with no stalls and no loads between them, one
+/// record beat (lanes elements) per cycle.
+#[test]
+fn full_rate_and_latency() {
+    let info = models::get("titanus_dequantizer_l16");
+    let mut m = Model::new(info);
+    m.reset(1);
+    let p = params_of(&m);
+    let mut c = case_of(&p, 12, 11, Stall::Never, Stall::Never);
+    // loads first, then the tokens back to back
+    c.ops.sort_by_key(|o| matches!(o, tb::titanus_dequantizer::Op::Token { .. }));
+    let r = run(&mut m, &p, &c).unwrap();
+    let lat = r.first_latency.unwrap();
+    let loads = c.ops.len() as u64 - 12;
+    println!(
+        "titanus_dequantizer_l16: {} loads (3 cycles each), then {} beats; {} cycles in all, latency {lat} cycles, {} elements per cycle",
+        loads, r.beats, r.cycles, p.lanes
+    );
+    assert_eq!(r.cycles, 3 * loads + r.beats as u64 + lat, "one beat per cycle after the loads");
+    assert_eq!(lat, info.latency().expect("manifest latency"), "manifest latency");
+}
