@@ -1,27 +1,29 @@
 #!/usr/bin/env bash
 # Timing and area of one unit's OSU018 netlist.
-#   constraints/synth.sh NETLIST_DIR RTL_DIR MODULE LIBERTY CLOCK_NS REPORT_DIR
+#   constraints/synth.sh NETLIST_DIR RTL_DIR MODULE LIBERTY CLOCK_NS REPORT_DIR [NAME]
 # NETLIST_DIR holds <MODULE>.osu018.v and <MODULE>.area.txt, made by the
 # unit's emitted Yosys script (`target/release/models netlist` makes them in
 # the model cache, so the netlist timed here is the one the co-simulation
 # runs). RTL_DIR is the unit's emitted folder (SDC and OpenSTA script); the
-# netlist is copied next to them. Writes REPORT_DIR/MODULE.{area,timing}.txt
-# and appends one row to REPORT_DIR/synth-summary.md.
+# netlist is copied next to them. Writes REPORT_DIR/NAME.{area,timing}.txt
+# (NAME: the tb/models.toml entry, default MODULE, so that two parameter
+# sets of one unit keep apart) and appends one row to
+# REPORT_DIR/synth-summary.md.
 set -euo pipefail
-net=$1 rtl=$2 module=$3 liberty=$4 clock_ns=$5 reports=$(realpath -m "$6")
+net=$1 rtl=$2 module=$3 liberty=$4 clock_ns=$5 reports=$(realpath -m "$6") name=${7:-$3}
 mkdir -p "$reports"
 cp "$net/$module.osu018.v" "$net/$module.area.txt" "$rtl/"
-(cd "$rtl" && LIBERTY=$liberty sta -no_splash -exit "$module.sta.tcl") > "$reports/$module.timing.txt" 2>&1
-cp "$rtl/$module.area.txt" "$reports/$module.area.txt"
+(cd "$rtl" && LIBERTY=$liberty sta -no_splash -exit "$module.sta.tcl") > "$reports/$name.timing.txt" 2>&1
+cp "$rtl/$module.area.txt" "$reports/$name.area.txt"
 
-area=$(awk '/Chip area for module/ {print $NF}' "$reports/$module.area.txt" | tail -1)
-cells=$(awk '/Number of cells:/ {print $NF}' "$reports/$module.area.txt" | tail -1)
-flops=$(awk '$1 ~ /^DFF/ {n += $2} END {print n + 0}' "$reports/$module.area.txt")
+area=$(awk '/Chip area for module/ {print $NF}' "$reports/$name.area.txt" | tail -1)
+cells=$(awk '/Number of cells:/ {print $NF}' "$reports/$name.area.txt" | tail -1)
+flops=$(awk '$1 ~ /^DFF/ {n += $2} END {print n + 0}' "$reports/$name.area.txt")
 nand2=$(awk '/^cell \(NAND2X1\)/ {c = 1} c && /area/ {gsub(/[;]/, "", $3); print $3; exit}' "$liberty")
-wns=$(awk '$1 == "wns" {print $2}' "$reports/$module.timing.txt" | tail -1)
+wns=$(awk '$1 == "wns" {print $2}' "$reports/$name.timing.txt" | tail -1)
 # the worst path's slack from report_checks, positive when the target is met
 # (report_wns clips at 0, which would hide the margin)
-ws=$(awk '/slack \((MET|VIOLATED)\)/ {print $1; exit}' "$reports/$module.timing.txt")
+ws=$(awk '/slack \((MET|VIOLATED)\)/ {print $1; exit}' "$reports/$name.timing.txt")
 # critical path = period - worst slack; maximum clock = 1 / critical path
 crit=$(awk "BEGIN{printf \"%.3f\", $clock_ns - (${ws:-$wns})}")
 fmax=$(awk "BEGIN{printf \"%.1f\", 1000 / $crit}")
@@ -35,5 +37,5 @@ if [ ! -f "$summary" ]; then
     echo "|---|---|---|---|---|---|---|---|"
   } > "$summary"
 fi
-echo "| $module | $cells | $flops | $area | $eq | $crit | $fmax | $met |" >> "$summary"
-echo "$module: area $area um^2 ($eq NAND2-eq), critical path $crit ns, max clock $fmax MHz"
+echo "| $name | $cells | $flops | $area | $eq | $crit | $fmax | $met |" >> "$summary"
+echo "$name: area $area um^2 ($eq NAND2-eq), critical path $crit ns, max clock $fmax MHz"

@@ -4,6 +4,7 @@
 //! so the co-simulated RTL is byte-identical to what users emit.
 
 pub mod elaborate;
+pub mod flow;
 pub mod postprocess;
 pub mod units;
 

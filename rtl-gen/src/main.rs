@@ -1,6 +1,7 @@
 //! `rtl-gen`: lists kvforge units and emits their RTL and collateral.
 
 use clap::{Parser, Subcommand};
+use rtl_gen::flow::{self, Flow};
 use rtl_gen::{emit, units, EmitOptions, GenError};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +17,8 @@ struct Cli {
 enum Cmd {
     /// List the units this generator can emit.
     List,
-    /// Emit a unit: Verilog, filelist, JSON manifest, SDC and synthesis scripts.
+    /// Emit a unit: Verilog, filelist, JSON manifest, SDC and synthesis scripts
+    /// (or, with --flow, a design folder for OpenROAD-flow-scripts or FuseSoC).
     Emit(EmitArgs),
 }
 
@@ -52,6 +54,14 @@ struct EmitArgs {
     /// Target clock period for the SDC and synthesis, ns.
     #[arg(long, default_value_t = 4.0)]
     clock_ns: f64,
+    /// Instead of the usual files, a design folder for another flow:
+    /// `orfs` (OpenROAD-flow-scripts config.mk and constraint.sdc) or
+    /// `fusesoc` (a CAPI2 core with a Verilator lint target).
+    #[arg(long, value_name = "orfs|fusesoc")]
+    flow: Option<String>,
+    /// ORFS platform for `--flow orfs`: sky130hd (default) or nangate45.
+    #[arg(long, value_name = "NAME")]
+    platform: Option<String>,
 }
 
 fn params(a: &EmitArgs) -> Result<toml::Table, GenError> {
@@ -101,11 +111,20 @@ fn run(cli: Cli) -> Result<(), GenError> {
             Ok(())
         }
         Cmd::Emit(a) => {
+            let flow = match (&a.flow, &a.platform) {
+                (Some(f), p) => Some(Flow::parse(f, p.as_deref())?),
+                (None, Some(_)) => return Err(GenError("--platform applies to --flow orfs only".into())),
+                (None, None) => None,
+            };
             let t = params(&a)?;
             let e = emit(&a.unit, &t, &EmitOptions { clock_ns: a.clock_ns })?;
+            let files = match flow {
+                Some(f) => flow::files(&e, f)?,
+                None => e.files,
+            };
             std::fs::create_dir_all(&a.out)
                 .map_err(|err| GenError(format!("cannot create {}: {err}", a.out.display())))?;
-            for (name, text) in &e.files {
+            for (name, text) in &files {
                 let p = a.out.join(name);
                 std::fs::write(&p, text).map_err(|err| GenError(format!("cannot write {}: {err}", p.display())))?;
                 println!("{}", p.display());

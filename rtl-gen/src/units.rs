@@ -50,6 +50,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§11.8",
     },
     UnitInfo {
+        name: "titanus-quantizer",
+        module: "titanus_quantizer",
+        summary: "Titanus quantization unit (one K/V half): MMF, NZQ, HierQuant channel monitor, prefill buffer, scheduler",
+        spec: "§11.5-§11.7",
+    },
+    UnitInfo {
         name: "zero-remove-shifter",
         module: "zero_remove_shifter",
         summary: "N-lane compaction network, log2(N) stages, optional pipeline",
@@ -601,10 +607,104 @@ fn build_titanus_deq(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
 }
 
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct TitanusQuantParams {
+    pub channels: usize,
+    pub lanes: usize,
+    pub layers: usize,
+    pub max_levels: usize,
+    pub max_prefill: usize,
+}
+
+impl Default for TitanusQuantParams {
+    fn default() -> Self {
+        let d = sim::titanus::params::TitanusParams::default();
+        TitanusQuantParams {
+            channels: d.channels,
+            lanes: d.lanes,
+            layers: d.layers,
+            max_levels: d.max_levels,
+            max_prefill: d.max_prefill,
+        }
+    }
+}
+
+const TITANUS_QUANT_DOCS: &[(&str, &str)] = &[
+    ("clock", "rising-edge clock"),
+    ("reset", "synchronous reset, active high: IDLE, every bit width 4, counters 0, pipeline empty"),
+    ("tw_valid", "configuration-table write strobe, always accepted"),
+    ("tw_layer", "layer of the written entry"),
+    ("tw_kv", "0 = K, 1 = V"),
+    ("tw_threshold", "pruning threshold: the pruner's, ignored here"),
+    ("tw_bits", "bit width of the entry: 2, 3 or 4"),
+    ("tw_done", "one cycle after each write strobe"),
+    ("tw_error", "with tw_done: 0 written, 1 layer out of range, 2 bad bit width"),
+    ("in_valid", "input transaction valid (a command, or a token beat)"),
+    ("in_ready", "taken when in_valid and in_ready (a register)"),
+    ("in_cmd", "0 start, 1 prefill token, 2 flush, 3 decode token; read at commands and first beats"),
+    ("in_layer", "start: layer of the sequence (its bit width; >= layers reads layer 0)"),
+    ("in_kv", "start: 0 = K, 1 = V"),
+    ("in_mask", "token beat: index bits of the beat's channels (1 = kept)"),
+    ("in_data", "token beat: kept INT8 values compacted from lane 0, lane i at [8i+7:8i]"),
+    ("rec_valid", "record beat valid"),
+    ("rec_ready", "record beat taken when rec_valid and rec_ready"),
+    ("rec_pos", "position of the beat's token in its sequence"),
+    ("rec_index", "index bits of the beat"),
+    ("rec_label", "label bits of the beat (kept and code != 0)"),
+    ("rec_codes", "the beat's non-zero codes compacted from lane 0, lane i at [4i+3:4i], other lanes 0"),
+    ("rec_count", "non-zero codes in the beat"),
+    ("rec_last", "last beat of a token"),
+    ("rec_saturated", "elements of the beat clamped at the level limit"),
+    ("sz_valid", "created scale-zero entry valid"),
+    ("sz_ready", "entry taken when sz_valid and sz_ready"),
+    ("sz_word", "entry (spec §11.7.2): channel [61:52], level [51:48], start [47:32], zero [24:16], scale [15:0]"),
+    ("rsp_valid", "one pulse per command and per token, in input order (no ready)"),
+    ("rsp_err", "with rsp_valid: 0 ok, 1 no start, 2 prefill after decode, 3 prefill full, 4 sequence full"),
+    ("st_levels_opened", "levels opened since reset (wrapping)"),
+    ("st_saturated", "elements clamped at the level limit since reset, counted as their beats leave (wrapping)"),
+    ("st_rejected", "rejected commands and tokens since reset (wrapping)"),
+    ("st_limit_hit", "sticky: an element was clamped"),
+    ("st_layer_oob", "sticky: a start named a layer >= layers"),
+    ("st_no_prefill", "the last prefill had no token"),
+    ("st_empty_channels", "channels with no kept element in the last prefill"),
+    ("st_single_value_channels", "channels whose last prefill range was one value"),
+];
+
+fn build_titanus_quant(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::titanus::quantizer::{QuGeometry, TitanusQuantizer};
+    let p: TitanusQuantParams = parse("titanus-quantizer", t)?;
+    let tp = sim::titanus::params::TitanusParams {
+        channels: p.channels,
+        lanes: p.lanes,
+        layers: p.layers,
+        max_levels: p.max_levels,
+        max_prefill: p.max_prefill,
+    };
+    tp.validate().map_err(|e| GenError(format!("titanus-quantizer: {e}")))?;
+    let g = QuGeometry {
+        channels: p.channels,
+        lanes: p.lanes,
+        layers: p.layers,
+        max_levels: p.max_levels,
+        max_prefill: p.max_prefill,
+    };
+    let m = "titanus_quantizer";
+    let memories = g
+        .memories(m)
+        .into_iter()
+        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .collect();
+    let mut e = elaborate(TitanusQuantizer::new(&g, m), m, TITANUS_QUANT_DOCS)?;
+    e.memories = memories;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency() as u32) })
+}
+
 pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
     match unit {
         "titanus-dequantizer" => build_titanus_deq(params),
         "titanus-pruner" => build_pruner(params),
+        "titanus-quantizer" => build_titanus_quant(params),
         "oaken-mmu" => build_mmu(params),
         "oaken-quantizer" => build_quantizer(params),
         "oaken-dequantizer" => build_dequantizer(params),

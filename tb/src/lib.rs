@@ -52,6 +52,8 @@ pub mod stream;
 pub mod stim;
 pub mod titanus_dequantizer;
 pub mod titanus_pruner;
+pub mod titanus_quantizer;
+pub mod titanus_table;
 
 pub use info::{Dir, ModelInfo, PortInfo};
 pub use model::{Model, PortId, Recording};

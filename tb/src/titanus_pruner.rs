@@ -13,11 +13,14 @@ use crate::model::{Model, PortId};
 use crate::stalls::{self, Stall};
 use crate::stim::Xorshift;
 use crate::stream::{self, Sink, Source};
+use crate::titanus_table::{threshold, write, TwPort};
 use proptest::prelude::*;
 use serde::Deserialize;
 use sim::oaken::thresholds::Kv;
-use sim::titanus::params::{ConfigTable, LayerConfig, TableError};
+use sim::titanus::params::ConfigTable;
 use sim::titanus::pruner::prune_beats;
+
+pub use crate::titanus_table::{tw_code, Write};
 
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -30,31 +33,6 @@ pub struct PrunerParams {
 
 pub fn params_of(m: &Model) -> PrunerParams {
     serde_json::from_str(m.info().params_json).expect("model parameters are titanus-pruner's")
-}
-
-/// One table write (spec §11.3); `bits` may be illegal and `layer` out of range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Write {
-    pub layer: u8,
-    pub v: bool,
-    pub threshold: u8,
-    pub bits: u8,
-}
-
-pub fn tw_code(r: Result<(), TableError>) -> u64 {
-    match r {
-        Ok(()) => 0,
-        Err(TableError::LayerOutOfRange) => 1,
-        Err(TableError::BadBits) => 2,
-    }
-}
-
-fn kv(v: bool) -> Kv {
-    if v {
-        Kv::V
-    } else {
-        Kv::K
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -118,30 +96,6 @@ pub struct Case {
     pub seed: u64,
 }
 
-/// Draws a threshold: mostly small (the paper's pruning ratios), with the
-/// edges 0, 1, 127, 128, 129 and 255.
-fn threshold(r: &mut Xorshift) -> u8 {
-    match r.next_u64() % 10 {
-        0 => [0u8, 1, 127, 128, 129, 255][(r.next_u64() % 6) as usize],
-        1 => r.next_u64() as u8,
-        _ => (r.next_u64() % 24) as u8,
-    }
-}
-
-fn write(r: &mut Xorshift, layers: usize) -> Write {
-    let layer = match r.next_u64() % 12 {
-        0 => (layers + (r.next_u64() % 4) as usize).min(255) as u8,
-        1 => r.next_u64() as u8,
-        _ => (r.next_u64() % layers as u64) as u8,
-    };
-    let bits = if r.next_u64() % 10 == 0 {
-        [0u8, 1, 5, 7][(r.next_u64() % 4) as usize]
-    } else {
-        2 + (r.next_u64() % 3) as u8
-    };
-    Write { layer, v: r.next_u64() & 1 == 1, threshold: threshold(r), bits }
-}
-
 /// An element: mostly small magnitudes, some at the token's thresholds, some
 /// -128 and 127, some 0.
 fn element(r: &mut Xorshift, t: u8) -> i8 {
@@ -202,8 +156,6 @@ struct Ports {
     tw_kv: PortId,
     tw_threshold: PortId,
     tw_bits: PortId,
-    tw_done: PortId,
-    tw_error: PortId,
     in_valid: PortId,
     in_ready: PortId,
     in_layer: PortId,
@@ -231,8 +183,6 @@ impl Ports {
             tw_kv: g("tw_kv"),
             tw_threshold: g("tw_threshold"),
             tw_bits: g("tw_bits"),
-            tw_done: g("tw_done"),
-            tw_error: g("tw_error"),
             in_valid: g("in_valid"),
             in_ready: g("in_ready"),
             in_layer: g("in_layer"),
@@ -303,44 +253,14 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
     let mut table = ConfigTable::new(p.layers);
     let mut run = Run::default();
     // writes before the stream, one per cycle
-    let mut pending: Option<u64> = None;
-    let apply = |table: &mut ConfigTable, w: &Write| -> u64 {
-        tw_code(table.write(w.layer as usize, kv(w.v), LayerConfig { threshold: w.threshold, bits: w.bits }))
-    };
-    let check_tw = |m: &Model, pending: &mut Option<u64>, run: &mut Run| -> Result<(), String> {
-        let done = m.get(io.tw_done) == 1;
-        match (pending.take(), done) {
-            (Some(code), true) => {
-                let got = m.get(io.tw_error);
-                if got != code {
-                    return Err(format!("cycle {}: tw_error {got}, expected {code}", m.cycle()));
-                }
-                run.tw_codes.push(code);
-                Ok(())
-            }
-            (Some(_), false) => Err(format!("cycle {}: tw_done low after a write", m.cycle())),
-            (None, true) => Err(format!("cycle {}: tw_done without a write", m.cycle())),
-            (None, false) => Ok(()),
-        }
-    };
-    let drive_tw = |m: &mut Model, w: Option<&Write>, rng: &mut Xorshift| {
-        let (valid, layer, v, t, b) = match w {
-            Some(w) => (1, w.layer as u64, w.v as u64, w.threshold as u64, w.bits as u64),
-            None => (0, rng.next_u64() & 0xFF, rng.next_u64() & 1, rng.next_u64() & 0xFF, rng.next_u64() & 7),
-        };
-        m.set(io.tw_valid, valid);
-        m.set(io.tw_layer, layer);
-        m.set(io.tw_kv, v);
-        m.set(io.tw_threshold, t);
-        m.set(io.tw_bits, b);
-    };
+    let mut tw = TwPort::of(m);
     for w in &c.writes {
-        drive_tw(m, Some(w), &mut rng);
+        tw.drive(m, Some(w), &mut rng);
+        tw.taken(&mut table, w);
         m.tick();
-        pending = Some(apply(&mut table, w));
-        check_tw(m, &mut pending, &mut run)?;
+        tw.check(m)?;
     }
-    drive_tw(m, None, &mut rng);
+    tw.drive(m, None, &mut rng);
 
     let beats: Vec<InBeat> = c
         .tokens
@@ -372,7 +292,7 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
             Some((at, _)) if *at as u64 <= cyc => live.next().map(|x| x.1),
             _ => None,
         };
-        drive_tw(m, w.as_ref(), &mut rng);
+        tw.drive(m, w.as_ref(), &mut rng);
         let offer = src.offer().cloned();
         m.set(io.in_valid, offer.is_some() as u64);
         match &offer {
@@ -435,14 +355,14 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
             if run.expected.len() > sink.beats.len() {
                 run.writes_in_flight += 1;
             }
-            pending = Some(apply(&mut table, w));
+            tw.taken(&mut table, w);
         }
         m.tick();
-        check_tw(m, &mut pending, &mut run)?;
+        tw.check(m)?;
         cyc += 1;
     }
     // nothing more may come out
-    drive_tw(m, None, &mut rng);
+    tw.drive(m, None, &mut rng);
     m.set(io.in_valid, 0);
     m.set(io.out_ready, 1);
     for _ in 0..8 {
@@ -451,10 +371,11 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
             return Err(format!("cycle {}: an extra output beat after the stream", m.cycle()));
         }
         m.tick();
-        check_tw(m, &mut pending, &mut run)?;
+        tw.check(m)?;
     }
     stream::compare(&sink.beats, &run.expected, false, |i| format!("output beat {i}"))?;
     run.cycles = cyc;
+    run.tw_codes = tw.codes;
     run.beats = total;
     Ok(run)
 }

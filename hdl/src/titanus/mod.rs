@@ -1,4 +1,6 @@
-//! Titanus (GLSVLSI 2025) units: pruning and dequantization units (the
-//! quantization unit is to come). Spec: docs/spec.md §11.
+//! Titanus (GLSVLSI 2025) units: pruning unit, quantization unit (with its
+//! non-zero quantizer) and dequantization unit. Spec: docs/spec.md §11.
 pub mod dequantizer;
+pub mod nzq;
 pub mod pruner;
+pub mod quantizer;

@@ -75,6 +75,7 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "oaken-mmu" => oaken_mmu(m),
         "titanus-pruner" => titanus_pruner(m),
         "titanus-dequantizer" => titanus_dequantizer(m),
+        "titanus-quantizer" => titanus_quantizer(m),
         _ => random(m, args.cycles, args.seed),
     }
 }
@@ -115,6 +116,28 @@ fn titanus_dequantizer(m: &mut Model) -> Result<String, String> {
         edge_ns(start),
         r.counters,
         r.first_latency
+    ))
+}
+
+/// Table writes, then two sequences (prefill, flush or decode, drifting
+/// decode tokens) under random input idles and backpressure on both
+/// outputs, checked against `sim`.
+fn titanus_quantizer(m: &mut Model) -> Result<String, String> {
+    use tb::titanus_quantizer::{case_of, params_of, run, DEFAULT_STYLE};
+    let p = params_of(m);
+    let st = [Stall::Random { p: 48 }, Stall::Random { p: 96 }, Stall::Random { p: 96 }];
+    let c = case_of(&p, 2, 0x7175, DEFAULT_STYLE, st);
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "{} table writes (tw_error {:?}), {} input beats from {} ns, {} record beats, {} sz words, \
+         in_valid, rec_ready and sz_ready random; every output, response and the status matched sim",
+        r.tw_codes.len(),
+        r.tw_codes,
+        r.in_beats,
+        edge_ns(start),
+        r.rec.len(),
+        r.sz.len()
     ))
 }
 

@@ -1,0 +1,88 @@
+//! `rtl-gen emit` on the command line: the files each form writes, and
+//! one-line errors for bad flow flags. The folders' contents are checked
+//! with the tools in tb/tests/flows.rs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rtl_gen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtl-gen")).args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kvforge-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+fn emit_into(dir: &Path, unit: &str, extra: &[&str]) -> Vec<String> {
+    let d = dir.to_str().unwrap();
+    let mut args = vec!["emit", unit, "-o", d];
+    args.extend_from_slice(extra);
+    let out = rtl_gen(&args);
+    assert!(out.status.success(), "rtl-gen {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    listing(dir)
+}
+
+#[test]
+fn files_per_flow() {
+    let root = scratch("files");
+    let m = "oaken_mmu";
+    let plain = emit_into(&root.join("plain"), "oaken-mmu", &[]);
+    let want: Vec<String> =
+        ["config.mk", "f", "json", "sdc", "sta.tcl", "v", "yosys.tcl"].iter().map(|x| format!("{m}.{x}")).collect();
+    assert_eq!(plain, want);
+    for p in ["sky130hd", "nangate45"] {
+        let orfs = emit_into(&root.join(p), "oaken-mmu", &["--flow", "orfs", "--platform", p]);
+        assert_eq!(orfs, ["config.mk", "constraint.sdc", "oaken_mmu.json", "oaken_mmu.v", "oaken_mmu_memories.v"]);
+        let config = std::fs::read_to_string(root.join(p).join("config.mk")).unwrap();
+        assert!(config.contains(&format!("export PLATFORM      = {p}\n")), "{config}");
+    }
+    // no --platform: sky130hd
+    emit_into(&root.join("default"), "oaken-mmu", &["--flow", "orfs", "--clock-ns", "2.5"]);
+    let config = std::fs::read_to_string(root.join("default").join("config.mk")).unwrap();
+    assert!(config.contains("export PLATFORM      = sky130hd\n") && config.contains("ABC_CLOCK_PERIOD_IN_PS = 2500\n"));
+    let sdc = std::fs::read_to_string(root.join("default").join("constraint.sdc")).unwrap();
+    assert!(sdc.contains("set clk_period    2.500\n") && sdc.contains("set clk_port_name clock\n"), "{sdc}");
+    // a unit without memories has no memories file
+    let orfs = emit_into(&root.join("mul"), "mul-pipe", &["--flow", "orfs"]);
+    assert_eq!(orfs, ["config.mk", "constraint.sdc", "mul_pipe.json", "mul_pipe.v"]);
+    let core = emit_into(&root.join("core"), "oaken-mmu", &["--flow", "fusesoc"]);
+    assert_eq!(core, ["lint_waivers.vlt", "oaken-mmu.core", "oaken_mmu.json", "oaken_mmu.v", "oaken_mmu_memories.v"]);
+    let text = std::fs::read_to_string(root.join("core").join("oaken-mmu.core")).unwrap();
+    assert!(text.starts_with("CAPI=2:\n"));
+    assert!(text.contains(&format!("\nname: kvforge:kvforge:oaken-mmu:{}\n", env!("CARGO_PKG_VERSION"))));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn bad_flags_one_line() {
+    let root = scratch("bad");
+    let d = root.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["--flow", "orfs", "--platform", "asap7"],
+            "unknown ORFS platform 'asap7' (platforms: sky130hd, nangate45)",
+        ),
+        (vec!["--platform", "nangate45"], "--platform applies to --flow orfs only"),
+        (vec!["--flow", "fusesoc", "--platform", "sky130hd"], "--platform applies to --flow orfs only"),
+        (vec!["--flow", "yosys"], "unknown flow 'yosys' (flows: orfs, fusesoc)"),
+        (vec!["--flow", "orfs", "--width", "0"], "mul-pipe"),
+    ] {
+        let mut a = vec!["emit", "mul-pipe", "-o", d];
+        a.extend_from_slice(&args);
+        let out = rtl_gen(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
+        assert!(err.starts_with("rtl-gen: error: ") && err.contains(want), "{a:?}: {err}");
+        assert!(!root.exists(), "{a:?} wrote files");
+    }
+}

@@ -1,0 +1,124 @@
+//! Co-simulation of one half of the Titanus quantization unit
+//! (hdl/src/titanus/quantizer.rs) against `sim::titanus::quantizer`, at
+//! every `titanus-quantizer` model of tb/models.toml, on RTL and on the
+//! OSU018 netlists: every record beat, `sz` word and response code in
+//! order, every table-write answer, the status port at the end. Spec:
+//! docs/spec.md §11.5-§11.7, §11.9, §11.13.
+//!
+//! Cases: sequences of KV-like INT8 tokens (offsets, scales, outlier
+//! channels, decode drift that opens levels up to the limit), pruned as the
+//! PU would; as a minority empty prefills, decodes before any prefill,
+//! starts during a prefill, tokens before any start, prefill after decode,
+//! prefill overflow, layers out of range, all-pruned and constant channels,
+//! 2-bit sequences at the INT8 extremes; legal and rejected table writes
+//! between and within sequences; random, bursty and blocking stalls on the
+//! input and on both outputs. One 65,536-token sequence (SequenceFull) on
+//! the one-beat-per-token set. Every coverage point must be reached.
+
+use tb::coverage::Coverage;
+use tb::stim::Xorshift;
+use tb::titanus_quantizer::{self as tq, case, cover, params_of, run, POINTS};
+use tb::{models, prop, run_property, Model, ModelInfo};
+
+const UNIT: &str = "titanus-quantizer";
+
+fn check(info: &'static ModelInfo, cases: u32, cov: &Coverage) {
+    let p = params_of(&Model::new(info));
+    let name = if info.gate_level { info.name.to_string() } else { format!("{}_rtl", info.name) };
+    run_property(&name, info, case(p, 1..5), cases, |m, c| {
+        let r = run(m, &p, c)?;
+        cover(cov, &r);
+        Ok(())
+    });
+}
+
+/// The 65,536-token sequence on every model with one beat per token.
+fn sequence_full(infos: &[&'static ModelInfo], cov: &Coverage) -> usize {
+    let mut n = 0;
+    for &info in infos {
+        let p = params_of(&Model::new(info));
+        if p.beats() != 1 {
+            continue;
+        }
+        let name = format!("{}_seqfull", info.name);
+        let t = std::time::Instant::now();
+        let cycles = std::sync::atomic::AtomicU64::new(0);
+        run_property(&name, info, proptest::prelude::Just(tq::sequence_full_case(&p, 17)), 1, |m, c| {
+            let r = run(m, &p, c)?;
+            cover(cov, &r);
+            cycles.store(r.cycles, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        });
+        println!(
+            "{name}: 65,536 + 6 tokens, {} cycles (input and record stalls 20/256), {:.1} s",
+            cycles.into_inner(),
+            t.elapsed().as_secs_f64()
+        );
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn rtl_matches_model() {
+    let infos = models::of_unit(UNIT, false);
+    assert!(infos.len() >= 4, "tb/models.toml has {} quantizer models", infos.len());
+    let cov = Coverage::new("titanus_quantizer (RTL)", POINTS);
+    for &info in &infos {
+        check(info, prop::cases(60), &cov);
+    }
+    assert!(sequence_full(&infos, &cov) > 0, "no quantizer model with one beat per token");
+    cov.check();
+}
+
+#[test]
+fn netlists_match_model() {
+    let nets = models::of_unit(UNIT, true);
+    assert!(!nets.is_empty(), "no quantizer netlist in this run");
+    let cov = Coverage::new("titanus_quantizer (netlists)", POINTS);
+    for &info in &nets {
+        check(info, prop::cases(15), &cov);
+    }
+    // the 65,536-token sequence runs on RTL only (no one-beat netlist set)
+    let required: Vec<&str> = POINTS.iter().copied().filter(|&p| p != "rsp SequenceFull").collect();
+    cov.check_points(&required);
+}
+
+/// The stimulus alone, on `sim` (no hardware needed): over the parameter
+/// sets of tb/models.toml, the cases the property tests draw reach every
+/// event the coverage points count, and the long case reaches SequenceFull.
+#[test]
+fn stimulus_reaches_every_event_on_the_model() {
+    let specs: Vec<_> = models::specs().iter().filter(|s| s.unit == UNIT).collect();
+    assert!(specs.len() >= 4, "tb/models.toml has {} quantizer entries", specs.len());
+    let cov = Coverage::new("titanus_quantizer stimulus (model only)", POINTS);
+    let mut r = Xorshift::new(0x71a7);
+    let stalls = || [tb::stalls::Stall::Never, tb::stalls::Stall::Never, tb::stalls::Stall::Never];
+    for s in &specs {
+        let p = tq::params_of_spec(&s.params);
+        p.titanus().validate().unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        for _ in 0..prop::cases(60) {
+            let seqs = 1 + (r.next_u64() % 4) as usize;
+            let c = tq::case_of(&p, seqs, r.next_u64(), tq::DEFAULT_STYLE, stalls());
+            let ev = tq::model_events(&p, &c).unwrap();
+            // the writes' codes, as the port would answer them
+            let mut t = sim::titanus::params::ConfigTable::new(p.layers);
+            let codes: Vec<u64> = c
+                .ops
+                .iter()
+                .filter_map(|o| match o {
+                    tq::Op::Write(w) => Some(tb::titanus_table::apply(&mut t, w)),
+                    _ => None,
+                })
+                .collect();
+            cover(&cov, &tq::Run { ev, tw_codes: codes, ..Default::default() });
+        }
+        if p.beats() == 1 {
+            let c = tq::sequence_full_case(&p, 17);
+            cover(&cov, &tq::Run { ev: tq::model_events(&p, &c).unwrap(), ..Default::default() });
+        }
+    }
+    let hw = ["rec output held (backpressure)", "sz output held (backpressure)", "input blocked"];
+    let required: Vec<&str> = POINTS.iter().copied().filter(|p| !hw.contains(p)).collect();
+    cov.check_points(&required);
+}
