@@ -65,9 +65,10 @@ impl QuGeometry {
     }
 
     /// Cycles from the edge that takes a decode beat into M (skid empty, no
-    /// level to open, output ready) to the edge after which it is shown.
+    /// level to open, output ready) to the edge after which it is shown: a
+    /// cycle to decide, E0, the lane stages, the zero-remove shifter.
     pub fn latency(&self) -> usize {
-        1 + LANE_STAGES + ZeroRemove::<4>::latency(self.lanes, 2)
+        2 + LANE_STAGES + ZeroRemove::<4>::latency(self.lanes, 2)
     }
 }
 
@@ -1118,7 +1119,8 @@ impl Logic for TitanusQuantizer {
         }
 
         // ---- scheduler (spec §11.7) ----
-        self.szfree.next = !self.szv.q.val() | self.sz_ready.val();
+        // registered only: sz_ready stays off the level write's fanout
+        self.szfree.next = !self.szv.q.val();
         self.en_code.next = !self.zr.out_valid.val() | self.rec_ready.val();
         self.m_done.next = false;
         self.go_quant.next = false;
