@@ -262,7 +262,7 @@ impl Logic for Nzq {
                 self.b.en.next = true;
                 self.rem.en.next = true;
                 self.rem.d.next =
-                    (bit_cast::<26, 8>(self.hi.val() - self.lo.val()) << self.k8.val()) + self.q.val() - self.k1.val();
+                    ((self.hi26.val() - self.lo26.val()) << self.k8.val()) + self.q.val() - self.k1.val();
                 self.dv.en.next = true;
                 self.dv.d.next = self.q.val() << self.k14.val();
                 self.quot.en.next = true;

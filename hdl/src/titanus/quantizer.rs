@@ -515,6 +515,12 @@ pub struct TitanusQuantizer {
     ohb: Signal<Local, Bit>,
     s10: Signal<Local, Bits<10>>,
     nst: Reg<Bit>,
+    m_need: Reg<Bit>,
+    m_fresh: Reg<Bit>,
+    r_lo: Reg<Bits<8>>,
+    r_hi: Reg<Bits<8>>,
+    r_nl: Reg<Bits<5>>,
+    r_lane: Reg<Bits<10>>,
     pw_v: Reg<Bit>,
     pw_a: Reg<Bits<22>>,
     pw_d: Reg<Bits<576>>,
@@ -770,6 +776,12 @@ impl TitanusQuantizer {
             ohb: Default::default(),
             s10: Default::default(),
             nst: Reg::default(),
+            m_need: Reg::default(),
+            m_fresh: Reg::default(),
+            r_lo: Reg::default(),
+            r_hi: Reg::default(),
+            r_nl: Reg::default(),
+            r_lane: Reg::default(),
             pw_v: Reg::default(),
             pw_a: Reg::default(),
             pw_d: Reg::default(),
@@ -891,7 +903,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nst, pw_v, pw_a, pw_d, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, m_need, m_fresh, r_lo, r_hi, r_nl, r_lane, pw_v, pw_a, pw_d, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
             c_single
         );
         self.tw_d.reset.next = self.reset.val();
@@ -928,6 +940,12 @@ impl Logic for TitanusQuantizer {
         self.onl.reset.next = self.reset.val();
         self.ostart.reset.next = self.reset.val();
         self.nst.reset.next = self.reset.val();
+        self.m_need.reset.next = self.reset.val();
+        self.m_fresh.reset.next = self.reset.val();
+        self.r_lo.reset.next = self.reset.val();
+        self.r_hi.reset.next = self.reset.val();
+        self.r_nl.reset.next = self.reset.val();
+        self.r_lane.reset.next = self.reset.val();
         self.pw_v.reset.next = self.reset.val();
         self.pw_a.reset.next = self.reset.val();
         self.pw_d.reset.next = self.reset.val();
@@ -1127,14 +1145,14 @@ impl Logic for TitanusQuantizer {
         self.qc.en.next = false;
         self.qc.d.next = self.qc.q.val() + self.one10.val();
         self.wc.en.next = false;
-        self.wc.d.next = (self.m_row.q.val() << self.lgc.val()) | self.pk_lane.val();
+        self.wc.d.next = (self.m_row.q.val() << self.lgc.val()) | self.r_lane.q.val();
         self.olo.en.next = false;
         self.ohi.en.next = false;
         self.onl.en.next = false;
         self.ostart.en.next = false;
-        self.olo.d.next = self.pk_lo.val();
-        self.ohi.d.next = self.pk_hi.val();
-        self.onl.d.next = self.pk_nl.val();
+        self.olo.d.next = self.r_lo.q.val();
+        self.ohi.d.next = self.r_hi.q.val();
+        self.onl.d.next = self.r_nl.q.val();
         self.ostart.d.next = self.pos.q.val().get_bits::<16>(0);
         self.terr.en.next = false;
         self.terr.d.next = self.e.val();
@@ -1181,7 +1199,9 @@ impl Logic for TitanusQuantizer {
                     self.m_done.next = true;
                     self.do_mmf.next = true;
                     self.do_rsp.next = self.m_last.q.val();
-                } else if self.found.val() {
+                } else if !self.m_fresh.q.val() {
+                    // the registered monitor decision is a cycle old: wait
+                } else if self.m_need.q.val() {
                     self.nst.d.next = true;
                     self.wc.en.next = true;
                     self.olo.en.next = true;
@@ -1298,6 +1318,25 @@ impl Logic for TitanusQuantizer {
             self.have.d.next = false;
         }
         self.fen.next = !self.m_valid.q.val() | self.m_done.val();
+        // the monitor's decision for the beat in M, registered (it is the
+        // deepest logic of the unit): valid when neither M nor the channel
+        // state changed at the last edge and the row read was M's
+        self.m_need.en.next = true;
+        self.m_need.d.next = self.found.val();
+        self.r_lo.en.next = true;
+        self.r_lo.d.next = self.pk_lo.val();
+        self.r_hi.en.next = true;
+        self.r_hi.d.next = self.pk_hi.val();
+        self.r_nl.en.next = true;
+        self.r_nl.d.next = self.pk_nl.val();
+        self.r_lane.en.next = true;
+        self.r_lane.d.next = self.pk_lane.val();
+        self.m_fresh.en.next = true;
+        self.m_fresh.d.next = !self.fen.val()
+            & !self.do_lvl.val()
+            & !self.do_start.val()
+            & !self.do_mmf.val()
+            & (self.st.q.val() == self.c_run.val());
 
         // ---- input: skid, expansion, framing into M ----
         self.in_ready.next = !self.sk_valid.q.val();
