@@ -255,12 +255,12 @@ fn check(level: &str, gate_level: bool, cases: u32) {
 
 #[test]
 fn rtl_chain_matches_sim() {
-    check("RTL", false, prop::cases(8));
+    check("RTL", false, prop::cases(40));
 }
 
 #[test]
 fn netlist_chain_matches_sim() {
-    check("netlists", true, prop::cases(3));
+    check("netlists", true, prop::cases(10));
 }
 
 /// The chain's stimulus on `sim` alone (no hardware needed): over the
