@@ -363,6 +363,24 @@ pub fn case(p: QuantParams, seqs: std::ops::Range<usize>) -> impl Strategy<Value
         .prop_map(move |(n, seed, i, rs, ss)| case_of(&p, n, seed, DEFAULT_STYLE, [i, rs, ss]))
 }
 
+/// Every rejection except SequenceFull, in one short directed case (a
+/// flush and a decode before any start, a prefill past `max_prefill`, a
+/// prefill after decode), so that a run of few random cases still reaches
+/// them.
+pub fn rejections_case(p: &QuantParams, seed: u64) -> Case {
+    let mut r = Xorshift::new(seed);
+    let pr = profile(&mut r, p.channels, true);
+    let c = p.channels;
+    let mut tok = |t: Option<usize>| (0..c).map(|k| value(&mut r, &pr, k, t)).collect::<Vec<i8>>();
+    let mut ops = vec![Op::Flush, Op::Decode(tok(Some(0))), Op::Start { layer: 0, v: false }];
+    for _ in 0..=p.max_prefill {
+        ops.push(Op::Prefill(tok(None)));
+    }
+    ops.extend([Op::Decode(tok(Some(0))), Op::Prefill(tok(None)), Op::Flush, Op::Decode(tok(Some(1)))]);
+    let stall = Stall::Random { p: 30 };
+    Case { ops, in_stall: stall.clone(), rec_stall: stall.clone(), sz_stall: stall, seed: r.next_u64() }
+}
+
 /// One sequence that reaches 65,536 positions (`SequenceFull`), then a
 /// decode, a prefill and a flush past the end, and a new sequence. Meant for
 /// a model with one beat per token.

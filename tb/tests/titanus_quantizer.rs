@@ -32,6 +32,18 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &Coverage) {
     });
 }
 
+/// The directed case of every rejection but SequenceFull (few random cases
+/// may miss the rare ones).
+fn rejections(info: &'static ModelInfo, cov: &Coverage) {
+    let p = params_of(&Model::new(info));
+    let name = format!("{}_rejections", info.name);
+    run_property(&name, info, proptest::prelude::Just(tq::rejections_case(&p, 23)), 1, |m, c| {
+        let r = run(m, &p, c)?;
+        cover(cov, &r);
+        Ok(())
+    });
+}
+
 /// The 65,536-token sequence on every model with one beat per token.
 fn sequence_full(infos: &[&'static ModelInfo], cov: &Coverage) -> usize {
     let mut n = 0;
@@ -78,6 +90,7 @@ fn netlists_match_model() {
     let cov = Coverage::new("titanus_quantizer (netlists)", POINTS);
     for &info in &nets {
         check(info, prop::cases(15), &cov);
+        rejections(info, &cov);
     }
     // the 65,536-token sequence runs on RTL only (no one-beat netlist set)
     let required: Vec<&str> = POINTS.iter().copied().filter(|&p| p != "rsp SequenceFull").collect();

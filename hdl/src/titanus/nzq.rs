@@ -23,15 +23,16 @@ use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
 
 /// Cycles from `start` to `done` (state machine below).
-pub const NZQ_CYCLES: usize = 1 + 15 + 1 + 1 + 9 + 1 + 1;
+pub const NZQ_CYCLES: usize = 1 + 15 + 1 + 1 + 1 + 9 + 1 + 1;
 
 const IDLE: u64 = 0;
 const DIV1: u64 = 1;
 const SCALE: u64 = 2;
-const PREP2: u64 = 3;
-const DIV2: u64 = 4;
-const FIN1: u64 = 5;
-const FIN2: u64 = 6;
+const PREP1: u64 = 3;
+const PREP2: u64 = 4;
+const DIV2: u64 = 5;
+const FIN1: u64 = 6;
+const FIN2: u64 = 7;
 
 #[derive(LogicBlock)]
 pub struct Nzq {
@@ -64,6 +65,7 @@ pub struct Nzq {
     b: Reg<Bits<3>>,
     sum: Reg<Bits<26>>,
     r: Reg<Bits<26>>,
+    thp: Reg<Bits<26>>,
     s: Reg<Bits<26>>,
     off: Reg<Bits<26>>,
     z: Reg<Bits<9>>,
@@ -95,6 +97,7 @@ pub struct Nzq {
     s_idle: Constant<Bits<3>>,
     s_div1: Constant<Bits<3>>,
     s_scale: Constant<Bits<3>>,
+    s_prep1: Constant<Bits<3>>,
     s_prep2: Constant<Bits<3>>,
     s_div2: Constant<Bits<3>>,
     s_fin1: Constant<Bits<3>>,
@@ -133,6 +136,7 @@ impl Default for Nzq {
             b: Reg::default(),
             sum: Reg::default(),
             r: Reg::default(),
+            thp: Reg::default(),
             s: Reg::default(),
             off: Reg::default(),
             z: Reg::default(),
@@ -163,6 +167,7 @@ impl Default for Nzq {
             s_idle: Constant::new(IDLE.into()),
             s_div1: Constant::new(DIV1.into()),
             s_scale: Constant::new(SCALE.into()),
+            s_prep1: Constant::new(PREP1.into()),
             s_prep2: Constant::new(PREP2.into()),
             s_div2: Constant::new(DIV2.into()),
             s_fin1: Constant::new(FIN1.into()),
@@ -182,7 +187,7 @@ impl Default for Nzq {
 impl Logic for Nzq {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, state, cnt, rem, dv, quot, b, sum, r, s, off, z, o_zs, o_tl, o_th, o_done);
+        clock!(self, clock, state, cnt, rem, dv, quot, b, sum, r, thp, s, off, z, o_zs, o_tl, o_th, o_done);
         self.state.reset.next = self.reset.val();
         self.cnt.reset.next = self.reset.val();
         self.rem.reset.next = self.reset.val();
@@ -191,6 +196,7 @@ impl Logic for Nzq {
         self.b.reset.next = self.reset.val();
         self.sum.reset.next = self.reset.val();
         self.r.reset.next = self.reset.val();
+        self.thp.reset.next = self.reset.val();
         self.s.reset.next = self.reset.val();
         self.off.reset.next = self.reset.val();
         self.z.reset.next = self.reset.val();
@@ -206,6 +212,7 @@ impl Logic for Nzq {
         self.b.en.next = false;
         self.sum.en.next = false;
         self.r.en.next = false;
+        self.thp.en.next = false;
         self.s.en.next = false;
         self.off.en.next = false;
         self.z.en.next = false;
@@ -221,6 +228,7 @@ impl Logic for Nzq {
         self.b.d.next = self.bits.val();
         self.sum.d.next = self.sum.q.val();
         self.r.d.next = self.r.q.val();
+        self.thp.d.next = self.thp.q.val();
         self.s.d.next = self.s.q.val();
         self.off.d.next = self.off.q.val();
         self.z.d.next = self.z.q.val();
@@ -270,7 +278,8 @@ impl Logic for Nzq {
                 self.cnt.en.next = true;
                 self.cnt.d.next = self.n15.val();
                 self.sum.en.next = true;
-                self.sum.d.next = (self.lo26.val() + self.hi26.val()) << self.k8.val();
+                // 256 (lo + hi) + 1, subtracted whole below
+                self.sum.d.next = ((self.lo26.val() + self.hi26.val()) << self.k8.val()) + self.k1.val();
             }
         }
         if (self.state.q.val() == self.s_div1.val()) | (self.state.q.val() == self.s_div2.val()) {
@@ -294,12 +303,25 @@ impl Logic for Nzq {
                 self.s.d.next = self.k256.val();
             }
             self.state.en.next = true;
+            self.state.d.next = self.s_prep1.val();
+        }
+        // the wide sums are split over PREP1 and PREP2 (two operands each)
+        if self.state.q.val() == self.s_prep1.val() {
+            self.r.en.next = true;
+            self.r.d.next = (self.s.q.val() << self.k8.val()) + self.qs.val();
+            self.off.en.next = true;
+            self.off.d.next = self.sb.val() + self.s.q.val();
+            self.thp.en.next = true;
+            self.thp.d.next = (self.sb.val() << self.k1.val()) - self.k1.val();
+            self.state.en.next = true;
             self.state.d.next = self.s_prep2.val();
         }
         if self.state.q.val() == self.s_prep2.val() {
             // N2 = (Q + 253) S - 256 (lo + hi) - 1 over 2S * 2^8
             self.rem.en.next = true;
-            self.rem.d.next = (self.s.q.val() << self.k8.val()) + self.qs.val() - self.sum.q.val() - self.k1.val();
+            self.rem.d.next = self.r.q.val() - self.sum.q.val();
+            self.off.en.next = true;
+            self.off.d.next = self.off.q.val() - self.sum.q.val();
             self.dv.en.next = true;
             self.dv.d.next = self.s.q.val() << self.k9.val();
             self.quot.en.next = true;
@@ -312,7 +334,7 @@ impl Logic for Nzq {
         if self.state.q.val() == self.s_fin1.val() {
             // (2z + 1) S = (Q + 1) S + S - 256 (lo + hi) - 1 - r2
             self.off.en.next = true;
-            self.off.d.next = self.sb.val() + self.s.q.val() - self.sum.q.val() - self.k1.val() - self.rem.q.val();
+            self.off.d.next = self.off.q.val() - self.rem.q.val();
             self.z.en.next = true;
             self.z.d.next = self.quot.q.val().get_bits::<9>(0) - self.c126_9.val();
             self.state.en.next = true;
@@ -334,7 +356,7 @@ impl Logic for Nzq {
             self.o_tl.en.next = true;
             self.o_tl.d.next = self.t.val().get_bits::<8>(0);
             // th = min(127, floor((2 (Q + 1) S - off - 1) / 512))
-            self.u.next = (self.sb.val() << self.k1.val()) - self.off.q.val() - self.k1.val();
+            self.u.next = self.thp.q.val() - self.off.q.val();
             self.t.next = self.u.val() >> self.k9.val();
             if self.u.val().get_bit(25) {
                 self.t.next = self.t.val() | self.asr9.val();

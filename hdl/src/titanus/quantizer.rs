@@ -66,9 +66,10 @@ impl QuGeometry {
 
     /// Cycles from the edge that takes a decode beat into M (skid empty, no
     /// level to open, output ready) to the edge after which it is shown: a
-    /// cycle to decide, E0, the lane stages, the zero-remove shifter.
+    /// cycle to decide, E0, the lane stages, the zero-remove shifter, the
+    /// output register.
     pub fn latency(&self) -> usize {
-        2 + LANE_STAGES + ZeroRemove::<4>::latency(self.lanes, 2)
+        3 + LANE_STAGES + ZeroRemove::<4>::latency(self.lanes, 2)
     }
 }
 
@@ -567,6 +568,32 @@ pub struct TitanusQuantizer {
     dl_pos: Vec<Reg<Bits<16>>>,
     dl_last: Vec<Reg<Bit>>,
     dl_sat: Vec<Reg<Bits<8>>>,
+    fire: Signal<Local, Bit>,
+    x_v: Signal<Local, Bit>,
+    o_load: Signal<Local, Bit>,
+    k_load: Signal<Local, Bit>,
+    x_codes: Vec<Signal<Local, Bits<4>>>,
+    x_idx: Vec<Signal<Local, Bit>>,
+    x_lab: Vec<Signal<Local, Bit>>,
+    x_pos: Signal<Local, Bits<16>>,
+    x_last: Signal<Local, Bit>,
+    x_sat: Signal<Local, Bits<8>>,
+    o_v: Reg<Bit>,
+    o_pos: Reg<Bits<16>>,
+    o_last: Reg<Bit>,
+    o_sat: Reg<Bits<8>>,
+    o_cnt: Reg<Bits<8>>,
+    o_idx: Vec<Reg<Bit>>,
+    o_lab: Vec<Reg<Bit>>,
+    o_cod: Vec<Reg<Bits<4>>>,
+    k_v: Reg<Bit>,
+    k_pos: Reg<Bits<16>>,
+    k_last: Reg<Bit>,
+    k_sat: Reg<Bits<8>>,
+    k_cnt: Reg<Bits<8>>,
+    k_idx: Vec<Reg<Bit>>,
+    k_lab: Vec<Reg<Bit>>,
+    k_cod: Vec<Reg<Bits<4>>>,
     szv: Reg<Bit>,
     szw: Reg<Bits<64>>,
     rspv: Reg<Bit>,
@@ -825,6 +852,32 @@ impl TitanusQuantizer {
             dl_pos: regs(lz),
             dl_last: regs(lz),
             dl_sat: regs(lz),
+            fire: Default::default(),
+            x_v: Default::default(),
+            o_load: Default::default(),
+            k_load: Default::default(),
+            x_codes: sigs(n),
+            x_idx: sigs(n),
+            x_lab: sigs(n),
+            x_pos: Default::default(),
+            x_last: Default::default(),
+            x_sat: Default::default(),
+            o_v: Reg::default(),
+            o_pos: Reg::default(),
+            o_last: Reg::default(),
+            o_sat: Reg::default(),
+            o_cnt: Reg::default(),
+            o_idx: regs(n),
+            o_lab: regs(n),
+            o_cod: regs(n),
+            k_v: Reg::default(),
+            k_pos: Reg::default(),
+            k_last: Reg::default(),
+            k_sat: Reg::default(),
+            k_cnt: Reg::default(),
+            k_idx: regs(n),
+            k_lab: regs(n),
+            k_cod: regs(n),
             szv: Reg::default(),
             szw: Reg::default(),
             rspv: Reg::default(),
@@ -904,7 +957,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nst, m_need, m_fresh, r_lo, r_hi, r_nl, r_lane, pw_v, pw_a, pw_d, nzq, pbuf, zr, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, m_need, m_fresh, r_lo, r_hi, r_nl, r_lane, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
             c_single
         );
         self.tw_d.reset.next = self.reset.val();
@@ -952,6 +1005,16 @@ impl Logic for TitanusQuantizer {
         self.pw_d.reset.next = self.reset.val();
         self.nzq.reset.next = self.reset.val();
         self.zr.reset.next = self.reset.val();
+        self.o_v.reset.next = self.reset.val();
+        self.o_pos.reset.next = self.reset.val();
+        self.o_last.reset.next = self.reset.val();
+        self.o_sat.reset.next = self.reset.val();
+        self.o_cnt.reset.next = self.reset.val();
+        self.k_v.reset.next = self.reset.val();
+        self.k_pos.reset.next = self.reset.val();
+        self.k_last.reset.next = self.reset.val();
+        self.k_sat.reset.next = self.reset.val();
+        self.k_cnt.reset.next = self.reset.val();
         self.szv.reset.next = self.reset.val();
         self.szw.reset.next = self.reset.val();
         self.rspv.reset.next = self.reset.val();
@@ -1121,7 +1184,9 @@ impl Logic for TitanusQuantizer {
         // ---- scheduler (spec §11.7) ----
         // registered only: sz_ready stays off the level write's fanout
         self.szfree.next = !self.szv.q.val();
-        self.en_code.next = !self.zr.out_valid.val() | self.rec_ready.val();
+        // the coders advance while the output skid is empty (rec_ready only
+        // loads the output registers)
+        self.en_code.next = !self.k_v.q.val();
         self.m_done.next = false;
         self.go_quant.next = false;
         self.do_start.next = false;
@@ -1567,10 +1632,9 @@ impl Logic for TitanusQuantizer {
         for p in 0..self._n {
             self.zr.data[p].next = self.lanes[p].code.val();
             self.zr.keep[p].next = self.lanes[p].label.val();
-            self.rec_codes[p].next = self.zr.out[p].val();
+            self.x_codes[p].next = self.zr.out[p].val();
         }
-        self.rec_valid.next = self.zr.out_valid.val();
-        self.rec_count.next = self.zr.count.val();
+
         // saturated elements of the beat: a balanced popcount
         for n in self._n..(self._n + 1) {
             for p in 0..self._n {
@@ -1620,19 +1684,89 @@ impl Logic for TitanusQuantizer {
                     self.dl_bits[i].d.next = self.dl_bits[i - 2 * n].q.val();
                 }
                 for p in 0..self._n {
-                    self.rec_index[p].next = self.dl_bits[(z - 1) * 2 * n + p].q.val();
-                    self.rec_label[p].next = self.dl_bits[(z - 1) * 2 * n + n + p].q.val();
+                    self.x_idx[p].next = self.dl_bits[(z - 1) * 2 * n + p].q.val();
+                    self.x_lab[p].next = self.dl_bits[(z - 1) * 2 * n + n + p].q.val();
                 }
-                self.rec_pos.next = self.dl_pos[z - 1].q.val();
-                self.rec_last.next = self.dl_last[z - 1].q.val();
-                self.rec_saturated.next = self.dl_sat[z - 1].q.val();
+                self.x_pos.next = self.dl_pos[z - 1].q.val();
+                self.x_last.next = self.dl_last[z - 1].q.val();
+                self.x_sat.next = self.dl_sat[z - 1].q.val();
             }
         }
         // saturation is counted as the beat leaves
-        self.c_sat.en.next = self.zr.out_valid.val() & self.rec_ready.val();
-        self.c_sat.d.next = self.c_sat.q.val() + bit_cast::<32, 8>(self.rec_saturated.val());
-        self.f_limit.en.next =
-            self.zr.out_valid.val() & self.rec_ready.val() & (self.rec_saturated.val() != self.zero8.val());
+        // output register O and its skid K: the coders see only K's valid
+        self.fire.next = self.o_v.q.val() & self.rec_ready.val();
+        self.x_v.next = self.zr.out_valid.val() & !self.k_v.q.val();
+        self.o_load.next = (self.k_v.q.val() & (self.fire.val() | !self.o_v.q.val()))
+            | (!self.k_v.q.val() & self.x_v.val() & (!self.o_v.q.val() | self.fire.val()));
+        self.k_load.next = !self.k_v.q.val() & self.x_v.val() & self.o_v.q.val() & !self.fire.val();
+        self.o_v.en.next = true;
+        self.o_v.d.next = self.k_v.q.val() | self.x_v.val() | (self.o_v.q.val() & !self.fire.val());
+        self.k_v.en.next = true;
+        self.k_v.d.next = self.o_v.q.val() & !self.fire.val() & (self.k_v.q.val() | self.x_v.val());
+        self.o_pos.en.next = self.o_load.val();
+        self.o_last.en.next = self.o_load.val();
+        self.o_sat.en.next = self.o_load.val();
+        self.o_cnt.en.next = self.o_load.val();
+        self.k_pos.en.next = self.k_load.val();
+        self.k_last.en.next = self.k_load.val();
+        self.k_sat.en.next = self.k_load.val();
+        self.k_cnt.en.next = self.k_load.val();
+        self.k_pos.d.next = self.x_pos.val();
+        self.k_last.d.next = self.x_last.val();
+        self.k_sat.d.next = self.x_sat.val();
+        self.k_cnt.d.next = self.zr.count.val();
+        self.o_pos.d.next = self.x_pos.val();
+        self.o_last.d.next = self.x_last.val();
+        self.o_sat.d.next = self.x_sat.val();
+        self.o_cnt.d.next = self.zr.count.val();
+        if self.k_v.q.val() {
+            self.o_pos.d.next = self.k_pos.q.val();
+            self.o_last.d.next = self.k_last.q.val();
+            self.o_sat.d.next = self.k_sat.q.val();
+            self.o_cnt.d.next = self.k_cnt.q.val();
+        }
+        for p in 0..self._n {
+            self.o_idx[p].clock.next = self.clock.val();
+            self.o_lab[p].clock.next = self.clock.val();
+            self.o_cod[p].clock.next = self.clock.val();
+            self.k_idx[p].clock.next = self.clock.val();
+            self.k_lab[p].clock.next = self.clock.val();
+            self.k_cod[p].clock.next = self.clock.val();
+            self.o_idx[p].reset.next = self.reset.val();
+            self.o_lab[p].reset.next = self.reset.val();
+            self.o_cod[p].reset.next = self.reset.val();
+            self.k_idx[p].reset.next = self.reset.val();
+            self.k_lab[p].reset.next = self.reset.val();
+            self.k_cod[p].reset.next = self.reset.val();
+            self.o_idx[p].en.next = self.o_load.val();
+            self.o_lab[p].en.next = self.o_load.val();
+            self.o_cod[p].en.next = self.o_load.val();
+            self.k_idx[p].en.next = self.k_load.val();
+            self.k_lab[p].en.next = self.k_load.val();
+            self.k_cod[p].en.next = self.k_load.val();
+            self.k_idx[p].d.next = self.x_idx[p].val();
+            self.k_lab[p].d.next = self.x_lab[p].val();
+            self.k_cod[p].d.next = self.x_codes[p].val();
+            self.o_idx[p].d.next = self.x_idx[p].val();
+            self.o_lab[p].d.next = self.x_lab[p].val();
+            self.o_cod[p].d.next = self.x_codes[p].val();
+            if self.k_v.q.val() {
+                self.o_idx[p].d.next = self.k_idx[p].q.val();
+                self.o_lab[p].d.next = self.k_lab[p].q.val();
+                self.o_cod[p].d.next = self.k_cod[p].q.val();
+            }
+            self.rec_index[p].next = self.o_idx[p].q.val();
+            self.rec_label[p].next = self.o_lab[p].q.val();
+            self.rec_codes[p].next = self.o_cod[p].q.val();
+        }
+        self.rec_valid.next = self.o_v.q.val();
+        self.rec_pos.next = self.o_pos.q.val();
+        self.rec_last.next = self.o_last.q.val();
+        self.rec_saturated.next = self.o_sat.q.val();
+        self.rec_count.next = self.o_cnt.q.val();
+        self.c_sat.en.next = self.fire.val();
+        self.c_sat.d.next = self.c_sat.q.val() + bit_cast::<32, 8>(self.o_sat.q.val());
+        self.f_limit.en.next = self.fire.val() & (self.o_sat.q.val() != self.zero8.val());
         self.f_limit.d.next = true;
 
         // ---- status (spec §11.6.4) ----
