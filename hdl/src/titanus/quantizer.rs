@@ -449,6 +449,12 @@ pub struct TitanusQuantizer {
     t_bits: Signal<Local, Bits<3>>,
     s3: Signal<Local, Bits<3>>,
     // skid, expansion, framing, M
+    hd_valid: Reg<Bit>,
+    hd_cmd: Reg<Bits<2>>,
+    hd_layer: Reg<Bits<8>>,
+    hd_kv: Reg<Bit>,
+    hd_mask: Vec<Reg<Bit>>,
+    hd_data: Vec<Reg<Bits<8>>>,
     sk_valid: Reg<Bit>,
     sk_cmd: Reg<Bits<2>>,
     sk_layer: Reg<Bits<8>>,
@@ -739,6 +745,12 @@ impl TitanusQuantizer {
             t_layer: Default::default(),
             t_bits: Default::default(),
             s3: Default::default(),
+            hd_valid: Reg::default(),
+            hd_cmd: Reg::default(),
+            hd_layer: Reg::default(),
+            hd_kv: Reg::default(),
+            hd_mask: regs(n),
+            hd_data: regs(n),
             sk_valid: Reg::default(),
             sk_cmd: Reg::default(),
             sk_layer: Reg::default(),
@@ -955,7 +967,7 @@ impl Logic for TitanusQuantizer {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, tw_d, tw_e, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
+            self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
             onl, ostart, nst, m_need, m_fresh, r_lo, r_hi, r_nl, r_lane, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
             c_single
@@ -963,6 +975,10 @@ impl Logic for TitanusQuantizer {
         self.tw_d.reset.next = self.reset.val();
         self.tw_e.reset.next = self.reset.val();
         self.sk_valid.reset.next = self.reset.val();
+        self.hd_valid.reset.next = self.reset.val();
+        self.hd_cmd.reset.next = self.reset.val();
+        self.hd_layer.reset.next = self.reset.val();
+        self.hd_kv.reset.next = self.reset.val();
         self.sk_cmd.reset.next = self.reset.val();
         self.sk_layer.reset.next = self.reset.val();
         self.sk_kv.reset.next = self.reset.val();
@@ -1405,12 +1421,33 @@ impl Logic for TitanusQuantizer {
             & !self.do_mmf.val()
             & (self.st.q.val() == self.c_run.val());
 
-        // ---- input: skid, expansion, framing into M ----
+        // ---- input: two-entry queue (head, skid), expansion, framing ----
+        // in_ready is a register (the skid is empty); M loads only from the
+        // head register, so no input port reaches the zero-insert network
         self.in_ready.next = !self.sk_valid.q.val();
         self.acc.next = self.in_valid.val() & !self.sk_valid.q.val();
-        self.load.next = self.fen.val() & (self.sk_valid.q.val() | self.acc.val());
+        self.load.next = self.fen.val() & self.hd_valid.q.val();
+        self.hd_valid.en.next = true;
+        self.hd_valid.d.next = self.hd_valid.q.val() | self.acc.val();
         self.sk_valid.en.next = true;
-        self.sk_valid.d.next = !self.fen.val() & (self.sk_valid.q.val() | self.acc.val());
+        self.sk_valid.d.next = self.sk_valid.q.val() | (self.hd_valid.q.val() & self.acc.val());
+        if self.load.val() {
+            self.hd_valid.d.next = self.sk_valid.q.val() | self.acc.val();
+            self.sk_valid.d.next = false;
+        }
+        // the head takes the input while empty, the skid's word (else the
+        // input) when M takes it; the skid takes the input while empty
+        self.hd_cmd.en.next = self.load.val() | !self.hd_valid.q.val();
+        self.hd_layer.en.next = self.load.val() | !self.hd_valid.q.val();
+        self.hd_kv.en.next = self.load.val() | !self.hd_valid.q.val();
+        self.hd_cmd.d.next = self.in_cmd.val();
+        self.hd_layer.d.next = self.in_layer.val();
+        self.hd_kv.d.next = self.in_kv.val();
+        if self.load.val() & self.sk_valid.q.val() {
+            self.hd_cmd.d.next = self.sk_cmd.q.val();
+            self.hd_layer.d.next = self.sk_layer.q.val();
+            self.hd_kv.d.next = self.sk_kv.q.val();
+        }
         self.sk_cmd.en.next = !self.sk_valid.q.val();
         self.sk_layer.en.next = !self.sk_valid.q.val();
         self.sk_kv.en.next = !self.sk_valid.q.val();
@@ -1428,17 +1465,22 @@ impl Logic for TitanusQuantizer {
             self.sk_data[p].en.next = !self.sk_valid.q.val();
             self.sk_mask[p].d.next = self.in_mask[p].val();
             self.sk_data[p].d.next = self.in_data[p].val();
-            self.zi.data[p].next = self.in_data[p].val();
-            self.zi.mask[p].next = self.in_mask[p].val();
-            if self.sk_valid.q.val() {
-                self.zi.data[p].next = self.sk_data[p].q.val();
-                self.zi.mask[p].next = self.sk_mask[p].q.val();
+            self.hd_mask[p].clock.next = self.clock.val();
+            self.hd_data[p].clock.next = self.clock.val();
+            self.hd_mask[p].reset.next = self.reset.val();
+            self.hd_data[p].reset.next = self.reset.val();
+            self.hd_mask[p].en.next = self.load.val() | !self.hd_valid.q.val();
+            self.hd_data[p].en.next = self.load.val() | !self.hd_valid.q.val();
+            self.hd_mask[p].d.next = self.in_mask[p].val();
+            self.hd_data[p].d.next = self.in_data[p].val();
+            if self.load.val() & self.sk_valid.q.val() {
+                self.hd_mask[p].d.next = self.sk_mask[p].q.val();
+                self.hd_data[p].d.next = self.sk_data[p].q.val();
             }
+            self.zi.data[p].next = self.hd_data[p].q.val();
+            self.zi.mask[p].next = self.hd_mask[p].q.val();
         }
-        self.i_cmd.next = self.in_cmd.val();
-        if self.sk_valid.q.val() {
-            self.i_cmd.next = self.sk_cmd.q.val();
-        }
+        self.i_cmd.next = self.hd_cmd.q.val();
         // a token is C/L beats from a first beat with an odd command
         self.tokbeat.next = (self.bcnt.q.val() != self.zero11.val()) | self.i_cmd.val().get_bit(0);
         self.nb.next = self.bcnt.q.val() + self.one11.val();
@@ -1453,7 +1495,7 @@ impl Logic for TitanusQuantizer {
         self.tkind.en.next = self.load.val() & (self.bcnt.q.val() == self.zero11.val());
         self.tkind.d.next = self.i_cmd.val().get_bit(1);
         self.m_valid.en.next = self.fen.val();
-        self.m_valid.d.next = self.sk_valid.q.val() | self.acc.val();
+        self.m_valid.d.next = self.hd_valid.q.val();
         self.m_kind.en.next = self.fen.val();
         self.m_first.en.next = self.fen.val();
         self.m_last.en.next = self.fen.val();
@@ -1468,12 +1510,8 @@ impl Logic for TitanusQuantizer {
             self.m_kind.d.next = self.k2[1].val() | (bit_cast::<2, 1>(self.tkind.q.val().into()) << self.k2[1].val());
             self.m_first.d.next = false;
         }
-        self.m_layer.d.next = self.in_layer.val();
-        self.m_kv.d.next = self.in_kv.val();
-        if self.sk_valid.q.val() {
-            self.m_layer.d.next = self.sk_layer.q.val();
-            self.m_kv.d.next = self.sk_kv.q.val();
-        }
+        self.m_layer.d.next = self.hd_layer.q.val();
+        self.m_kv.d.next = self.hd_kv.q.val();
         for p in 0..self._n {
             self.m_x[p].clock.next = self.clock.val();
             self.m_k[p].clock.next = self.clock.val();
