@@ -37,7 +37,7 @@ pub const RSP_SEQUENCE_FULL: u64 = 4;
 /// the rounding divider's set-up and 4 steps.
 const LANE_STAGES: usize = 6;
 /// Divider width: 2n + S < (2Q + 1) S <= 31 * 21760 < 2^20.
-const DW: usize = 21;
+const DW: usize = 20;
 
 /// The unit's geometry, from checked parameters.
 #[derive(Clone, Copy, Debug)]
@@ -525,10 +525,11 @@ pub struct TitanusQuantizer {
     nst: Reg<Bit>,
     m_need: Reg<Bit>,
     m_fresh: Reg<Bit>,
-    r_lo: Reg<Bits<8>>,
-    r_hi: Reg<Bits<8>>,
-    r_nl: Reg<Bits<5>>,
-    r_lane: Reg<Bits<10>>,
+    need_r: Vec<Reg<Bit>>,
+    wlo_r: Vec<Reg<Bits<8>>>,
+    whi_r: Vec<Reg<Bits<8>>>,
+    nl_r: Vec<Reg<Bits<5>>>,
+    any: Signal<Local, Bit>,
     pw_v: Reg<Bit>,
     pw_a: Reg<Bits<22>>,
     pw_d: Reg<Bits<576>>,
@@ -818,10 +819,11 @@ impl TitanusQuantizer {
             nst: Reg::default(),
             m_need: Reg::default(),
             m_fresh: Reg::default(),
-            r_lo: Reg::default(),
-            r_hi: Reg::default(),
-            r_nl: Reg::default(),
-            r_lane: Reg::default(),
+            need_r: regs(n),
+            wlo_r: regs(n),
+            whi_r: regs(n),
+            nl_r: regs(n),
+            any: Default::default(),
             pw_v: Reg::default(),
             pw_a: Reg::default(),
             pw_d: Reg::default(),
@@ -969,7 +971,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nst, m_need, m_fresh, r_lo, r_hi, r_nl, r_lane, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
             c_single
         );
         self.tw_d.reset.next = self.reset.val();
@@ -1012,10 +1014,6 @@ impl Logic for TitanusQuantizer {
         self.nst.reset.next = self.reset.val();
         self.m_need.reset.next = self.reset.val();
         self.m_fresh.reset.next = self.reset.val();
-        self.r_lo.reset.next = self.reset.val();
-        self.r_hi.reset.next = self.reset.val();
-        self.r_nl.reset.next = self.reset.val();
-        self.r_lane.reset.next = self.reset.val();
         self.pw_v.reset.next = self.reset.val();
         self.pw_a.reset.next = self.reset.val();
         self.pw_d.reset.next = self.reset.val();
@@ -1133,6 +1131,7 @@ impl Logic for TitanusQuantizer {
 
         // ---- MMF and channel monitor (spec §11.5.1, §11.6.1) ----
         self.found.next = false;
+        self.any.next = false;
         self.pk_lo.next = self.zero8.val();
         self.pk_hi.next = self.zero8.val();
         self.pk_nl.next = self.zero5.val();
@@ -1163,15 +1162,33 @@ impl Logic for TitanusQuantizer {
                 self.wlo[p].next = self.mn[p].val();
                 self.whi[p].next = self.mx[p].val();
             }
+            // registered per lane; the pick below reads the registers
+            self.need_r[p].clock.next = self.clock.val();
+            self.wlo_r[p].clock.next = self.clock.val();
+            self.whi_r[p].clock.next = self.clock.val();
+            self.nl_r[p].clock.next = self.clock.val();
+            self.need_r[p].reset.next = self.reset.val();
+            self.wlo_r[p].reset.next = self.reset.val();
+            self.whi_r[p].reset.next = self.reset.val();
+            self.nl_r[p].reset.next = self.reset.val();
+            self.need_r[p].en.next = true;
+            self.wlo_r[p].en.next = true;
+            self.whi_r[p].en.next = true;
+            self.nl_r[p].en.next = true;
+            self.need_r[p].d.next = self.need[p].val();
+            self.wlo_r[p].d.next = self.wlo[p].val();
+            self.whi_r[p].d.next = self.whi[p].val();
+            self.nl_r[p].d.next = self.rd_nl[p].val();
+            self.any.next = self.any.val() | self.need[p].val();
             // one-hot pick of the lowest lane that needs a level
-            self.ohb.next = self.need[p].val() & !self.found.val();
-            self.found.next = self.found.val() | self.need[p].val();
+            self.ohb.next = self.need_r[p].q.val() & !self.found.val();
+            self.found.next = self.found.val() | self.need_r[p].q.val();
             self.s5.next = self.zero5.val() - bit_cast::<5, 1>(self.ohb.val().into());
             self.s8.next = self.zero8.val() - bit_cast::<8, 1>(self.ohb.val().into());
             self.s10.next = self.zero10.val() - bit_cast::<10, 1>(self.ohb.val().into());
-            self.pk_lo.next = self.pk_lo.val() | (self.wlo[p].val() & self.s8.val());
-            self.pk_hi.next = self.pk_hi.val() | (self.whi[p].val() & self.s8.val());
-            self.pk_nl.next = self.pk_nl.val() | (self.rd_nl[p].val() & self.s5.val());
+            self.pk_lo.next = self.pk_lo.val() | (self.wlo_r[p].q.val() & self.s8.val());
+            self.pk_hi.next = self.pk_hi.val() | (self.whi_r[p].q.val() & self.s8.val());
+            self.pk_nl.next = self.pk_nl.val() | (self.nl_r[p].q.val() & self.s5.val());
             self.pk_lane.next = self.pk_lane.val() | (self.lix[p].val() & self.s10.val());
             if self.qlane.val() == self.lix[p].val() {
                 self.ql_lo.next = self.rd_lo[p].val();
@@ -1228,14 +1245,14 @@ impl Logic for TitanusQuantizer {
         self.qc.en.next = false;
         self.qc.d.next = self.qc.q.val() + self.one10.val();
         self.wc.en.next = false;
-        self.wc.d.next = (self.m_row.q.val() << self.lgc.val()) | self.r_lane.q.val();
+        self.wc.d.next = (self.m_row.q.val() << self.lgc.val()) | self.pk_lane.val();
         self.olo.en.next = false;
         self.ohi.en.next = false;
         self.onl.en.next = false;
         self.ostart.en.next = false;
-        self.olo.d.next = self.r_lo.q.val();
-        self.ohi.d.next = self.r_hi.q.val();
-        self.onl.d.next = self.r_nl.q.val();
+        self.olo.d.next = self.pk_lo.val();
+        self.ohi.d.next = self.pk_hi.val();
+        self.onl.d.next = self.pk_nl.val();
         self.ostart.d.next = self.pos.q.val().get_bits::<16>(0);
         self.terr.en.next = false;
         self.terr.d.next = self.e.val();
@@ -1405,15 +1422,7 @@ impl Logic for TitanusQuantizer {
         // deepest logic of the unit): valid when neither M nor the channel
         // state changed at the last edge and the row read was M's
         self.m_need.en.next = true;
-        self.m_need.d.next = self.found.val();
-        self.r_lo.en.next = true;
-        self.r_lo.d.next = self.pk_lo.val();
-        self.r_hi.en.next = true;
-        self.r_hi.d.next = self.pk_hi.val();
-        self.r_nl.en.next = true;
-        self.r_nl.d.next = self.pk_nl.val();
-        self.r_lane.en.next = true;
-        self.r_lane.d.next = self.pk_lane.val();
+        self.m_need.d.next = self.any.val();
         self.m_fresh.en.next = true;
         self.m_fresh.d.next = !self.fen.val()
             & !self.do_lvl.val()
