@@ -66,6 +66,7 @@ pub struct Nzq {
     sum: Reg<Bits<26>>,
     r: Reg<Bits<26>>,
     thp: Reg<Bits<26>>,
+    sbr: Reg<Bits<26>>,
     s: Reg<Bits<26>>,
     off: Reg<Bits<26>>,
     z: Reg<Bits<9>>,
@@ -137,6 +138,7 @@ impl Default for Nzq {
             sum: Reg::default(),
             r: Reg::default(),
             thp: Reg::default(),
+            sbr: Reg::default(),
             s: Reg::default(),
             off: Reg::default(),
             z: Reg::default(),
@@ -187,7 +189,7 @@ impl Default for Nzq {
 impl Logic for Nzq {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, state, cnt, rem, dv, quot, b, sum, r, thp, s, off, z, o_zs, o_tl, o_th, o_done);
+        clock!(self, clock, state, cnt, rem, dv, quot, b, sum, r, thp, sbr, s, off, z, o_zs, o_tl, o_th, o_done);
         self.state.reset.next = self.reset.val();
         self.cnt.reset.next = self.reset.val();
         self.rem.reset.next = self.reset.val();
@@ -197,6 +199,7 @@ impl Logic for Nzq {
         self.sum.reset.next = self.reset.val();
         self.r.reset.next = self.reset.val();
         self.thp.reset.next = self.reset.val();
+        self.sbr.reset.next = self.reset.val();
         self.s.reset.next = self.reset.val();
         self.off.reset.next = self.reset.val();
         self.z.reset.next = self.reset.val();
@@ -213,6 +216,7 @@ impl Logic for Nzq {
         self.sum.en.next = false;
         self.r.en.next = false;
         self.thp.en.next = false;
+        self.sbr.en.next = false;
         self.s.en.next = false;
         self.off.en.next = false;
         self.z.en.next = false;
@@ -229,6 +233,7 @@ impl Logic for Nzq {
         self.sum.d.next = self.sum.q.val();
         self.r.d.next = self.r.q.val();
         self.thp.d.next = self.thp.q.val();
+        self.sbr.d.next = self.sbr.q.val();
         self.s.d.next = self.s.q.val();
         self.off.d.next = self.off.q.val();
         self.z.d.next = self.z.q.val();
@@ -282,6 +287,10 @@ impl Logic for Nzq {
                 self.sum.d.next = ((self.lo26.val() + self.hi26.val()) << self.k8.val()) + self.k1.val();
             }
         }
+        if (self.state.q.val() == self.s_div2.val()) & (self.cnt.q.val() == self.n9.val()) {
+            self.off.en.next = true;
+            self.off.d.next = self.off.q.val() - self.sum.q.val();
+        }
         if (self.state.q.val() == self.s_div1.val()) | (self.state.q.val() == self.s_div2.val()) {
             self.cnt.en.next = true;
             self.dv.en.next = true;
@@ -309,10 +318,8 @@ impl Logic for Nzq {
         if self.state.q.val() == self.s_prep1.val() {
             self.r.en.next = true;
             self.r.d.next = (self.s.q.val() << self.k8.val()) + self.qs.val();
-            self.off.en.next = true;
-            self.off.d.next = self.sb.val() + self.s.q.val();
-            self.thp.en.next = true;
-            self.thp.d.next = (self.sb.val() << self.k1.val()) - self.k1.val();
+            self.sbr.en.next = true;
+            self.sbr.d.next = self.sb.val();
             self.state.en.next = true;
             self.state.d.next = self.s_prep2.val();
         }
@@ -321,7 +328,9 @@ impl Logic for Nzq {
             self.rem.en.next = true;
             self.rem.d.next = self.r.q.val() - self.sum.q.val();
             self.off.en.next = true;
-            self.off.d.next = self.off.q.val() - self.sum.q.val();
+            self.off.d.next = self.sbr.q.val() + self.s.q.val();
+            self.thp.en.next = true;
+            self.thp.d.next = (self.sbr.q.val() << self.k1.val()) - self.k1.val();
             self.dv.en.next = true;
             self.dv.d.next = self.s.q.val() << self.k9.val();
             self.quot.en.next = true;

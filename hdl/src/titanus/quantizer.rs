@@ -612,6 +612,9 @@ pub struct TitanusQuantizer {
     f_oob: Reg<Bit>,
     f_nopre: Reg<Bit>,
     c_empty: Reg<Bits<11>>,
+    p_empty: Reg<Bit>,
+    p_single: Reg<Bit>,
+    p_lev: Reg<Bit>,
     c_single: Reg<Bits<11>>,
     // constants
     lidx: Vec<Constant<Bits<8>>>,
@@ -903,6 +906,9 @@ impl TitanusQuantizer {
             f_oob: Reg::default(),
             f_nopre: Reg::default(),
             c_empty: Reg::default(),
+            p_empty: Reg::default(),
+            p_single: Reg::default(),
+            p_lev: Reg::default(),
             c_single: Reg::default(),
             lidx: consts(0..g.layers as u64),
             ridx: consts(0..b as u64),
@@ -972,7 +978,7 @@ impl Logic for TitanusQuantizer {
             self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
             onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
-            c_single
+            c_single, p_empty, p_single, p_lev
         );
         self.tw_d.reset.next = self.reset.val();
         self.tw_e.reset.next = self.reset.val();
@@ -1041,6 +1047,9 @@ impl Logic for TitanusQuantizer {
         self.f_nopre.reset.next = self.reset.val();
         self.c_empty.reset.next = self.reset.val();
         self.c_single.reset.next = self.reset.val();
+        self.p_empty.reset.next = self.reset.val();
+        self.p_single.reset.next = self.reset.val();
+        self.p_lev.reset.next = self.reset.val();
 
         // ---- configuration table (spec §11.3): bit widths only ----
         self.layer_ok.next = bit_cast::<9, 8>(self.tw_layer.val()) < self.layers9.val();
@@ -1256,9 +1265,14 @@ impl Logic for TitanusQuantizer {
         self.ostart.d.next = self.pos.q.val().get_bits::<16>(0);
         self.terr.en.next = false;
         self.terr.d.next = self.e.val();
-        self.c_empty.en.next = false;
+        // the QUANT counters count registered pulses (off the decision path)
+        self.p_empty.en.next = true;
+        self.p_empty.d.next = false;
+        self.p_single.en.next = true;
+        self.p_single.d.next = false;
+        self.c_empty.en.next = self.p_empty.q.val();
         self.c_empty.d.next = self.c_empty.q.val() + bit_cast::<11, 1>(true.into());
-        self.c_single.en.next = false;
+        self.c_single.en.next = self.p_single.q.val();
         self.c_single.d.next = self.c_single.q.val() + bit_cast::<11, 1>(true.into());
         self.f_nopre.en.next = false;
         self.f_nopre.d.next = self.npre.q.val() == bit_cast::<13, 1>(false.into());
@@ -1342,12 +1356,12 @@ impl Logic for TitanusQuantizer {
                 self.ohi.d.next = self.ql_hi.val();
                 self.onl.d.next = self.zero5.val();
                 self.ostart.d.next = self.zero16.val();
-                self.c_single.en.next = self.ql_hi.val() == self.ql_lo.val();
+                self.p_single.d.next = self.ql_hi.val() == self.ql_lo.val();
                 self.st.en.next = true;
                 self.st.d.next = self.c_qnzq.val();
             } else {
                 // no kept prefill element: the channel stays empty
-                self.c_empty.en.next = true;
+                self.p_empty.d.next = true;
                 if self.qc.q.val() == self.lastc.val() {
                     self.rep_init.next = true;
                 } else {
@@ -1565,7 +1579,9 @@ impl Logic for TitanusQuantizer {
         self.rsp_err.next = self.rspe.q.val();
         self.c_rej.en.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
         self.c_rej.d.next = self.c_rej.q.val() + self.one32.val();
-        self.c_lev.en.next = self.do_lvl.val();
+        self.p_lev.en.next = true;
+        self.p_lev.d.next = self.do_lvl.val();
+        self.c_lev.en.next = self.p_lev.q.val();
         self.c_lev.d.next = self.c_lev.q.val() + self.one32.val();
 
         // created entries (spec §11.7.2)
