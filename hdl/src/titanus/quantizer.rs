@@ -605,9 +605,23 @@ pub struct TitanusQuantizer {
     szw: Reg<Bits<64>>,
     rspv: Reg<Bit>,
     rspe: Reg<Bits<3>>,
-    c_lev: Reg<Bits<32>>,
-    c_sat: Reg<Bits<32>>,
-    c_rej: Reg<Bits<32>>,
+    lev_lo: Reg<Bits<8>>,
+    lev_hi: Reg<Bits<24>>,
+    lev_hi1: Reg<Bits<24>>,
+    sat_lo: Reg<Bits<8>>,
+    sat_hi: Reg<Bits<24>>,
+    sat_hi1: Reg<Bits<24>>,
+    rej_lo: Reg<Bits<8>>,
+    rej_hi: Reg<Bits<24>>,
+    rej_hi1: Reg<Bits<24>>,
+    rej_p: Signal<Local, Bit>,
+    sat9: Signal<Local, Bits<9>>,
+    qrd: Reg<Bit>,
+    qlo_r: Reg<Bits<8>>,
+    qhi_r: Reg<Bits<8>>,
+    ff8: Constant<Bits<8>>,
+    one24: Constant<Bits<24>>,
+    sh8: Constant<Bits<32>>,
     f_limit: Reg<Bit>,
     f_oob: Reg<Bit>,
     f_nopre: Reg<Bit>,
@@ -658,7 +672,6 @@ pub struct TitanusQuantizer {
     one16: Constant<Bits<16>>,
     one17: Constant<Bits<17>>,
     one23: Constant<Bits<23>>,
-    one32: Constant<Bits<32>>,
     k9_256: Constant<Bits<9>>,
     zero5: Constant<Bits<5>>,
     zero8: Constant<Bits<8>>,
@@ -899,9 +912,23 @@ impl TitanusQuantizer {
             szw: Reg::default(),
             rspv: Reg::default(),
             rspe: Reg::default(),
-            c_lev: Reg::default(),
-            c_sat: Reg::default(),
-            c_rej: Reg::default(),
+            lev_lo: Reg::default(),
+            lev_hi: Reg::default(),
+            lev_hi1: Reg::new(1u64.into()),
+            sat_lo: Reg::default(),
+            sat_hi: Reg::default(),
+            sat_hi1: Reg::new(1u64.into()),
+            rej_lo: Reg::default(),
+            rej_hi: Reg::default(),
+            rej_hi1: Reg::new(1u64.into()),
+            rej_p: Default::default(),
+            sat9: Default::default(),
+            qrd: Reg::default(),
+            qlo_r: Reg::default(),
+            qhi_r: Reg::default(),
+            ff8: Constant::new(255u64.into()),
+            one24: Constant::new(1u64.into()),
+            sh8: Constant::new(8u64.into()),
             f_limit: Reg::default(),
             f_oob: Reg::default(),
             f_nopre: Reg::default(),
@@ -951,7 +978,6 @@ impl TitanusQuantizer {
             one16: Constant::new(1u64.into()),
             one17: Constant::new(1u64.into()),
             one23: Constant::new(1u64.into()),
-            one32: Constant::new(1u64.into()),
             k9_256: Constant::new(256u64.into()),
             zero5: Constant::new(0u64.into()),
             zero8: Constant::new(0u64.into()),
@@ -977,7 +1003,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, c_lev, c_sat, c_rej, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, lev_lo, lev_hi, lev_hi1, sat_lo, sat_hi, sat_hi1, rej_lo, rej_hi, rej_hi1, qrd, qlo_r, qhi_r, f_limit, f_oob, f_nopre, c_empty,
             c_single, p_empty, p_single, p_lev
         );
         self.tw_d.reset.next = self.reset.val();
@@ -1039,9 +1065,18 @@ impl Logic for TitanusQuantizer {
         self.szw.reset.next = self.reset.val();
         self.rspv.reset.next = self.reset.val();
         self.rspe.reset.next = self.reset.val();
-        self.c_lev.reset.next = self.reset.val();
-        self.c_sat.reset.next = self.reset.val();
-        self.c_rej.reset.next = self.reset.val();
+        self.lev_lo.reset.next = self.reset.val();
+        self.lev_hi.reset.next = self.reset.val();
+        self.lev_hi1.reset.next = self.reset.val();
+        self.sat_lo.reset.next = self.reset.val();
+        self.sat_hi.reset.next = self.reset.val();
+        self.sat_hi1.reset.next = self.reset.val();
+        self.rej_lo.reset.next = self.reset.val();
+        self.rej_hi.reset.next = self.reset.val();
+        self.rej_hi1.reset.next = self.reset.val();
+        self.qrd.reset.next = self.reset.val();
+        self.qlo_r.reset.next = self.reset.val();
+        self.qhi_r.reset.next = self.reset.val();
         self.f_limit.reset.next = self.reset.val();
         self.f_oob.reset.next = self.reset.val();
         self.f_nopre.reset.next = self.reset.val();
@@ -1343,8 +1378,21 @@ impl Logic for TitanusQuantizer {
             self.c_single.d.next = self.zero11.val();
             self.f_nopre.en.next = true;
         }
-        if self.st.q.val() == self.c_qlev.val() {
-            if (self.ql_hi.val() ^ self.flip.val()) >= (self.ql_lo.val() ^ self.flip.val()) {
+        // QLEV reads a channel's range into registers, then decides on them
+        self.qrd.en.next = false;
+        self.qrd.d.next = false;
+        self.qlo_r.en.next = true;
+        self.qlo_r.d.next = self.ql_lo.val();
+        self.qhi_r.en.next = true;
+        self.qhi_r.d.next = self.ql_hi.val();
+        if (self.st.q.val() == self.c_qlev.val()) & !self.qrd.q.val() {
+            self.qrd.en.next = true;
+            self.qrd.d.next = true;
+        }
+        if (self.st.q.val() == self.c_qlev.val()) & self.qrd.q.val() {
+            self.qrd.en.next = true;
+            self.qrd.d.next = false;
+            if (self.qhi_r.q.val() ^ self.flip.val()) >= (self.qlo_r.q.val() ^ self.flip.val()) {
                 self.nst.d.next = true;
                 self.wc.en.next = true;
                 self.wc.d.next = self.qc.q.val();
@@ -1352,11 +1400,11 @@ impl Logic for TitanusQuantizer {
                 self.ohi.en.next = true;
                 self.onl.en.next = true;
                 self.ostart.en.next = true;
-                self.olo.d.next = self.ql_lo.val();
-                self.ohi.d.next = self.ql_hi.val();
+                self.olo.d.next = self.qlo_r.q.val();
+                self.ohi.d.next = self.qhi_r.q.val();
                 self.onl.d.next = self.zero5.val();
                 self.ostart.d.next = self.zero16.val();
-                self.p_single.d.next = self.ql_hi.val() == self.ql_lo.val();
+                self.p_single.d.next = self.qhi_r.q.val() == self.qlo_r.q.val();
                 self.st.en.next = true;
                 self.st.d.next = self.c_qnzq.val();
             } else {
@@ -1577,12 +1625,23 @@ impl Logic for TitanusQuantizer {
         self.rspe.d.next = self.rsp_code.val();
         self.rsp_valid.next = self.rspv.q.val();
         self.rsp_err.next = self.rspe.q.val();
-        self.c_rej.en.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
-        self.c_rej.d.next = self.c_rej.q.val() + self.one32.val();
+        // 32-bit counters as an 8-bit low part and a 24-bit high part whose
+        // successor is kept ready (a 32-bit carry does not fit a cycle)
+        self.rej_p.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
+        self.rej_lo.en.next = self.rej_p.val();
+        self.rej_lo.d.next = self.rej_lo.q.val() + self.one8.val();
+        self.rej_hi.en.next = self.rej_p.val() & (self.rej_lo.q.val() == self.ff8.val());
+        self.rej_hi.d.next = self.rej_hi1.q.val();
+        self.rej_hi1.en.next = self.rej_p.val() & (self.rej_lo.q.val() == self.ff8.val());
+        self.rej_hi1.d.next = self.rej_hi1.q.val() + self.one24.val();
         self.p_lev.en.next = true;
         self.p_lev.d.next = self.do_lvl.val();
-        self.c_lev.en.next = self.p_lev.q.val();
-        self.c_lev.d.next = self.c_lev.q.val() + self.one32.val();
+        self.lev_lo.en.next = self.p_lev.q.val();
+        self.lev_lo.d.next = self.lev_lo.q.val() + self.one8.val();
+        self.lev_hi.en.next = self.p_lev.q.val() & (self.lev_lo.q.val() == self.ff8.val());
+        self.lev_hi.d.next = self.lev_hi1.q.val();
+        self.lev_hi1.en.next = self.p_lev.q.val() & (self.lev_lo.q.val() == self.ff8.val());
+        self.lev_hi1.d.next = self.lev_hi1.q.val() + self.one24.val();
 
         // created entries (spec §11.7.2)
         self.szv.en.next = true;
@@ -1827,15 +1886,23 @@ impl Logic for TitanusQuantizer {
         self.rec_last.next = self.o_last.q.val();
         self.rec_saturated.next = self.o_sat.q.val();
         self.rec_count.next = self.o_cnt.q.val();
-        self.c_sat.en.next = self.fire.val();
-        self.c_sat.d.next = self.c_sat.q.val() + bit_cast::<32, 8>(self.o_sat.q.val());
+        self.sat9.next = bit_cast::<9, 8>(self.sat_lo.q.val()) + bit_cast::<9, 8>(self.o_sat.q.val());
+        self.sat_lo.en.next = self.fire.val();
+        self.sat_lo.d.next = self.sat9.val().get_bits::<8>(0);
+        self.sat_hi.en.next = self.fire.val() & self.sat9.val().get_bit(8);
+        self.sat_hi.d.next = self.sat_hi1.q.val();
+        self.sat_hi1.en.next = self.fire.val() & self.sat9.val().get_bit(8);
+        self.sat_hi1.d.next = self.sat_hi1.q.val() + self.one24.val();
         self.f_limit.en.next = self.fire.val() & (self.o_sat.q.val() != self.zero8.val());
         self.f_limit.d.next = true;
 
         // ---- status (spec §11.6.4) ----
-        self.st_levels_opened.next = self.c_lev.q.val();
-        self.st_saturated.next = self.c_sat.q.val();
-        self.st_rejected.next = self.c_rej.q.val();
+        self.st_levels_opened.next =
+            (bit_cast::<32, 24>(self.lev_hi.q.val()) << self.sh8.val()) | bit_cast::<32, 8>(self.lev_lo.q.val());
+        self.st_saturated.next =
+            (bit_cast::<32, 24>(self.sat_hi.q.val()) << self.sh8.val()) | bit_cast::<32, 8>(self.sat_lo.q.val());
+        self.st_rejected.next =
+            (bit_cast::<32, 24>(self.rej_hi.q.val()) << self.sh8.val()) | bit_cast::<32, 8>(self.rej_lo.q.val());
         self.st_limit_hit.next = self.f_limit.q.val();
         self.st_layer_oob.next = self.f_oob.q.val();
         self.st_no_prefill.next = self.f_nopre.q.val();
