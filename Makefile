@@ -39,7 +39,7 @@ export KVFORGE_FUSESOC := $(FUSESOC_VENV)/bin/fusesoc
 UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titanus-dequantizer titanus-quantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
 # `make synth`: tb/models.toml entries at each unit's default parameters;
 # their OSU018 netlists are the ones the netlist co-simulation runs.
-SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 titanus_pruner titanus_dequantizer_l16 zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
+SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 titanus_pruner titanus_quantizer_l16 titanus_dequantizer_l16 zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
 UNIT         ?= oaken-quantizer
 # `make soak`: case counts times SOAK_DEPTH, the default netlists included.
 SOAK_DEPTH   ?= 40
@@ -195,7 +195,7 @@ synth: deps rtl
 	@cat $(REPORTS)/synth-summary.md
 	constraints/ppa.py --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-netlists.txt)
-	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_dequantizer netlists -- --nocapture
+	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer netlists -- --nocapture
 
 # Co-simulation speed, sustained throughput and latency, and the error and
 # effective-bit metrics on the synthetic KV set, in build/reports/.
