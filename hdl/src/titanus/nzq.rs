@@ -17,7 +17,7 @@
 //!   zS = ((Q + 1) S - 256 (lo + hi) - 1 - r2) / 2       (exact: even)
 //!   tl = max(-128, -floor((2z + 1) S / 512))
 //!   th = min( 127, floor((2 (Q + 1) S - (2z + 1) S - 1) / 512)).
-//! All arithmetic is 26-bit two's complement; every value fits (§11.5.2).
+//! All arithmetic is 25-bit two's complement; every value fits (§11.5.2).
 
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -59,42 +59,42 @@ pub struct Nzq {
     pub th: Signal<Out, Bits<8>>,
     state: Reg<Bits<3>>,
     cnt: Reg<Bits<5>>,
-    rem: Reg<Bits<26>>,
-    dv: Reg<Bits<26>>,
+    rem: Reg<Bits<25>>,
+    dv: Reg<Bits<25>>,
     quot: Reg<Bits<16>>,
     b: Reg<Bits<3>>,
-    sum: Reg<Bits<26>>,
-    r: Reg<Bits<26>>,
-    thp: Reg<Bits<26>>,
-    sbr: Reg<Bits<26>>,
-    s: Reg<Bits<26>>,
-    off: Reg<Bits<26>>,
+    sum: Reg<Bits<25>>,
+    r: Reg<Bits<25>>,
+    thp: Reg<Bits<25>>,
+    sbr: Reg<Bits<25>>,
+    s: Reg<Bits<25>>,
+    off: Reg<Bits<25>>,
     z: Reg<Bits<9>>,
     o_zs: Reg<Bits<24>>,
     o_tl: Reg<Bits<8>>,
     o_th: Reg<Bits<8>>,
     o_done: Reg<Bit>,
     // combinational
-    q: Signal<Local, Bits<26>>,
-    qs: Signal<Local, Bits<26>>,
-    sb: Signal<Local, Bits<26>>,
-    t: Signal<Local, Bits<26>>,
-    u: Signal<Local, Bits<26>>,
-    lo26: Signal<Local, Bits<26>>,
-    hi26: Signal<Local, Bits<26>>,
-    k0: Constant<Bits<26>>,
-    k1: Constant<Bits<26>>,
-    k2: Constant<Bits<26>>,
-    k3: Constant<Bits<26>>,
-    k8: Constant<Bits<26>>,
-    k9: Constant<Bits<26>>,
-    k14: Constant<Bits<26>>,
-    sign: Constant<Bits<26>>,
-    sext8: Constant<Bits<26>>,
-    asr9: Constant<Bits<26>>,
-    m128: Constant<Bits<26>>,
-    p127: Constant<Bits<26>>,
-    k256: Constant<Bits<26>>,
+    q: Signal<Local, Bits<25>>,
+    qs: Signal<Local, Bits<25>>,
+    sb: Signal<Local, Bits<25>>,
+    t: Signal<Local, Bits<25>>,
+    u: Signal<Local, Bits<25>>,
+    lo26: Signal<Local, Bits<25>>,
+    hi26: Signal<Local, Bits<25>>,
+    k0: Constant<Bits<25>>,
+    k1: Constant<Bits<25>>,
+    k2: Constant<Bits<25>>,
+    k3: Constant<Bits<25>>,
+    k8: Constant<Bits<25>>,
+    k9: Constant<Bits<25>>,
+    k14: Constant<Bits<25>>,
+    sign: Constant<Bits<25>>,
+    sext8: Constant<Bits<25>>,
+    asr9: Constant<Bits<25>>,
+    m128: Constant<Bits<25>>,
+    p127: Constant<Bits<25>>,
+    k256: Constant<Bits<25>>,
     s_idle: Constant<Bits<3>>,
     s_div1: Constant<Bits<3>>,
     s_scale: Constant<Bits<3>>,
@@ -115,7 +115,7 @@ pub struct Nzq {
 
 impl Default for Nzq {
     fn default() -> Self {
-        let m26: u64 = (1u64 << 26) - 1;
+        let m25: u64 = (1u64 << 25) - 1;
         Nzq {
             clock: Default::default(),
             reset: Default::default(),
@@ -160,10 +160,10 @@ impl Default for Nzq {
             k8: Constant::new(((8) as u64).into()),
             k9: Constant::new(((9) as u64).into()),
             k14: Constant::new(((14) as u64).into()),
-            sign: Constant::new(((1 << 25) as u64).into()),
-            sext8: Constant::new(((m26 & !0xFF) as u64).into()),
-            asr9: Constant::new(((m26 & !((1 << 17) - 1)) as u64).into()),
-            m128: Constant::new(((m26 & !127) as u64).into()),
+            sign: Constant::new(((1 << 24) as u64).into()),
+            sext8: Constant::new(((m25 & !0xFF) as u64).into()),
+            asr9: Constant::new(((m25 & !((1 << 16) - 1)) as u64).into()),
+            m128: Constant::new(((m25 & !127) as u64).into()),
             p127: Constant::new(((127) as u64).into()),
             k256: Constant::new(((256) as u64).into()),
             s_idle: Constant::new(IDLE.into()),
@@ -244,21 +244,21 @@ impl Logic for Nzq {
         self.u.next = self.k0.val();
 
         // Q = 2^b - 1 of the latched width (of the input's at start)
-        self.q.next = (self.k1.val() << bit_cast::<26, 3>(self.b.q.val())) - self.k1.val();
+        self.q.next = (self.k1.val() << bit_cast::<25, 3>(self.b.q.val())) - self.k1.val();
         if self.state.q.val() == self.s_idle.val() {
-            self.q.next = (self.k1.val() << bit_cast::<26, 3>(self.bits.val())) - self.k1.val();
+            self.q.next = (self.k1.val() << bit_cast::<25, 3>(self.bits.val())) - self.k1.val();
         }
-        self.lo26.next = bit_cast::<26, 8>(self.lo.val());
+        self.lo26.next = bit_cast::<25, 8>(self.lo.val());
         if self.lo.val().get_bit(7) {
             self.lo26.next = self.lo26.val() | self.sext8.val();
         }
-        self.hi26.next = bit_cast::<26, 8>(self.hi.val());
+        self.hi26.next = bit_cast::<25, 8>(self.hi.val());
         if self.hi.val().get_bit(7) {
             self.hi26.next = self.hi26.val() | self.sext8.val();
         }
         // one restoring step (DIV1, DIV2)
         self.t.next = self.rem.q.val() - self.dv.q.val();
-        self.sb.next = self.s.q.val() << bit_cast::<26, 3>(self.b.q.val());
+        self.sb.next = self.s.q.val() << bit_cast::<25, 3>(self.b.q.val());
         self.qs.next = self.k0.val();
         if self.b.q.val() == self.b3.val() {
             self.qs.next = self.s.q.val() << self.k2.val();
@@ -295,7 +295,7 @@ impl Logic for Nzq {
             self.cnt.en.next = true;
             self.dv.en.next = true;
             self.quot.en.next = true;
-            if !self.t.val().get_bit(25) {
+            if !self.t.val().get_bit(24) {
                 self.rem.en.next = true;
                 self.rem.d.next = self.t.val();
                 self.quot.d.next = (self.quot.q.val() << self.one16.val()) | self.one16.val();
@@ -307,7 +307,7 @@ impl Logic for Nzq {
         }
         if self.state.q.val() == self.s_scale.val() {
             self.s.en.next = true;
-            self.s.d.next = bit_cast::<26, 16>(self.quot.q.val());
+            self.s.d.next = bit_cast::<25, 16>(self.quot.q.val());
             if self.quot.q.val() < self.c256_16.val() {
                 self.s.d.next = self.k256.val();
             }
@@ -355,7 +355,7 @@ impl Logic for Nzq {
             self.o_zs.d.next = self.t.val().get_bits::<24>(1);
             // tl = max(-128, -floor(off / 512))
             self.t.next = self.off.q.val() >> self.k9.val();
-            if self.off.q.val().get_bit(25) {
+            if self.off.q.val().get_bit(24) {
                 self.t.next = self.t.val() | self.asr9.val();
             }
             self.t.next = self.k0.val() - self.t.val();
@@ -367,7 +367,7 @@ impl Logic for Nzq {
             // th = min(127, floor((2 (Q + 1) S - off - 1) / 512))
             self.u.next = self.thp.q.val() - self.off.q.val();
             self.t.next = self.u.val() >> self.k9.val();
-            if self.u.val().get_bit(25) {
+            if self.u.val().get_bit(24) {
                 self.t.next = self.t.val() | self.asr9.val();
             }
             if (self.t.val() ^ self.sign.val()) > (self.p127.val() ^ self.sign.val()) {

@@ -611,6 +611,8 @@ pub struct TitanusQuantizer {
     sat_lo: Reg<Bits<8>>,
     sat_hi: Reg<Bits<24>>,
     sat_hi1: Reg<Bits<24>>,
+    sat_v: Reg<Bit>,
+    sat_n: Reg<Bits<8>>,
     rej_lo: Reg<Bits<8>>,
     rej_hi: Reg<Bits<24>>,
     rej_hi1: Reg<Bits<24>>,
@@ -918,6 +920,8 @@ impl TitanusQuantizer {
             sat_lo: Reg::default(),
             sat_hi: Reg::default(),
             sat_hi1: Reg::new(1u64.into()),
+            sat_v: Reg::default(),
+            sat_n: Reg::default(),
             rej_lo: Reg::default(),
             rej_hi: Reg::default(),
             rej_hi1: Reg::new(1u64.into()),
@@ -1003,7 +1007,7 @@ impl Logic for TitanusQuantizer {
         clock!(
             self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
             m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, lev_lo, lev_hi, lev_hi1, sat_lo, sat_hi, sat_hi1, rej_lo, rej_hi, rej_hi1, qrd, qlo_r, qhi_r, f_limit, f_oob, f_nopre, c_empty,
+            onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, lev_lo, lev_hi, lev_hi1, sat_lo, sat_hi, sat_hi1, sat_v, sat_n, rej_lo, rej_hi, rej_hi1, qrd, qlo_r, qhi_r, f_limit, f_oob, f_nopre, c_empty,
             c_single, p_empty, p_single, p_lev
         );
         self.tw_d.reset.next = self.reset.val();
@@ -1071,6 +1075,8 @@ impl Logic for TitanusQuantizer {
         self.sat_lo.reset.next = self.reset.val();
         self.sat_hi.reset.next = self.reset.val();
         self.sat_hi1.reset.next = self.reset.val();
+        self.sat_v.reset.next = self.reset.val();
+        self.sat_n.reset.next = self.reset.val();
         self.rej_lo.reset.next = self.reset.val();
         self.rej_hi.reset.next = self.reset.val();
         self.rej_hi1.reset.next = self.reset.val();
@@ -1886,14 +1892,19 @@ impl Logic for TitanusQuantizer {
         self.rec_last.next = self.o_last.q.val();
         self.rec_saturated.next = self.o_sat.q.val();
         self.rec_count.next = self.o_cnt.q.val();
-        self.sat9.next = bit_cast::<9, 8>(self.sat_lo.q.val()) + bit_cast::<9, 8>(self.o_sat.q.val());
-        self.sat_lo.en.next = self.fire.val();
+        // a taken beat's saturated count is added the cycle after
+        self.sat_v.en.next = true;
+        self.sat_v.d.next = self.fire.val();
+        self.sat_n.en.next = true;
+        self.sat_n.d.next = self.o_sat.q.val();
+        self.sat9.next = bit_cast::<9, 8>(self.sat_lo.q.val()) + bit_cast::<9, 8>(self.sat_n.q.val());
+        self.sat_lo.en.next = self.sat_v.q.val();
         self.sat_lo.d.next = self.sat9.val().get_bits::<8>(0);
-        self.sat_hi.en.next = self.fire.val() & self.sat9.val().get_bit(8);
+        self.sat_hi.en.next = self.sat_v.q.val() & self.sat9.val().get_bit(8);
         self.sat_hi.d.next = self.sat_hi1.q.val();
-        self.sat_hi1.en.next = self.fire.val() & self.sat9.val().get_bit(8);
+        self.sat_hi1.en.next = self.sat_v.q.val() & self.sat9.val().get_bit(8);
         self.sat_hi1.d.next = self.sat_hi1.q.val() + self.one24.val();
-        self.f_limit.en.next = self.fire.val() & (self.o_sat.q.val() != self.zero8.val());
+        self.f_limit.en.next = self.sat_v.q.val() & (self.sat_n.q.val() != self.zero8.val());
         self.f_limit.d.next = true;
 
         // ---- status (spec §11.6.4) ----
