@@ -259,9 +259,8 @@ pub fn case_of(p: &QuantParams, seqs: usize, seed: u64, style: Style, stalls: [S
     let mut r = Xorshift::new(seed);
     let mut ops = Vec::new();
     let c = p.channels;
-    let token = |r: &mut Xorshift, pr: &Profile, t: Option<usize>| {
-        (0..c).map(|k| value(r, pr, k, t)).collect::<Vec<i8>>()
-    };
+    let token =
+        |r: &mut Xorshift, pr: &Profile, t: Option<usize>| (0..c).map(|k| value(r, pr, k, t)).collect::<Vec<i8>>();
     // writes first
     for _ in 0..r.next_u64() % 5 {
         ops.push(Op::Write(tt::write(&mut r, p.layers)));
@@ -289,10 +288,7 @@ pub fn case_of(p: &QuantParams, seqs: usize, seed: u64, style: Style, stalls: [S
         // the extremes; a high threshold now and then (most values pruned)
         let entry = match kind {
             16 => Some(LayerConfig { threshold: (r.next_u64() % 2) as u8, bits: 2 }),
-            17 => Some(LayerConfig {
-                threshold: 20 + (r.next_u64() % 236) as u8,
-                bits: 2 + (r.next_u64() % 3) as u8,
-            }),
+            17 => Some(LayerConfig { threshold: 20 + (r.next_u64() % 236) as u8, bits: 2 + (r.next_u64() % 3) as u8 }),
             _ if r.next_u64() % 2 == 0 => {
                 Some(LayerConfig { threshold: (r.next_u64() % 6) as u8, bits: 2 + (r.next_u64() % 3) as u8 })
             }
@@ -345,11 +341,7 @@ pub fn case_of(p: &QuantParams, seqs: usize, seed: u64, style: Style, stalls: [S
                 ops.push(Op::Prefill(token(&mut r, &pr, None)));
             }
             if style.edges && r.next_u64() % 16 == 0 {
-                ops.push(if r.next_u64() % 2 == 0 {
-                    Op::Flush
-                } else {
-                    Op::Write(tt::write(&mut r, p.layers))
-                });
+                ops.push(if r.next_u64() % 2 == 0 { Op::Flush } else { Op::Write(tt::write(&mut r, p.layers)) });
             }
         }
     }
@@ -363,20 +355,66 @@ pub fn case(p: QuantParams, seqs: std::ops::Range<usize>) -> impl Strategy<Value
         .prop_map(move |(n, seed, i, rs, ss)| case_of(&p, n, seed, DEFAULT_STYLE, [i, rs, ss]))
 }
 
-/// Every rejection except SequenceFull, in one short directed case (a
-/// flush and a decode before any start, a prefill past `max_prefill`, a
-/// prefill after decode), so that a run of few random cases still reaches
-/// them.
-pub fn rejections_case(p: &QuantParams, seed: u64) -> Case {
+/// One short directed case that reaches every coverage point except
+/// SequenceFull and the backpressure counts' need for long stalls: every
+/// rejection (a flush and a decode before any start, a prefill past
+/// `max_prefill`, a prefill after decode), legal and rejected table writes,
+/// an empty prefill, a decode before any prefill, a start during a prefill,
+/// a layer out of range, a drifting channel that opens levels up to the
+/// limit, a constant and an all-pruned channel, and a 2-bit sequence at the
+/// INT8 extremes. Few random cases (the netlist runs) may miss the rare
+/// ones; this case makes their coverage independent of the seed.
+pub fn directed_case(p: &QuantParams, seed: u64) -> Case {
     let mut r = Xorshift::new(seed);
     let pr = profile(&mut r, p.channels, true);
     let c = p.channels;
     let mut tok = |t: Option<usize>| (0..c).map(|k| value(&mut r, &pr, k, t)).collect::<Vec<i8>>();
-    let mut ops = vec![Op::Flush, Op::Decode(tok(Some(0))), Op::Start { layer: 0, v: false }];
+    let w = |layer: usize, threshold: u8, bits: u8| {
+        Op::Write(Write { layer: layer.min(255) as u8, v: false, threshold, bits })
+    };
+    let mut ops = vec![
+        w(0, 1, 4),
+        w(p.layers, 3, 3),
+        w(0, 2, 5),
+        Op::Flush,
+        Op::Decode(tok(Some(0))),
+        Op::Start { layer: 0, v: false },
+    ];
     for _ in 0..=p.max_prefill {
         ops.push(Op::Prefill(tok(None)));
     }
     ops.extend([Op::Decode(tok(Some(0))), Op::Prefill(tok(None)), Op::Flush, Op::Decode(tok(Some(1)))]);
+    // an empty prefill; a decode before any prefill; a start during a prefill
+    ops.extend([Op::Start { layer: 0, v: false }, Op::Flush]);
+    ops.extend([Op::Start { layer: 0, v: false }, Op::Decode(tok(Some(0)))]);
+    ops.extend([Op::Start { layer: 0, v: false }, Op::Prefill(tok(None))]);
+    if p.layers < 256 {
+        ops.extend([Op::Start { layer: p.layers.min(255) as u8, v: false }, Op::Prefill(tok(None)), Op::Flush]);
+    }
+    // channel 0 drifts upward past every level (threshold 0 keeps it all);
+    // channel 1 stays constant and channel 2 (if any) is pruned throughout
+    let drift = |x: i8, len: usize| -> Vec<i8> {
+        (0..len)
+            .map(|k| match k {
+                0 => x,
+                1 => 5,
+                2 => 0,
+                _ => (k as i8 % 7) - 3,
+            })
+            .collect()
+    };
+    ops.extend([w(0, 0, 3), Op::Start { layer: 0, v: false }]);
+    ops.extend([-4i8, 4].map(|x| Op::Prefill(drift(x, c))));
+    ops.push(Op::Flush);
+    // each decode value one step past the last: a level each, then the limit
+    let steps = (p.max_levels + 3).min(40) as i8;
+    ops.extend((0..steps).map(|k| Op::Decode(drift(5 + 3 * k, c))));
+    ops.extend([127i8, -128, 90].map(|x| Op::Decode(drift(x, c))));
+    // a 2-bit sequence at the INT8 extremes
+    ops.extend([w(0, 0, 2), Op::Start { layer: 0, v: false }]);
+    ops.extend([-128i8, 127].map(|x| Op::Prefill(vec![x; c])));
+    ops.push(Op::Flush);
+    ops.extend([127i8, -128, 0, -128].map(|x| Op::Decode(vec![x; c])));
     let stall = Stall::Random { p: 30 };
     Case { ops, in_stall: stall.clone(), rec_stall: stall.clone(), sz_stall: stall, seed: r.next_u64() }
 }
@@ -397,12 +435,7 @@ pub fn sequence_full_case(p: &QuantParams, seed: u64) -> Case {
     for t in npre..MAX_POSITIONS {
         ops.push(Op::Decode(pool[t % 64].clone()));
     }
-    ops.extend([
-        Op::Decode(pool[1].clone()),
-        Op::Prefill(pool[2].clone()),
-        Op::Flush,
-        Op::Decode(pool[3].clone()),
-    ]);
+    ops.extend([Op::Decode(pool[1].clone()), Op::Prefill(pool[2].clone()), Op::Flush, Op::Decode(pool[3].clone())]);
     ops.push(Op::Start { layer: 0, v: true });
     ops.push(Op::Prefill(pool[4].clone()));
     ops.push(Op::Decode(pool[5].clone()));
@@ -460,8 +493,7 @@ pub fn rec_beats(p: &QuantParams, t: &TokenOut, sat: &[u64]) -> Vec<RecBeat> {
     (0..p.beats())
         .map(|j| {
             let ch = j * p.lanes..(j + 1) * p.lanes;
-            let bits =
-                |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
+            let bits = |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
             let mut cs: Vec<u64> = ch
                 .clone()
                 .filter(|&c| t.record.label[c])
@@ -642,8 +674,7 @@ fn beats_of(p: &QuantParams, op: usize, inp: &Input) -> Vec<InBeat> {
         (0..p.beats())
             .map(|j| {
                 let ch = j * p.lanes..(j + 1) * p.lanes;
-                let mask =
-                    t.index[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &k)| a | (k as u128) << i);
+                let mask = t.index[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &k)| a | (k as u128) << i);
                 let data = ch.filter(|&c| t.index[c]).map(|_| *vals.next().expect("value")).collect();
                 InBeat {
                     op,
@@ -893,9 +924,7 @@ pub fn run_inputs(
     m.set(io.sz_ready, 1);
     for _ in 0..16 {
         m.eval();
-        for (port, what) in
-            [(io.rec_valid, "record beat"), (io.sz_valid, "sz word"), (io.rsp_valid, "response")]
-        {
+        for (port, what) in [(io.rec_valid, "record beat"), (io.sz_valid, "sz word"), (io.rsp_valid, "response")] {
             if m.get(port) == 1 {
                 return Err(format!("cycle {}: an extra {what} after the stream", m.cycle()));
             }
@@ -997,14 +1026,11 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("all-pruned (empty) channel", e.empty_channels);
     cov.add("single-value range", e.single_value);
     for (k, name) in
-        ["rsp ok", "rsp NoStart", "rsp PrefillAfterDecode", "rsp PrefillFull", "rsp SequenceFull"]
-            .iter()
-            .enumerate()
+        ["rsp ok", "rsp NoStart", "rsp PrefillAfterDecode", "rsp PrefillFull", "rsp SequenceFull"].iter().enumerate()
     {
         cov.add(name, e.rsp[k]);
     }
-    for (k, name) in
-        ["tw accepted", "tw rejected: layer out of range", "tw rejected: bad bit width"].iter().enumerate()
+    for (k, name) in ["tw accepted", "tw rejected: layer out of range", "tw rejected: bad bit width"].iter().enumerate()
     {
         cov.add(name, r.tw_codes.iter().filter(|&&x| x == k as u64).count() as u64);
     }
