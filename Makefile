@@ -115,9 +115,9 @@ lint: rtl
 # PROVE_MODELS, the netlists the co-simulation runs, two at a time; and a
 # netlist with one gate changed, which must fail to prove. `make prove-all`
 # adds PROVE_SLOW_MODELS: the 16-lane shifters prove in about 95 s each;
-# titanus_pruner (600 s), oaken_mmu_h3 (300 s) and mul_pipe16 (180 s: a
-# 16x16 multiplier is hard for plain SAT) timed out when measured, and the
-# Oaken engine sets are not measured yet; a timeout fails prove-all.
+# titanus_pruner (600 s), oaken_mmu_h3 (300 s) and mul_pipe16 (400 s: its
+# two 16x8 multipliers are hard for plain SAT) timed out when measured, and
+# the Oaken engine sets are not measured yet; a timeout fails prove-all.
 PROVE_MODELS ?= fp16_convert div_const_k15_s6 titanus_pruner_l1 titanus_pruner_l4 zi_l8_w8_p0 zr_l8_w8_p1 div_round_q5
 PROVE_MUTANT ?= titanus_pruner_l1
 PROVE_SLOW_MODELS ?= zr_l16_w8_p2 zi_l16_w8_p2 titanus_pruner oaken_mmu_h3 oaken_quantizer_l1 oaken_dequantizer_l1 oaken_quantizer_l4 oaken_dequantizer_l4 mul_pipe16
