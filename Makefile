@@ -193,7 +193,7 @@ synth: deps rtl
 	  constraints/synth.sh "$$dir" $(RTL)/$$unit $$module $(LIBERTY) $(CLOCK_NS) $(REPORTS) $$name; \
 	done < $(BUILD)/synth-netlists.txt
 	@cat $(REPORTS)/synth-summary.md
-	constraints/ppa.py --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
+	constraints/ppa.py --macros --macros-only titanus-quantizer --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-netlists.txt)
 	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer netlists -- --nocapture
 
