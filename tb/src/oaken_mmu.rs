@@ -459,8 +459,8 @@ pub fn counts(p: &MmuParams) -> impl Strategy<Value = Vec<u8>> {
                 let len = len as u32;
                 (match mode {
                     0 => 0,
-                    1 | 2 => len,                        // full segments
-                    3 => x % (len + 1),                  // anything legal
+                    1 | 2 => len,                     // full segments
+                    3 => x % (len + 1),               // anything legal
                     _ => x % (len / 8 + 2).min(len + 1), // a few outliers
                 }) as u8
             })
@@ -478,8 +478,9 @@ pub fn counts(p: &MmuParams) -> impl Strategy<Value = Vec<u8>> {
 /// out of range, or opcode 3.
 pub fn cmd(p: &MmuParams, ids: u16) -> impl Strategy<Value = Cmd> {
     let (layers, heads) = (p.layers as u32, p.heads as u32);
-    let layer =
-        move || prop_oneof![40 => (0..layers).prop_map(|l| l as u8), 1 => (layers..=255u32).prop_map(|l| l as u8)];
+    let layer = move || {
+        prop_oneof![40 => (0..layers).prop_map(|l| l as u8), 1 => (layers..=255u32).prop_map(|l| l as u8)]
+    };
     let head = prop_oneof![30 => (0..heads).prop_map(|h| h as u8), 1 => (heads..=255u32).prop_map(|h| h as u8)];
     prop_oneof![
         60 => (0..ids, layer(), counts(p)).prop_map(|(seq, layer, counts)| Cmd::Write { seq, layer, counts }),

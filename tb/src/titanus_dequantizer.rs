@@ -33,7 +33,12 @@ pub struct DeqParams {
 
 impl DeqParams {
     pub fn titanus(&self) -> TitanusParams {
-        TitanusParams { channels: self.channels, lanes: self.lanes, max_levels: self.max_levels, ..Default::default() }
+        TitanusParams {
+            channels: self.channels,
+            lanes: self.lanes,
+            max_levels: self.max_levels,
+            ..Default::default()
+        }
     }
 }
 
@@ -62,8 +67,11 @@ fn entry(r: &mut Xorshift, p: &DeqParams) -> SzEntry {
     } else {
         (r.next_u64() % p.channels as u64) as u16
     };
-    let level =
-        if r.next_u64() % 16 == 0 { (r.next_u64() % 16) as u8 } else { (r.next_u64() % p.max_levels as u64) as u8 };
+    let level = if r.next_u64() % 16 == 0 {
+        (r.next_u64() % 16) as u8
+    } else {
+        (r.next_u64() % p.max_levels as u64) as u8
+    };
     let scale = match r.next_u64() % 8 {
         0 => 256,
         1 => r.next_u64() as u16,
@@ -90,7 +98,8 @@ fn token(r: &mut Xorshift, p: &DeqParams) -> Op {
 
 pub fn case_of(p: &DeqParams, n: usize, seed: u64, in_stall: Stall, out_stall: Stall) -> Case {
     let mut r = Xorshift::new(seed);
-    let mut ops: Vec<Op> = (0..p.channels * p.max_levels / 2 + 2).map(|_| Op::Load(entry(&mut r, p))).collect();
+    let mut ops: Vec<Op> =
+        (0..p.channels * p.max_levels / 2 + 2).map(|_| Op::Load(entry(&mut r, p))).collect();
     for _ in 0..n {
         match r.next_u64() % 10 {
             0..=2 => ops.push(Op::Load(entry(&mut r, p))),
@@ -130,7 +139,8 @@ fn beats_of(p: &DeqParams, pos: u16, rec: &Record) -> Vec<InBeat> {
                     cs.push(*codes.next().unwrap() as u64);
                 }
             }
-            let bits = |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
+            let bits =
+                |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
             InBeat {
                 pos,
                 index: bits(&rec.index),
@@ -286,7 +296,8 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
     // pipeline advances since the last beat was accepted, that cycle
     // included: below 2, that beat is still in the skid or S1
     let mut advances = u64::MAX / 2;
-    let total: usize = c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
+    let total: usize =
+        c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
     // generous: a bursty sink may stall 97% of the time in bursts of hundreds of cycles
     let timeout = 5000 + 100 * (c.ops.len() as u64) + 400 * total as u64;
     let mut cyc = 0u64;
@@ -301,7 +312,11 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
             break;
         }
         if cyc > timeout {
-            return Err(format!("timeout after {cyc} cycles: {} of {} beats out", sink.beats.len(), expected.len()));
+            return Err(format!(
+                "timeout after {cyc} cycles: {} of {} beats out",
+                sink.beats.len(),
+                expected.len()
+            ));
         }
         // drive
         let load = match cur {
@@ -320,8 +335,9 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
                 m.set(io.in_pos, b.pos as u64);
                 m.set_u128(io.in_index, b.index);
                 m.set_u128(io.in_label, b.label);
-                let lanes: Vec<u64> =
-                    (0..p.lanes).map(|i| if i < b.count { b.codes[i] } else { rng.next_u64() & 0xF }).collect();
+                let lanes: Vec<u64> = (0..p.lanes)
+                    .map(|i| if i < b.count { b.codes[i] } else { rng.next_u64() & 0xF })
+                    .collect();
                 m.set_lanes(io.in_codes, &lanes);
                 m.set(io.in_last, b.last as u64);
             }
@@ -355,7 +371,10 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
         }
         let cycle = m.cycle();
         if sink
-            .sample(cycle, valid, ready, || OutBeat { data: m.get_lanes(io.out_data), last: m.get(io.out_last) == 1 })?
+            .sample(cycle, valid, ready, || OutBeat {
+                data: m.get_lanes(io.out_data),
+                last: m.get(io.out_last) == 1,
+            })?
             .is_some()
             && run.first_latency.is_none()
         {
