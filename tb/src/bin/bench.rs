@@ -299,7 +299,7 @@ fn quantizer_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         writeln!(md, "No Oaken quantizer model at default parameters in tb/models.toml.\n").unwrap();
         return;
     };
-    let net = models::by_name(&format!("{}_net", rtl.name));
+    let net = netlist_of(rtl);
     writeln!(
         md,
         "Default parameters (`{}`), thresholds `testgen::realistic_thresholds(1.0)` for layer 0 K and V, \
@@ -320,7 +320,7 @@ fn quantizer_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     let cases = [("none", Stall::Never), ("50% random", Stall::Random { p: 128 })];
     let mut notes = Vec::new();
-    for info in [Some(rtl), net].into_iter().flatten() {
+    for info in [Some(rtl), net.as_ref().ok().copied()].into_iter().flatten() {
         let mut rate = Rate {
             unit: info.unit.to_string(),
             model: info.name.to_string(),
@@ -401,8 +401,8 @@ fn quantizer_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         }
         rates.push(rate);
     }
-    if net.is_none() {
-        notes.push(format!("No netlist model `{}_net` is built (netlist = true in tb/models.toml).", rtl.name));
+    if let Err(why) = &net {
+        notes.push(why.clone());
     }
     writeln!(md).unwrap();
     for n in notes {
@@ -419,6 +419,18 @@ fn quantizer_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
 }
 
 // ------------------------------------------------ Oaken dequantizer
+
+/// The netlist model of `rtl` if this run has it or the cache holds its
+/// netlist (an extended one is not synthesized here: minutes of Yosys);
+/// else why not.
+fn netlist_of(rtl: &ModelInfo) -> Result<&'static ModelInfo, String> {
+    let name = format!("{}_net", rtl.name);
+    if models::names().contains(&name) || models::netlist_cached(rtl.name)? {
+        models::load(&name, false)
+    } else {
+        Err(format!("No netlist row: `{name}` is an extended netlist not in the model cache (`make synth` builds it)."))
+    }
+}
 
 fn default_model(unit: &str) -> Option<&'static ModelInfo> {
     let default = OakenParams::default();
@@ -445,8 +457,11 @@ fn dequantizer_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     .unwrap();
     writeln!(md, "| model | output stalls | outliers/token (min..max) | elements out | output cycles | elements/cycle | latency | manifest latency |").unwrap();
     writeln!(md, "|---|---|---|---:|---:|---:|---:|---:|").unwrap();
-    let net = models::by_name(&format!("{}_net", rtl.name));
-    for info in [Some(rtl), net].into_iter().flatten() {
+    let net = netlist_of(rtl);
+    if let Err(why) = &net {
+        writeln!(md, "\n{why}\n").unwrap();
+    }
+    for info in [Some(rtl), net.as_ref().ok().copied()].into_iter().flatten() {
         let half = DStalls { out: Stall::Random { p: 128 }, ..DStalls::none() };
         let mut rate = Rate {
             unit: info.unit.to_string(),
