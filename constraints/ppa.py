@@ -58,6 +58,10 @@ def elements_per_cycle(unit, params):
         return lanes, "lanes: one vector per cycle (spec §8.2)"
     if unit == "titanus-pruner":
         return 2 * lanes, "2 x lanes: K and V beats (spec §11.14.2)"
+    if unit == "titanus-quantizer":
+        return lanes, "lanes in the prefill replay, lanes / 2 in decode (spec §11.14.5)"
+    if unit == "titanus-dequantizer":
+        return lanes, "lanes: one beat per cycle (spec §11.14.3)"
     if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert"):
         return 1, "one operation per cycle (pipelined, `en` advances every stage)"
     return None, "not a per-element stream"
