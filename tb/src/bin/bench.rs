@@ -1705,7 +1705,11 @@ fn main() {
         "Host: {} hardware threads, load average at start {}; {}; {}. {}\n",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         load.unwrap_or_else(|| "?".into()),
-        first_line("verilator", "--version").unwrap_or_else(|| "verilator ?".into()),
+        // the Verilator the models are built with (tb::build::tools), not the one on PATH
+        tb::build::tools::verilator().map_or_else(
+            |e| format!("no Verilator ({e})"),
+            |v| format!("models by `{}` ({})", v.exe.display(), v.version)
+        ),
         first_line("iverilog", "-V")
             .map(|l| l.trim_end_matches(" ()").to_string())
             .unwrap_or_else(|| "no iverilog".into()),
