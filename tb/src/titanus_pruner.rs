@@ -229,6 +229,10 @@ pub struct Run {
     pub back_to_back: u64,
     /// Cycles from the first acceptance to the first output beat.
     pub first_latency: Option<u64>,
+    /// Model cycle of each accepted input beat and of each output beat
+    /// taken (for throughput).
+    pub in_cycles: Vec<u64>,
+    pub out_cycles: Vec<u64>,
     pub tw_codes: Vec<u64>,
     /// Live writes that landed while beats were in flight.
     pub writes_in_flight: u64,
@@ -341,6 +345,7 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
             if in_ready {
                 src.take();
                 first_accept.get_or_insert(cycle);
+                run.in_cycles.push(cycle);
                 for (side, xs) in [(Kv::K, &b.k), (Kv::V, &b.v)] {
                     let t = table.lookup(b.layer as usize, side).0.threshold;
                     run.eq_threshold += xs.iter().filter(|&&x| t > 0 && x.unsigned_abs() == t).count() as u64;
@@ -377,6 +382,7 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
     run.cycles = cyc;
     run.tw_codes = tw.codes;
     run.beats = total;
+    run.out_cycles = sink.cycles;
     Ok(run)
 }
 
