@@ -951,9 +951,9 @@ struct Prim {
     out_valid: Option<PortId>,
     draw: Box<dyn Fn(&mut Xorshift) -> Vec<u64>>,
     expect: Box<dyn Fn(&[u64]) -> u128>,
-    /// A combinational side output checked every cycle (fp16-convert's
-    /// `x -> u`): drives its input, returns an error if the output is wrong.
-    comb: Option<Box<dyn Fn(&mut Model, &mut Xorshift) -> Result<(), String>>>,
+    /// A second output through the same stages (fp16-convert's `x -> u`)
+    /// and its golden value from the operands.
+    side: Option<(PortId, Box<dyn Fn(&[u64]) -> u128>)>,
 }
 
 /// Two's complement of `v` in 42 bits (the fp16-convert and div ports).
@@ -989,7 +989,7 @@ fn prim_of(m: &Model) -> Result<Prim, String> {
                 out_valid: Some(g("out_valid")),
                 draw: Box::new(move |r| vec![r.next_u64() & mask, r.next_u64() & mask]),
                 expect: Box::new(|v| v[0] as u128 * v[1] as u128),
-                comb: None,
+                side: None,
             }
         }
         "div-round" => {
@@ -1013,7 +1013,7 @@ fn prim_of(m: &Model) -> Result<Prim, String> {
                     let g = GroupParams { meta: GroupMeta { min: 0, step: 0 }, min_units: 0, step_units: v[1] as i64 };
                     g.code(v[0] as i64).min((1 << q) - 1) as u128
                 }),
-                comb: None,
+                side: None,
             }
         }
         "div-const" => {
@@ -1027,45 +1027,34 @@ fn prim_of(m: &Model) -> Result<Prim, String> {
                 draw: Box::new(|r| vec![log_uniform(r, FX)]),
                 // spec §5.4: ceil(D / K)
                 expect: Box::new(move |v| v[0].div_ceil(k) as u128),
-                comb: None,
+                side: None,
             }
         }
-        "fp16-convert" => {
-            let (x, u) = (g("x"), g("u"));
-            Prim {
-                ins: vec![g("v"), g("mode")],
-                en: g("en"),
-                in_valid: None,
-                out: g("y"),
-                out_valid: None,
-                draw: Box::new(|r| {
-                    let mag = log_uniform(r, FX - 1) as i64;
-                    let v = if r.next_u64() & 1 == 1 { -mag } else { mag };
-                    vec![to_fx(v), r.next_u64() % 3]
-                }),
-                expect: Box::new(|v| {
-                    let x = from_fx(v[0]);
-                    (match v[1] {
-                        0 => sim::fp16::round_down(x),
-                        1 => sim::fp16::round_up(x),
-                        _ => sim::fp16::round_nearest_even(x),
-                    }) as u128
-                }),
-                comb: Some(Box::new(move |m: &mut Model, r: &mut Xorshift| {
-                    let mut p = r.next_u64() as u16;
-                    while !sim::fp16::is_finite(p) {
-                        p = r.next_u64() as u16;
-                    }
-                    m.set(x, p as u64);
-                    m.eval();
-                    let got = from_fx(m.get(u));
-                    if got != sim::fp16::to_units(p) {
-                        return Err(format!("x = {p:#06x}: u = {got}, expected {}", sim::fp16::to_units(p)));
-                    }
-                    Ok(())
-                })),
-            }
-        }
+        "fp16-convert" => Prim {
+            ins: vec![g("v"), g("mode"), g("x")],
+            en: g("en"),
+            in_valid: None,
+            out: g("y"),
+            out_valid: None,
+            draw: Box::new(|r| {
+                let mag = log_uniform(r, FX - 1) as i64;
+                let v = if r.next_u64() & 1 == 1 { -mag } else { mag };
+                let mut p = r.next_u64() as u16;
+                while !sim::fp16::is_finite(p) {
+                    p = r.next_u64() as u16;
+                }
+                vec![to_fx(v), r.next_u64() % 3, p as u64]
+            }),
+            expect: Box::new(|v| {
+                let x = from_fx(v[0]);
+                (match v[1] {
+                    0 => sim::fp16::round_down(x),
+                    1 => sim::fp16::round_up(x),
+                    _ => sim::fp16::round_nearest_even(x),
+                }) as u128
+            }),
+            side: Some((g("u"), Box::new(|v| to_fx(sim::fp16::to_units(v[2] as u16)) as u128))),
+        },
         u => return Err(format!("{u} is not a primitive")),
     })
 }
@@ -1099,9 +1088,6 @@ fn prim_run(info: &'static ModelInfo, n: usize, st: &Stall, record: bool) -> Res
             m.set(iv, have as u64);
         }
         m.set(pr.en, en as u64);
-        if let Some(c) = &pr.comb {
-            c(&mut m, &mut r).map_err(|e| format!("cycle {cyc}: {e}"))?;
-        }
         m.tick();
         if en {
             stages.pop_back();
@@ -1127,6 +1113,17 @@ fn prim_run(info: &'static ModelInfo, n: usize, st: &Stall, record: bool) -> Res
             let exp = (pr.expect)(&ops[k]);
             if got != exp {
                 return Err(format!("cycle {}: operands {:x?}: got {got:#x}, expected {exp:#x}", cyc + 1, ops[k]));
+            }
+            if let Some((port, f)) = &pr.side {
+                let (got, exp) = (m.get_u128(*port), f(&ops[k]));
+                if got != exp {
+                    let name = m.port_info(*port).name;
+                    return Err(format!(
+                        "cycle {}: operands {:x?}: {name} {got:#x}, expected {exp:#x}",
+                        cyc + 1,
+                        ops[k]
+                    ));
+                }
             }
             if en {
                 out_cycles.push(cyc + 1);
@@ -1381,8 +1378,8 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
          output is compared with a model of the stages (which advance with `en`) holding the golden values: \
          `mul-pipe` a x b, `div-round` `sim`'s rounding division (`GroupParams::code`, spec §5.3) saturated to \
          Q bits, `div-const` ceil(D / K) (spec §5.4; `sim` has no stand-alone model of it), `fp16-convert` \
-         `sim::fp16::round_down`/`round_up`/`round_nearest_even` (and its combinational `x -> u` against \
-         `sim::fp16::to_units` every cycle). Results/cycle counts the results reaching the output.\n"
+         `sim::fp16::round_down`/`round_up`/`round_nearest_even` (and its `x -> u`, through the same stages, \
+         against `sim::fp16::to_units`). Results/cycle counts the results reaching the output.\n"
     )
     .unwrap();
     rate_header(md, "results");
