@@ -306,9 +306,8 @@ pub fn model_run(p: &DeqParams, c: &Case) -> Run {
 /// level, a zero point a code meets, scales that saturate both ways, a
 /// second level from position 4, a channel with no entry, tokens with
 /// pruned, label-zero and coded channels, an all-pruned token, a clear;
-/// a load after each token while its beats wait behind an output blocked
-/// then stalled at random.
-pub fn directed_case(p: &DeqParams) -> Case {
+/// a load after each token while its beats wait behind a blocked output.
+fn directed_case(p: &DeqParams) -> Case {
     let c = p.channels;
     let load = |channel: usize, level: usize, scale: u16, zero: i16, start: u16| {
         Op::Load(SzEntry { channel: channel.min(1023) as u16, level: level.min(15) as u8, scale, zero, start })
@@ -346,6 +345,14 @@ pub fn directed_case(p: &DeqParams) -> Case {
     ops.extend([token(0, 3), again.clone(), token(10, 7), again.clone(), pruned, again.clone(), token(20, 9)]);
     ops.extend([Op::Clear, token(1, 3), again]);
     Case { ops, in_stall: Stall::Never, out_stall: Stall::Block { start: 2, len: 60 }, seed: 0x7d0 }
+}
+
+/// The directed case twice: its output blocked, then stalled at random
+/// (loads then land at every distance behind the last beat of a token).
+pub fn directed_cases(p: &DeqParams) -> Vec<Case> {
+    let c = directed_case(p);
+    let random = Case { out_stall: Stall::Random { p: 90 }, seed: 0x7d1, ..c.clone() };
+    vec![c, random]
 }
 
 /// Cycles a load keeps the table port (and record input) busy, its own

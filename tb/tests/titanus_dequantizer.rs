@@ -28,16 +28,18 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &Coverage) {
         cover(cov, &r);
         Ok(())
     });
-    // the directed case, once (its rare points whatever the seed)
-    run_property(&format!("{name}_directed"), info, proptest::strategy::Just(td::directed_case(&p)), 1, |m, c| {
-        let r = run(m, &p, c)?;
-        cover(cov, &r);
-        Ok(())
-    });
+    // the directed cases, once each (their rare points whatever the seed)
+    for (k, c) in td::directed_cases(&p).into_iter().enumerate() {
+        run_property(&format!("{name}_directed{k}"), info, proptest::strategy::Just(c), 1, |m, c| {
+            let r = run(m, &p, c)?;
+            cover(cov, &r);
+            Ok(())
+        });
+    }
 }
 
-/// Points only the hardware's timing decides (the directed case's blocked
-/// output and its loads right after tokens reach them).
+/// Points only the hardware's timing decides (the directed cases' blocked
+/// and stalled output and their loads right after tokens reach them).
 const HW_POINTS: &[&str] = &[
     "input blocked",
     "output held (backpressure)",
@@ -45,7 +47,7 @@ const HW_POINTS: &[&str] = &[
     "load held for record beats ahead",
 ];
 
-/// The directed case alone, on `sim` (no hardware): at every parameter set
+/// The directed cases alone, on `sim` (no hardware): at every parameter set
 /// of tb/models.toml it reaches every point the model decides (a level
 /// above 0 needs two levels), so that no run's coverage hangs on the
 /// random seed.
@@ -56,7 +58,9 @@ fn directed_case_reaches_every_event_on_the_model() {
     for s in &specs {
         let p = td::params_of_spec(&s.params);
         let cov = Coverage::new(&format!("titanus_dequantizer directed case ({})", s.name), POINTS);
-        cover(&cov, &td::model_run(&p, &td::directed_case(&p)));
+        for c in td::directed_cases(&p) {
+            cover(&cov, &td::model_run(&p, &c));
+        }
         let required: Vec<&str> = POINTS
             .iter()
             .copied()
