@@ -288,13 +288,12 @@ pub fn materialize(p: &OakenParams, plan: &CasePlan) -> Vec<Segment> {
 /// output blocked from the start); then, from reset, the profiled sets
 /// loaded and a non-finite, an out-of-order and an out-of-range write and a
 /// legal one; realistic tokens of every used layer and K/V, tie tokens
-/// with a rounding tie in each group,
-/// edge-case tokens of every kind, a token with one head free of outliers,
-/// a token of zeros and a token of a layer out of range, the output
-/// blocked long enough to fill the buffers, the inputs stalled at random,
-/// and during the traffic a reload of a profiled set (the same values, so
-/// each token's set does not hang on when the write lands). `three_ends`
-/// as for `case`.
+/// with a rounding tie in each group, edge-case tokens of every kind, a
+/// token with one head free of outliers, a token of zeros and a token of a
+/// layer out of range, the output blocked long enough to fill the buffers,
+/// the inputs stalled at random, and during the traffic a reload of a
+/// profiled set (the same values, so each token's set does not hang on
+/// when the write lands). `three_ends` as for `case`.
 pub fn directed_case(p: &OakenParams, three_ends: bool) -> CasePlan {
     let real = real_layers(p);
     let oob = p.layers.min(255) as u8;
@@ -316,7 +315,7 @@ pub fn directed_case(p: &OakenParams, three_ends: bool) -> CasePlan {
     // edge-case tokens of each kind (mixed, constant, all outliers: the
     // kind hangs on the seed alone), three in a row of the last
     let kind = |s: u64| testgen::edge_token_seeded(1, t, s).0;
-    let seeds = |k: u8, n: usize| (0u64..).filter(move |&s| kind(s) == k).take(n);
+    let seeds = |k: u8, n: usize| (0u64..4096).filter(move |&s| kind(s) == k).take(n);
     let edge: Vec<u64> = seeds(0, 3).chain(seeds(1, 2)).chain(seeds(2, 3)).collect();
     tokens.extend(edge.iter().enumerate().map(|(k, &s)| tok(k, TokKind::Edge(s))));
     tokens.extend([tok(0, TokKind::QuietHead(5)), tok(1, TokKind::Zeros)]);
@@ -333,7 +332,7 @@ pub fn directed_case(p: &OakenParams, three_ends: bool) -> CasePlan {
         live: vec![(120, WritePlan { layer: 0, v: false, kind: WriteKind::Profiled })],
         reset_at: None,
         reset_cycles: 1,
-        stalls: [Stall::Random { p: 40 }, input.clone(), Stall::Block { start: 16, len: 300 }],
+        stalls: [Stall::Random { p: 40 }, input, Stall::Block { start: 16, len: 300 }],
         seed: 0x0a4e_0002,
     };
     // tie tokens of layer 0's K set: the first seeds whose token has a
