@@ -39,7 +39,14 @@ export KVFORGE_FUSESOC := $(FUSESOC_VENV)/bin/fusesoc
 UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titanus-dequantizer titanus-quantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
 # `make synth`: tb/models.toml entries at each unit's default parameters;
 # their OSU018 netlists are the ones the netlist co-simulation runs.
-SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 titanus_pruner titanus_quantizer_l16 titanus_dequantizer_l16 zr_l16_w8_p2 zi_l16_w8_p2 div_round_q5 div_const_k15_s6
+# the defaults (or a small set where memories make the defaults too large
+# for flip-flops: those units' defaults come from SYNTH_MACROS_ONLY), then
+# one larger configuration per unit
+SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 oaken_mmu_d4k titanus_pruner titanus_pruner_l64 \
+  titanus_quantizer_l16 titanus_dequantizer_l16 titanus_dequantizer_l64 zr_l16_w8_p2 zr_l64_w8_p3 \
+  zi_l16_w8_p2 zi_l64_w8_p4 div_round_q5 div_round_q9 div_const_k15_s6 mul_pipe16 mul_pipe32 fp16_convert
+# units synthesized at their defaults with the memories as black boxes only
+SYNTH_MACROS_ONLY ?= titanus-quantizer titanus-dequantizer oaken-mmu
 UNIT         ?= oaken-quantizer
 # `make soak`: case counts times SOAK_DEPTH, the default netlists included.
 SOAK_DEPTH   ?= 40
@@ -193,7 +200,7 @@ synth: deps rtl
 	  constraints/synth.sh "$$dir" $(RTL)/$$unit $$module $(LIBERTY) $(CLOCK_NS) $(REPORTS) $$name; \
 	done < $(BUILD)/synth-netlists.txt
 	@cat $(REPORTS)/synth-summary.md
-	constraints/ppa.py --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
+	constraints/ppa.py --macros $(addprefix --macros-only ,$(SYNTH_MACROS_ONLY)) --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-netlists.txt)
 	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer netlists -- --nocapture
 

@@ -5,6 +5,7 @@ pub mod div_round;
 pub mod fifo;
 pub mod fp16;
 pub mod mul;
+pub mod counter;
 pub mod ram;
 pub mod reg;
 pub mod zero_insert;

@@ -6,8 +6,10 @@
 //!
 //! Sequential: levels open at most once per channel per prefill and rarely
 //! in decode, so one shared unit computing a level in 30 cycles costs far
-//! less than per-lane dividers. Two restoring divisions, one quotient bit
-//! per cycle:
+//! less than per-lane dividers. Two restoring long divisions, one quotient
+//! bit per cycle; the dividend's low bits are shifted into a partial
+//! remainder as wide as the divisor (17 bits), so a step is a 17-bit
+//! subtract, not a full-width one:
 //!   1. S = max(256, ceil(256 R / Q)):  (256 R + Q - 1) / Q, 15 bits;
 //!   2. z = ceil(((Q - 1) S - 256 (lo + hi)) / 2S), offset by 126 so the
 //!      dividend N2 = (Q + 253) S - 256 (lo + hi) - 1 is never negative and
@@ -59,8 +61,11 @@ pub struct Nzq {
     pub th: Signal<Out, Bits<8>>,
     state: Reg<Bits<3>>,
     cnt: Reg<Bits<5>>,
-    rem: Reg<Bits<25>>,
-    dv: Reg<Bits<25>>,
+    /// Partial remainder (< divisor) and the dividend bits still to shift in.
+    pr: Reg<Bits<17>>,
+    lw: Reg<Bits<15>>,
+    /// Divisor: Q, then 2S.
+    dv: Reg<Bits<17>>,
     quot: Reg<Bits<16>>,
     b: Reg<Bits<3>>,
     sum: Reg<Bits<25>>,
@@ -79,16 +84,23 @@ pub struct Nzq {
     qs: Signal<Local, Bits<25>>,
     sb: Signal<Local, Bits<25>>,
     t: Signal<Local, Bits<25>>,
+    n: Signal<Local, Bits<25>>,
+    nh: Signal<Local, Bits<17>>,
+    nl: Signal<Local, Bits<15>>,
+    pp: Signal<Local, Bits<18>>,
+    td: Signal<Local, Bits<18>>,
     u: Signal<Local, Bits<25>>,
-    lo26: Signal<Local, Bits<25>>,
-    hi26: Signal<Local, Bits<25>>,
+    lo25: Signal<Local, Bits<25>>,
+    hi25: Signal<Local, Bits<25>>,
     k0: Constant<Bits<25>>,
     k1: Constant<Bits<25>>,
     k2: Constant<Bits<25>>,
     k3: Constant<Bits<25>>,
     k8: Constant<Bits<25>>,
     k9: Constant<Bits<25>>,
-    k14: Constant<Bits<25>>,
+    k15: Constant<Bits<25>>,
+    k6: Constant<Bits<25>>,
+    one18: Constant<Bits<18>>,
     sign: Constant<Bits<25>>,
     sext8: Constant<Bits<25>>,
     asr9: Constant<Bits<25>>,
@@ -104,6 +116,7 @@ pub struct Nzq {
     s_fin1: Constant<Bits<3>>,
     s_fin2: Constant<Bits<3>>,
     one5: Constant<Bits<5>>,
+    one15: Constant<Bits<15>>,
     n15: Constant<Bits<5>>,
     n9: Constant<Bits<5>>,
     one16: Constant<Bits<16>>,
@@ -131,7 +144,8 @@ impl Default for Nzq {
             th: Default::default(),
             state: Reg::default(),
             cnt: Reg::default(),
-            rem: Reg::default(),
+            pr: Reg::default(),
+            lw: Reg::default(),
             dv: Reg::default(),
             quot: Reg::default(),
             b: Reg::default(),
@@ -150,16 +164,23 @@ impl Default for Nzq {
             qs: Default::default(),
             sb: Default::default(),
             t: Default::default(),
+            n: Default::default(),
+            nh: Default::default(),
+            nl: Default::default(),
+            pp: Default::default(),
+            td: Default::default(),
             u: Default::default(),
-            lo26: Default::default(),
-            hi26: Default::default(),
+            lo25: Default::default(),
+            hi25: Default::default(),
             k0: Constant::new(((0) as u64).into()),
             k1: Constant::new(((1) as u64).into()),
             k2: Constant::new(((2) as u64).into()),
             k3: Constant::new(((3) as u64).into()),
             k8: Constant::new(((8) as u64).into()),
             k9: Constant::new(((9) as u64).into()),
-            k14: Constant::new(((14) as u64).into()),
+            k15: Constant::new(15u64.into()),
+            k6: Constant::new(6u64.into()),
+            one18: Constant::new(1u64.into()),
             sign: Constant::new(((1 << 24) as u64).into()),
             sext8: Constant::new(((m25 & !0xFF) as u64).into()),
             asr9: Constant::new(((m25 & !((1 << 16) - 1)) as u64).into()),
@@ -175,6 +196,7 @@ impl Default for Nzq {
             s_fin1: Constant::new(FIN1.into()),
             s_fin2: Constant::new(FIN2.into()),
             one5: Constant::new(1u64.into()),
+            one15: Constant::new(1u64.into()),
             n15: Constant::new(15u64.into()),
             n9: Constant::new(9u64.into()),
             one16: Constant::new(1u64.into()),
@@ -189,10 +211,11 @@ impl Default for Nzq {
 impl Logic for Nzq {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, state, cnt, rem, dv, quot, b, sum, r, thp, sbr, s, off, z, o_zs, o_tl, o_th, o_done);
+        clock!(self, clock, state, cnt, pr, lw, dv, quot, b, sum, r, thp, sbr, s, off, z, o_zs, o_tl, o_th, o_done);
         self.state.reset.next = self.reset.val();
         self.cnt.reset.next = self.reset.val();
-        self.rem.reset.next = self.reset.val();
+        self.pr.reset.next = self.reset.val();
+        self.lw.reset.next = self.reset.val();
         self.dv.reset.next = self.reset.val();
         self.quot.reset.next = self.reset.val();
         self.b.reset.next = self.reset.val();
@@ -209,7 +232,8 @@ impl Logic for Nzq {
         self.o_done.reset.next = self.reset.val();
         self.state.en.next = false;
         self.cnt.en.next = false;
-        self.rem.en.next = false;
+        self.pr.en.next = false;
+        self.lw.en.next = false;
         self.dv.en.next = false;
         self.quot.en.next = false;
         self.b.en.next = false;
@@ -226,8 +250,9 @@ impl Logic for Nzq {
         self.o_done.en.next = false;
         self.state.d.next = self.state.q.val();
         self.cnt.d.next = self.cnt.q.val() - self.one5.val();
-        self.rem.d.next = self.rem.q.val();
-        self.dv.d.next = self.dv.q.val() >> self.k1.val();
+        self.pr.d.next = self.pr.q.val();
+        self.lw.d.next = self.lw.q.val() << self.one15.val();
+        self.dv.d.next = self.dv.q.val();
         self.quot.d.next = self.quot.q.val() << self.one16.val();
         self.b.d.next = self.bits.val();
         self.sum.d.next = self.sum.q.val();
@@ -242,22 +267,30 @@ impl Logic for Nzq {
         self.o_th.d.next = self.o_th.q.val();
         self.o_done.d.next = false;
         self.u.next = self.k0.val();
+        self.n.next = self.k0.val();
+        self.nh.next = self.pr.q.val();
+        self.nl.next = self.lw.q.val();
 
         // Q = 2^b - 1 of the latched width (of the input's at start)
         self.q.next = (self.k1.val() << bit_cast::<25, 3>(self.b.q.val())) - self.k1.val();
         if self.state.q.val() == self.s_idle.val() {
             self.q.next = (self.k1.val() << bit_cast::<25, 3>(self.bits.val())) - self.k1.val();
         }
-        self.lo26.next = bit_cast::<25, 8>(self.lo.val());
+        self.lo25.next = bit_cast::<25, 8>(self.lo.val());
         if self.lo.val().get_bit(7) {
-            self.lo26.next = self.lo26.val() | self.sext8.val();
+            self.lo25.next = self.lo25.val() | self.sext8.val();
         }
-        self.hi26.next = bit_cast::<25, 8>(self.hi.val());
+        self.hi25.next = bit_cast::<25, 8>(self.hi.val());
         if self.hi.val().get_bit(7) {
-            self.hi26.next = self.hi26.val() | self.sext8.val();
+            self.hi25.next = self.hi25.val() | self.sext8.val();
         }
-        // one restoring step (DIV1, DIV2)
-        self.t.next = self.rem.q.val() - self.dv.q.val();
+        // one restoring step (DIV1, DIV2): shift the next dividend bit in
+        self.pp.next = bit_cast::<18, 17>(self.pr.q.val()) << self.one18.val();
+        if self.lw.q.val().get_bit(14) {
+            self.pp.next = self.pp.val() | self.one18.val();
+        }
+        self.td.next = self.pp.val() - bit_cast::<18, 17>(self.dv.q.val());
+        self.t.next = self.k0.val();
         self.sb.next = self.s.q.val() << bit_cast::<25, 3>(self.b.q.val());
         self.qs.next = self.k0.val();
         if self.b.q.val() == self.b3.val() {
@@ -269,22 +302,26 @@ impl Logic for Nzq {
 
         if self.state.q.val() == self.s_idle.val() {
             if self.start.val() {
-                // N1 = 256 R + Q - 1 over Q * 2^14
+                // N1 = 256 R + Q - 1 over Q, 15 quotient bits
                 self.state.en.next = true;
                 self.state.d.next = self.s_div1.val();
                 self.b.en.next = true;
-                self.rem.en.next = true;
-                self.rem.d.next =
-                    ((self.hi26.val() - self.lo26.val()) << self.k8.val()) + self.q.val() - self.k1.val();
+                self.n.next = ((self.hi25.val() - self.lo25.val()) << self.k8.val()) + self.q.val() - self.k1.val();
+                self.nh.next = bit_cast::<17, 25>(self.n.val() >> self.k15.val());
+                self.nl.next = self.n.val().get_bits::<15>(0);
+                self.pr.en.next = true;
+                self.pr.d.next = self.nh.val();
+                self.lw.en.next = true;
+                self.lw.d.next = self.nl.val();
                 self.dv.en.next = true;
-                self.dv.d.next = self.q.val() << self.k14.val();
+                self.dv.d.next = self.q.val().get_bits::<17>(0);
                 self.quot.en.next = true;
                 self.quot.d.next = self.zero16.val();
                 self.cnt.en.next = true;
                 self.cnt.d.next = self.n15.val();
                 self.sum.en.next = true;
                 // 256 (lo + hi) + 1, subtracted whole below
-                self.sum.d.next = ((self.lo26.val() + self.hi26.val()) << self.k8.val()) + self.k1.val();
+                self.sum.d.next = ((self.lo25.val() + self.hi25.val()) << self.k8.val()) + self.k1.val();
             }
         }
         if (self.state.q.val() == self.s_div2.val()) & (self.cnt.q.val() == self.n9.val()) {
@@ -293,11 +330,12 @@ impl Logic for Nzq {
         }
         if (self.state.q.val() == self.s_div1.val()) | (self.state.q.val() == self.s_div2.val()) {
             self.cnt.en.next = true;
-            self.dv.en.next = true;
+            self.lw.en.next = true;
             self.quot.en.next = true;
-            if !self.t.val().get_bit(24) {
-                self.rem.en.next = true;
-                self.rem.d.next = self.t.val();
+            self.pr.en.next = true;
+            self.pr.d.next = self.pp.val().get_bits::<17>(0);
+            if !self.td.val().get_bit(17) {
+                self.pr.d.next = self.td.val().get_bits::<17>(0);
                 self.quot.d.next = (self.quot.q.val() << self.one16.val()) | self.one16.val();
             }
             if self.cnt.q.val() == self.one5.val() {
@@ -324,15 +362,21 @@ impl Logic for Nzq {
             self.state.d.next = self.s_prep2.val();
         }
         if self.state.q.val() == self.s_prep2.val() {
-            // N2 = (Q + 253) S - 256 (lo + hi) - 1 over 2S * 2^8
-            self.rem.en.next = true;
-            self.rem.d.next = self.r.q.val() - self.sum.q.val();
+            // N2 = (Q + 253) S - 256 (lo + hi) - 1 over 2S, 9 quotient bits
+            self.n.next = self.r.q.val() - self.sum.q.val();
+            self.nh.next = bit_cast::<17, 25>(self.n.val() >> self.k9.val());
+            self.nl.next = bit_cast::<15, 25>(self.n.val() << self.k6.val());
+            self.pr.en.next = true;
+            self.pr.d.next = self.nh.val();
+            self.lw.en.next = true;
+            self.lw.d.next = self.nl.val();
             self.off.en.next = true;
             self.off.d.next = self.sbr.q.val() + self.s.q.val();
             self.thp.en.next = true;
             self.thp.d.next = (self.sbr.q.val() << self.k1.val()) - self.k1.val();
             self.dv.en.next = true;
-            self.dv.d.next = self.s.q.val() << self.k9.val();
+            self.t.next = self.s.q.val() << self.k1.val();
+            self.dv.d.next = self.t.val().get_bits::<17>(0);
             self.quot.en.next = true;
             self.quot.d.next = self.zero16.val();
             self.cnt.en.next = true;
@@ -343,7 +387,7 @@ impl Logic for Nzq {
         if self.state.q.val() == self.s_fin1.val() {
             // (2z + 1) S = (Q + 1) S + S - 256 (lo + hi) - 1 - r2
             self.off.en.next = true;
-            self.off.d.next = self.off.q.val() - self.rem.q.val();
+            self.off.d.next = self.off.q.val() - bit_cast::<25, 17>(self.pr.q.val());
             self.z.en.next = true;
             self.z.d.next = self.quot.q.val().get_bits::<9>(0) - self.c126_9.val();
             self.state.en.next = true;

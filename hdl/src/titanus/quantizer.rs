@@ -18,6 +18,7 @@
 //! of every channel, then the buffered tokens replayed through the same
 //! coders) runs while M holds the item that ended the prefill.
 
+use crate::prim::counter::StatCounter;
 use crate::prim::div_round::DivRound;
 use crate::prim::ram::{MemInfo, SpRam};
 use crate::prim::reg::Reg;
@@ -605,25 +606,14 @@ pub struct TitanusQuantizer {
     szw: Reg<Bits<64>>,
     rspv: Reg<Bit>,
     rspe: Reg<Bits<3>>,
-    lev_lo: Reg<Bits<8>>,
-    lev_hi: Reg<Bits<24>>,
-    lev_hi1: Reg<Bits<24>>,
-    sat_lo: Reg<Bits<8>>,
-    sat_hi: Reg<Bits<24>>,
-    sat_hi1: Reg<Bits<24>>,
+    n_lev: StatCounter,
+    n_sat: StatCounter,
     sat_v: Reg<Bit>,
     sat_n: Reg<Bits<8>>,
-    rej_lo: Reg<Bits<8>>,
-    rej_hi: Reg<Bits<24>>,
-    rej_hi1: Reg<Bits<24>>,
-    rej_p: Signal<Local, Bit>,
-    sat9: Signal<Local, Bits<9>>,
+    n_rej: StatCounter,
     qrd: Reg<Bit>,
     qlo_r: Reg<Bits<8>>,
     qhi_r: Reg<Bits<8>>,
-    ff8: Constant<Bits<8>>,
-    one24: Constant<Bits<24>>,
-    sh8: Constant<Bits<32>>,
     f_limit: Reg<Bit>,
     f_oob: Reg<Bit>,
     f_nopre: Reg<Bit>,
@@ -914,25 +904,14 @@ impl TitanusQuantizer {
             szw: Reg::default(),
             rspv: Reg::default(),
             rspe: Reg::default(),
-            lev_lo: Reg::default(),
-            lev_hi: Reg::default(),
-            lev_hi1: Reg::new(1u64.into()),
-            sat_lo: Reg::default(),
-            sat_hi: Reg::default(),
-            sat_hi1: Reg::new(1u64.into()),
+            n_lev: Default::default(),
+            n_sat: Default::default(),
             sat_v: Reg::default(),
             sat_n: Reg::default(),
-            rej_lo: Reg::default(),
-            rej_hi: Reg::default(),
-            rej_hi1: Reg::new(1u64.into()),
-            rej_p: Default::default(),
-            sat9: Default::default(),
+            n_rej: Default::default(),
             qrd: Reg::default(),
             qlo_r: Reg::default(),
             qhi_r: Reg::default(),
-            ff8: Constant::new(255u64.into()),
-            one24: Constant::new(1u64.into()),
-            sh8: Constant::new(8u64.into()),
             f_limit: Reg::default(),
             f_oob: Reg::default(),
             f_nopre: Reg::default(),
@@ -1005,10 +984,11 @@ impl Logic for TitanusQuantizer {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt, tkind, m_valid, m_kind, m_first,
-            m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi,
-            onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v, o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, lev_lo, lev_hi, lev_hi1, sat_lo, sat_hi, sat_hi1, sat_v, sat_n, rej_lo, rej_hi, rej_hi1, qrd, qlo_r, qhi_r, f_limit, f_oob, f_nopre, c_empty,
-            c_single, p_empty, p_single, p_lev
+            self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt,
+            tkind, m_valid, m_kind, m_first, m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc,
+            rrow, rtok, have, wc, olo, ohi, onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v,
+            o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, n_lev, n_sat, sat_v,
+            sat_n, n_rej, qrd, qlo_r, qhi_r, f_limit, f_oob, f_nopre, c_empty, c_single, p_empty, p_single, p_lev
         );
         self.tw_d.reset.next = self.reset.val();
         self.tw_e.reset.next = self.reset.val();
@@ -1069,17 +1049,11 @@ impl Logic for TitanusQuantizer {
         self.szw.reset.next = self.reset.val();
         self.rspv.reset.next = self.reset.val();
         self.rspe.reset.next = self.reset.val();
-        self.lev_lo.reset.next = self.reset.val();
-        self.lev_hi.reset.next = self.reset.val();
-        self.lev_hi1.reset.next = self.reset.val();
-        self.sat_lo.reset.next = self.reset.val();
-        self.sat_hi.reset.next = self.reset.val();
-        self.sat_hi1.reset.next = self.reset.val();
+        self.n_lev.reset.next = self.reset.val();
+        self.n_sat.reset.next = self.reset.val();
+        self.n_rej.reset.next = self.reset.val();
         self.sat_v.reset.next = self.reset.val();
         self.sat_n.reset.next = self.reset.val();
-        self.rej_lo.reset.next = self.reset.val();
-        self.rej_hi.reset.next = self.reset.val();
-        self.rej_hi1.reset.next = self.reset.val();
         self.qrd.reset.next = self.reset.val();
         self.qlo_r.reset.next = self.reset.val();
         self.qhi_r.reset.next = self.reset.val();
@@ -1631,23 +1605,13 @@ impl Logic for TitanusQuantizer {
         self.rspe.d.next = self.rsp_code.val();
         self.rsp_valid.next = self.rspv.q.val();
         self.rsp_err.next = self.rspe.q.val();
-        // 32-bit counters as an 8-bit low part and a 24-bit high part whose
-        // successor is kept ready (a 32-bit carry does not fit a cycle)
-        self.rej_p.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
-        self.rej_lo.en.next = self.rej_p.val();
-        self.rej_lo.d.next = self.rej_lo.q.val() + self.one8.val();
-        self.rej_hi.en.next = self.rej_p.val() & (self.rej_lo.q.val() == self.ff8.val());
-        self.rej_hi.d.next = self.rej_hi1.q.val();
-        self.rej_hi1.en.next = self.rej_p.val() & (self.rej_lo.q.val() == self.ff8.val());
-        self.rej_hi1.d.next = self.rej_hi1.q.val() + self.one24.val();
+        // status counters (spec §5.5), counting the cycle after their event
+        self.n_rej.en.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
+        self.n_rej.n.next = self.one8.val();
         self.p_lev.en.next = true;
         self.p_lev.d.next = self.do_lvl.val();
-        self.lev_lo.en.next = self.p_lev.q.val();
-        self.lev_lo.d.next = self.lev_lo.q.val() + self.one8.val();
-        self.lev_hi.en.next = self.p_lev.q.val() & (self.lev_lo.q.val() == self.ff8.val());
-        self.lev_hi.d.next = self.lev_hi1.q.val();
-        self.lev_hi1.en.next = self.p_lev.q.val() & (self.lev_lo.q.val() == self.ff8.val());
-        self.lev_hi1.d.next = self.lev_hi1.q.val() + self.one24.val();
+        self.n_lev.en.next = self.p_lev.q.val();
+        self.n_lev.n.next = self.one8.val();
 
         // created entries (spec §11.7.2)
         self.szv.en.next = true;
@@ -1897,23 +1861,15 @@ impl Logic for TitanusQuantizer {
         self.sat_v.d.next = self.fire.val();
         self.sat_n.en.next = true;
         self.sat_n.d.next = self.o_sat.q.val();
-        self.sat9.next = bit_cast::<9, 8>(self.sat_lo.q.val()) + bit_cast::<9, 8>(self.sat_n.q.val());
-        self.sat_lo.en.next = self.sat_v.q.val();
-        self.sat_lo.d.next = self.sat9.val().get_bits::<8>(0);
-        self.sat_hi.en.next = self.sat_v.q.val() & self.sat9.val().get_bit(8);
-        self.sat_hi.d.next = self.sat_hi1.q.val();
-        self.sat_hi1.en.next = self.sat_v.q.val() & self.sat9.val().get_bit(8);
-        self.sat_hi1.d.next = self.sat_hi1.q.val() + self.one24.val();
+        self.n_sat.en.next = self.sat_v.q.val();
+        self.n_sat.n.next = self.sat_n.q.val();
         self.f_limit.en.next = self.sat_v.q.val() & (self.sat_n.q.val() != self.zero8.val());
         self.f_limit.d.next = true;
 
         // ---- status (spec §11.6.4) ----
-        self.st_levels_opened.next =
-            (bit_cast::<32, 24>(self.lev_hi.q.val()) << self.sh8.val()) | bit_cast::<32, 8>(self.lev_lo.q.val());
-        self.st_saturated.next =
-            (bit_cast::<32, 24>(self.sat_hi.q.val()) << self.sh8.val()) | bit_cast::<32, 8>(self.sat_lo.q.val());
-        self.st_rejected.next =
-            (bit_cast::<32, 24>(self.rej_hi.q.val()) << self.sh8.val()) | bit_cast::<32, 8>(self.rej_lo.q.val());
+        self.st_levels_opened.next = self.n_lev.count.val();
+        self.st_saturated.next = self.n_sat.count.val();
+        self.st_rejected.next = self.n_rej.count.val();
         self.st_limit_hit.next = self.f_limit.q.val();
         self.st_layer_oob.next = self.f_oob.q.val();
         self.st_no_prefill.next = self.f_nopre.q.val();
