@@ -204,14 +204,17 @@ synth: deps rtl
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-netlists.txt)
 	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer netlists -- --nocapture
 
-# Co-simulation speed, sustained throughput and latency, and the error and
-# effective-bit metrics on the synthetic KV set, in build/reports/.
+# build/reports/bench.md (tb/src/bin/bench.rs): co-simulation speed of every
+# model, throughput and latency of every unit (continuous and under 50%
+# random stalls, outputs checked against sim), Verilator against Icarus on
+# one model per unit, rtl-gen emit time per unit; then the error and
+# effective-bit metrics on the synthetic KV set.
 bench: deps build
 	@mkdir -p $(REPORTS)
-	$(CARGO) run --release -q -p tb --bin bench -- -o $(REPORTS)/bench.md
+	$(CARGO) run --release -q -p tb --bin bench -- -o $(REPORTS)/bench.md --rtl-gen $(RTLGEN)
 	$(KVSIM) gen -o $(BUILD)/kv.npy
 	$(KVSIM) profile --input $(BUILD)/kv.npy -o $(BUILD)/thresholds.json
-	@printf '## 4. Quantization metrics on the synthetic KV set\n\n`%s`, then `%s`.\n' \
+	@printf '## 7. Quantization metrics on the synthetic KV set\n\n`%s`, then `%s`.\n' \
 	  "kvsim gen -o $(BUILD)/kv.npy" "kvsim profile --input $(BUILD)/kv.npy -o $(BUILD)/thresholds.json" \
 	  | tee -a $(REPORTS)/bench.md
 	@for mode in plain shifted; do \

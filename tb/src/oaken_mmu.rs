@@ -305,6 +305,8 @@ pub struct SegRun {
     /// Per command taken: for each response beat taken, the cycles from the
     /// command's acceptance to that beat's transfer.
     pub beat_cycles: Vec<Vec<u64>>,
+    /// Per command taken: the segment cycle it was taken in.
+    pub accepted: Vec<u64>,
     /// A reset cut the segment.
     pub cut: bool,
     /// The reset came while a command was in flight.
@@ -415,6 +417,7 @@ pub fn run_segment(m: &mut Model, mmu: &mut Mmu, seg: &Segment, timeout: u64) ->
             want.extend(beats);
             run.outcomes.push(o);
             run.beat_cycles.push(Vec::new());
+            run.accepted.push(cyc);
             flight.push_back((next, cyc, 0));
             next += 1;
             offered = false;

@@ -235,6 +235,23 @@ fn compare<U: Unit>(u: &U, cyc: u64, shown: &U::Out, want: &U::Out, k: usize, c:
 /// Runs `c` on `m` (just out of reset) and checks every cycle (see the
 /// module comment); counts `POINTS` and the unit's points into `cov`.
 pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Coverage>) -> Result<(), String> {
+    check_timed(m, u, c, cov).map(|_| ())
+}
+
+/// When each beat of a checked case moved, in case cycles (0 = the first
+/// cycle after reset), for throughput and latency figures.
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    /// Per beat: the cycle it was accepted, first shown, and taken.
+    pub accepted: Vec<u64>,
+    pub shown: Vec<u64>,
+    pub taken: Vec<u64>,
+    /// Cycles run.
+    pub cycles: u64,
+}
+
+/// `check`, also returning when each beat moved.
+pub fn check_timed<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Coverage>) -> Result<Timing, String> {
     let hit = |point: &str, cond: bool| {
         if let Some(cov) = cov {
             cov.hit_if(point, cond)
@@ -250,6 +267,7 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
     let mut held_for = 0u64;
     let mut done = 0usize;
     let limit = c.limit(&stalled, latency);
+    let mut t = Timing::default();
 
     m.eval();
     if m.get(p.out_valid) != 0 {
@@ -276,6 +294,7 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
         if let Some(k) = offer.beat.filter(|_| in_ready) {
             owed.push_back(Owed { expect: u.expected(&c.beats[k]), beat: k, accepted: cyc, shown: None });
             feed.accepted();
+            t.accepted.push(cyc);
         }
 
         let out_valid = m.get(p.out_valid) == 1;
@@ -306,6 +325,8 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
                 }
                 if ready {
                     let k = o.beat;
+                    t.shown.push(first);
+                    t.taken.push(cyc);
                     owed.pop_front();
                     done += 1;
                     hit("beats", true);
@@ -329,6 +350,7 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
         held_for = if held.is_some() { held_for + 1 } else { 0 };
         hit("output held 32+ cycles", held_for == 32);
         m.tick();
+        t.cycles = cyc + 1;
         if done == c.beats.len() {
             break;
         }
@@ -341,7 +363,8 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
             c.beats.len() - feed.taken()
         ));
     }
-    drained(m)
+    drained(m)?;
+    Ok(t)
 }
 
 /// After the last beat came out: one more cycle with `in_valid` low and

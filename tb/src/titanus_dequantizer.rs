@@ -182,6 +182,10 @@ pub struct Run {
     pub sat_high: u64,
     pub all_pruned_tokens: u64,
     pub first_latency: Option<u64>,
+    /// Model cycle of each accepted record beat and of each output beat
+    /// taken (for throughput).
+    pub in_cycles: Vec<u64>,
+    pub out_cycles: Vec<u64>,
 }
 
 pub const POINTS: &[&str] = &[
@@ -478,6 +482,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
                 advances = !(valid && !ready) as u64;
                 src.take();
                 first_accept.get_or_insert(cycle);
+                run.in_cycles.push(cycle);
                 if first {
                     let Some(Op::Token { pos, rec }) = cur else { unreachable!() };
                     let x = dequantize(p, &mut dq, *pos, rec, &mut run);
@@ -552,5 +557,6 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
     run.counters = want;
     run.beats = expected.len();
     run.cycles = cyc;
+    run.out_cycles = sink.cycles;
     Ok(run)
 }

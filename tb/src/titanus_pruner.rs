@@ -317,6 +317,10 @@ pub struct Run {
     pub back_to_back: u64,
     /// Cycles from the first acceptance to the first output beat.
     pub first_latency: Option<u64>,
+    /// Model cycle of each accepted input beat and of each output beat
+    /// taken (for throughput).
+    pub in_cycles: Vec<u64>,
+    pub out_cycles: Vec<u64>,
     pub tw_codes: Vec<u64>,
     /// Live writes that landed while beats were in flight.
     pub writes_in_flight: u64,
@@ -429,6 +433,7 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
             if in_ready {
                 src.take();
                 first_accept.get_or_insert(cycle);
+                run.in_cycles.push(cycle);
                 count_beat(&table, &b, &mut run);
                 run.expected.push(expect(p, &table, &b));
             }
@@ -459,6 +464,7 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
     run.cycles = cyc;
     run.tw_codes = tw.codes;
     run.beats = total;
+    run.out_cycles = sink.cycles;
     Ok(run)
 }
 
