@@ -16,13 +16,16 @@
 //! onto a per-lane select word. The data then go through log2(N) insert
 //! stages ("data stages"), each a 2:1 multiplexer per lane that pops its
 //! select. Input lanes j >= popcount(mask) are never selected. Pipeline
-//! registers count the 2*log2(N)-1 stages in that order (spec §3.1).
+//! registers count the 2*log2(N)-1 stages in that order (spec §3.1). From 32
+//! lanes on, a pipelined shifter also registers the prefix count after its
+//! third level, with the beat beside it, as zero-remove does.
 //!
 //! As in `zero_remove.rs`, stage code is stamped out by a macro with literal
 //! strides, because rust-hdl indices may only use loop variables; a stage
 //! past log2(N) runs a loop of zero iterations and generates nothing.
 
 use super::reg::Reg;
+use super::zero_remove::{split, SPLIT_AFTER};
 use rust_hdl::prelude::*;
 
 pub const MAX_STAGES: usize = 7;
@@ -58,6 +61,11 @@ pub struct ZeroInsert<const W: usize> {
     cz: Vec<Signal<Local, Bits<8>>>,
     // Beat valid alongside each boundary.
     bv: Vec<Signal<Local, Bit>>,
+    // Split register (none unless `split`): the count and the beat.
+    rps: Vec<Reg<Bits<8>>>,
+    rxm: Vec<Reg<Bit>>,
+    rxd: Vec<Reg<Bits<W>>>,
+    rxv: Vec<Reg<Bit>>,
     // Registers: slot 0 after the prefix count, slot ceil((t+1)/pipeline)
     // after network stage t when a register follows it.
     rd: Vec<Reg<Bits<W>>>,
@@ -93,6 +101,10 @@ pub struct ZeroInsert<const W: usize> {
     _dreg: [usize; MAX_STAGES],
     _dinner: [usize; MAX_STAGES],
     _dpos: [usize; MAX_STAGES],
+    /// 1 when the split register follows prefix level c + 1; 1 when there
+    /// is one.
+    _split: [usize; MAX_STAGES],
+    _has_split: usize,
     /// Slot 0 exists / carries select words / carries control state.
     _reg_pre: usize,
     _reg_pre_sw: usize,
@@ -130,6 +142,9 @@ impl<const W: usize> ZeroInsert<W> {
         }
         let piped = (pipeline > 0) as usize;
         let slots = if pipeline > 0 { 1 + stages.div_ceil(pipeline) } else { 0 };
+        let sp = split(lanes, pipeline);
+        let mut split_at = [0; MAX_STAGES];
+        split_at[SPLIT_AFTER - 1] = sp;
         // slots at control boundaries 0 ..= log2(N)-2 carry the control state
         let ctrl_slots = if pipeline > 0 && levels >= 2 { (levels - 2) / pipeline + 1 } else { 0 };
         ZeroInsert {
@@ -148,6 +163,10 @@ impl<const W: usize> ZeroInsert<W> {
             cv: (0..levels * n).map(|_| Default::default()).collect(),
             cz: (0..levels * n).map(|_| Default::default()).collect(),
             bv: (0..stages + 1).map(|_| Default::default()).collect(),
+            rps: (0..sp * n).map(|_| Reg::default()).collect(),
+            rxm: (0..sp * n).map(|_| Reg::default()).collect(),
+            rxd: (0..sp * n).map(|_| Reg::default()).collect(),
+            rxv: (0..sp).map(|_| Reg::default()).collect(),
             rd: (0..slots * n).map(|_| Reg::default()).collect(),
             rsw: (0..slots.saturating_sub(1) * n).map(|_| Reg::default()).collect(),
             rcv: (0..ctrl_slots * n).map(|_| Reg::default()).collect(),
@@ -172,6 +191,8 @@ impl<const W: usize> ZeroInsert<W> {
             _dreg: dreg,
             _dinner: dinner,
             _dpos: dpos,
+            _split: split_at,
+            _has_split: sp,
             _reg_pre: piped,
             _reg_pre_sw: piped * (levels >= 1) as usize,
             _reg_pre_ctrl: piped * (levels >= 2) as usize,
@@ -188,7 +209,7 @@ impl<const W: usize> ZeroInsert<W> {
         if pipeline == 0 {
             return 0;
         }
-        1 + Self::stages(lanes).div_ceil(pipeline)
+        1 + split(lanes, pipeline) + Self::stages(lanes).div_ceil(pipeline)
     }
 }
 
@@ -231,6 +252,27 @@ macro_rules! zero_insert_logic {
                                     self.ps[$c1 * n + p].next = self.ps[$c * n + p].val() + self.ps[$c * n + p - $csh].val();
                                 }
                             }
+                            for _r in 0..self._split[$c] {
+                                for p in 0..self._n {
+                                    self.rps[p].clock.next = self.clock.val();
+                                    self.rps[p].reset.next = self.reset.val();
+                                    self.rps[p].en.next = self.en.val();
+                                    self.rps[p].d.next = self.ps[$c1 * n + p].val();
+                                    self.ps[$c1 * n + p].next = self.rps[p].q.val();
+                                    self.rxm[p].clock.next = self.clock.val();
+                                    self.rxm[p].reset.next = self.reset.val();
+                                    self.rxm[p].en.next = self.en.val();
+                                    self.rxm[p].d.next = self.mask[p].val();
+                                    self.rxd[p].clock.next = self.clock.val();
+                                    self.rxd[p].reset.next = self.reset.val();
+                                    self.rxd[p].en.next = self.en.val();
+                                    self.rxd[p].d.next = self.data[p].val();
+                                }
+                                self.rxv[0].clock.next = self.clock.val();
+                                self.rxv[0].reset.next = self.reset.val();
+                                self.rxv[0].en.next = self.en.val();
+                                self.rxv[0].d.next = self.in_valid.val();
+                            }
                             )*
                             // the last prefix level (stride N/2) has no control stage
                             for l in self._levels..(self._levels + 1) {
@@ -248,6 +290,14 @@ macro_rules! zero_insert_logic {
                                     self.cz[p].next = self.ps[l * n + p].val();
                                 }
                             }
+                            // after a split register, boundary 0 takes the
+                            // beat registered beside the count
+                            for _r in 0..self._has_split {
+                                for p in 0..self._n {
+                                    self.dd[p].next = self.rxd[p].q.val();
+                                    self.cv[p].next = self.rxm[p].q.val();
+                                }
+                            }
                             for p in 0..self._n {
                                 self.sw[p].next = self.zero16[0].val();
                                 if self.cv[p].val() & ((self.cz[p].val() & self.one8[0].val()) == self.zero8[0].val()) {
@@ -259,6 +309,9 @@ macro_rules! zero_insert_logic {
                             }
                         }
                         self.bv[0].next = self.in_valid.val();
+                        for _r in 0..self._has_split {
+                            self.bv[0].next = self.rxv[0].q.val();
+                        }
                         for _r in 0..self._reg_pre {
                             self.rbv[0].clock.next = self.clock.val();
                             self.rbv[0].reset.next = self.reset.val();
