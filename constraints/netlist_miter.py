@@ -134,6 +134,8 @@ def main():
     for what, a, b in (("input", ins_g, ins_n), ("output", outs_g, outs_n)):
         if {p: len(v) for p, v in a.items()} != {p: len(v) for p, v in b.items()}:
             fail(f"the {what} ports differ: gold {sorted(a)}, gate {sorted(b)}")
+    if not outs_g:
+        fail("no output ports: nothing to compare")
     if "inout" in {v["direction"] for s in (gold, gate) for v in s.ports.values()}:
         fail("inout ports are not supported")
 
@@ -293,11 +295,14 @@ def main():
     for (q, d), b, key in related:
         roots.append((f"next state of gate register {key[0]}[{key[1]}] (a function of the gold state)", ("next", b), d))
 
+    out_n = []
     for what, gb, nb in roots:
-        g = lit_of(gold, gb[1], nxt) if isinstance(gb, tuple) else lit_of(gold, gb, lit["gold"])
-        outputs.append(aig.xor(g, lit_of(gate, nb, lit["gate"])))
+        outputs.append(lit_of(gold, gb[1], nxt) if isinstance(gb, tuple) else lit_of(gold, gb, lit["gold"]))
+        out_n.append(lit_of(gate, nb, lit["gate"]))
         meaning.append(what)
-    aig.write(sys.argv[3], outputs)
+    # the two sides as two AIGs over the same inputs, output for output
+    aig.write(sys.argv[3] + ".gold.aig", outputs)
+    aig.write(sys.argv[3] + ".gate.aig", out_n)
     with open(sys.argv[4], "w") as f:
         f.write("\n".join(meaning) + "\n")
     print(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Formal equivalence of one unit's emitted RTL and its OSU018 netlist.
-#   constraints/prove_netlist.sh [--mutate] [--engine cut|induct|auto] NETLIST_DIR MODULE LIBERTY
+#   constraints/prove_netlist.sh [--mutate] [--engine auto|cut|cut-fsm|induct] NETLIST_DIR MODULE LIBERTY
 # NETLIST_DIR is a model-cache netlist folder (`models netlist NAME` prints
 # it): <MODULE>.v is the emitted Verilog that was synthesized, and
 # <MODULE>.osu018.v the netlist that `make synth` times and the netlist
@@ -8,41 +8,49 @@
 #
 # Gold (RTL): proc, flatten, memories mapped to registers (the synthesis
 # maps them the same way, so both sides keep the same register names),
-# Yosys's own gate lowering (techmap) and its register optimisations. These
-# fold registers that hold their reset value forever into constants, as the
-# synthesis did (opt_dff -sat: where the next state can be shown to always
-# equal the reset value); without that the proof, which starts from any
-# state, would see them as free and could not match the netlist's
-# constants. Undriven wires become 0 as in the synthesis script. Gate: the
-# netlist with the cells' functions read from the Liberty (DFFPOSX1 becomes
-# a $_DFF_P_), flattened. What is checked is thus ABC's mapping, dfflibmap,
-# the buffering and every pass after techmap; the Verilog front end and
-# Yosys's word-level passes are shared by both sides and trusted.
+# Yosys's own gate lowering (techmap) and its simple optimisations;
+# undriven wires become 0 as in the synthesis script. Gate: the netlist with
+# the cells' functions read from the Liberty (DFFPOSX1 becomes a $_DFF_P_),
+# flattened. What is checked is thus ABC's mapping, dfflibmap, the
+# buffering and every pass after techmap; the Verilog front end and Yosys's
+# word-level passes are shared by both sides and trusted.
 #
-# Both engines prove the same claim: started in the same state (as after a
-# common reset; memory contents equal but arbitrary), RTL and netlist give
-# the same outputs in every cycle for every input sequence.
-#  cut (default first): registers are paired by name (Yosys and ABC keep
-#    register names) and cut; constants/netlist_miter.py builds one
-#    combinational miter (same inputs and paired states => same outputs and
-#    same paired next states; unpaired registers free) and ABC's `&cec`
-#    (simulation, SAT sweeping of internal equivalences: what multipliers
-#    need) proves it. The claim follows by induction over the cycles.
-#  induct: Yosys equiv_make pairs outputs and same-named wires,
-#    equiv_simple proves what it can from the pairs around it, equiv_induct
-#    the rest by temporal induction assuming every pair equal in the
-#    previous steps. Slower, but it can use relations across several cycles.
-#  auto: cut, then induct if cut did not prove it (either proof suffices).
+# Engines (all prove: started in corresponding states, as after a common
+# reset, RTL and netlist give the same outputs in every cycle for every
+# input sequence):
+#  cut: constraints/netlist_miter.py pairs the registers by name (Yosys and
+#    ABC keep them) and cuts them: one combinational miter says that from
+#    paired states equal, for every input, the outputs and the paired next
+#    states are equal (registers the synthesis merged or found stuck are
+#    related to their gold function; any other register is left free, which
+#    can only make the proof fail). ABC's `&cec` proves it (simulation and
+#    SAT sweeping of internal equivalences, which multipliers need); the
+#    claim follows by induction over the cycles. Corresponding states: the
+#    paired registers equal, memory contents equal but arbitrary.
+#  cut-fsm: cut, with the synthesis's FSM re-encoding (`fsm` after the
+#    passes `synth` runs before it) applied to the gold too, so that a state
+#    register re-encoded one-hot pairs bit for bit; the re-encoding is then
+#    trusted, not checked.
+#  induct: Yosys equiv_make pairs same-named wires, equiv_simple and
+#    equiv_induct -seq PROVE_SEQ prove them by temporal induction over
+#    several cycles (after opt_dff -sat folds registers stuck at their reset
+#    value, as the synthesis did). Plain SAT: slow, times out on multipliers.
+#  auto (default): cut, then cut-fsm, then induct, until one proves it.
 #
-# --mutate proves against a copy of the netlist with one inverter turned
-# into a buffer; the proof must then fail (the negative test of `make
-# prove`; run it once per engine). Prints one line; exits non-zero if the
-# proof fails (or, with --mutate, if it does not); exit 2 on a timeout.
+# --mutate proves against a copy of the netlist with its first inverter
+# turned into a buffer, --mutate-deep with its middle NAND2 turned into an
+# AND2 (deep in the logic: a broken way of calling ABC once refuted the
+# first kind and proved the second); the proof must then fail, with every
+# engine tried (the negative tests of `make prove`). Prints one line; exits non-zero if the
+# proof fails (or, with --mutate, if it does not); exit 2 on a timeout
+# (PROVE_TIMEOUT seconds, all engines together). PROVE_KEEP=DIR keeps the
+# scripts, logs and the miter there.
 set -euo pipefail
 mutate=0 engine=${PROVE_ENGINE:-auto}
 while :; do
   case "${1:-}" in
     --mutate) mutate=1; shift ;;
+    --mutate-deep) mutate=2; shift ;;
     --engine) engine=$2; shift 2 ;;
     *) break ;;
   esac
@@ -51,12 +59,9 @@ case $engine in cut|cut-fsm|induct|auto) ;; *) echo "prove_netlist: unknown engi
 net=$(realpath "$1") module=$2 liberty=$3
 here=$(dirname "$(realpath "$0")")
 seq=${PROVE_SEQ:-2}
-# seconds before the proof is given up (reported as a timeout, exit 2),
-# for the two engines together
 limit=${PROVE_TIMEOUT:-600}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# PROVE_KEEP=DIR keeps the scripts, logs and miter there
 keep() { [ -z "${PROVE_KEEP:-}" ] || { mkdir -p "$PROVE_KEEP"; cp "$work"/[a-z]* "$PROVE_KEEP/" 2>/dev/null || true; }; }
 start=$(date +%s.%N)
 elapsed() { awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}"; }
@@ -66,7 +71,15 @@ gate=$net/$module.osu018.v
 if [ $mutate = 1 ]; then
   # the first inverter instance becomes a buffer: one output bit flips
   awk '!done && /^  INVX1 / {sub(/INVX1/, "BUFX2"); done = 1} {print}' "$gate" > "$work/mutant.v"
-  cmp -s "$gate" "$work/mutant.v" && { echo "prove_netlist: $module: no INVX1 to mutate" >&2; exit 1; }
+  mutation="one INVX1 -> BUFX2"
+elif [ $mutate = 2 ]; then
+  # the middle NAND2X1 instance becomes an AND2X2, deep in the logic
+  n=$(grep -c '^  NAND2X1 ' "$gate" || true)
+  awk -v k=$(( (n + 1) / 2 )) '/^  NAND2X1 / && ++c == k {sub(/NAND2X1/, "AND2X2")} {print}' "$gate" > "$work/mutant.v"
+  mutation="the middle NAND2X1 -> AND2X2"
+fi
+if [ $mutate != 0 ]; then
+  cmp -s "$gate" "$work/mutant.v" && { echo "prove_netlist: $module: no cell to mutate ($mutation)" >&2; exit 1; }
   gate=$work/mutant.v
 fi
 
@@ -108,15 +121,15 @@ EOF
   if [ $status = 124 ]; then result=timeout; return; fi
   if [ $status != 0 ]; then result=error detail=$(tail -1 "$work/miter.txt"); return; fi
   status=0
-  timeout "$(left)" yosys-abc -c "&r $work/miter.aig; &cec -m" > "$work/abc.log" 2>&1 || status=$?
+  # two circuits, output for output (not one XOR miter: `&cec -m` on a
+  # many-output miter proved wrong mutants equivalent in a test)
+  timeout "$(left)" yosys-abc -c "&r $work/miter.aig.gold.aig; &cec $work/miter.aig.gate.aig" > "$work/abc.log" 2>&1 || status=$?
   if [ $status = 124 ]; then result=timeout; return; fi
-  local pairs
-  pairs=$(cut -d, -f1 "$work/miter.txt")
   if grep -q "Networks are equivalent" "$work/abc.log"; then
-    result=proved detail="$pairs, $(grep -oE '[0-9]+ miter outputs' "$work/miter.txt") (ABC &cec)"
+    result=proved detail="$(cat "$work/miter.txt")"
   elif grep -q "NOT EQUIVALENT" "$work/abc.log"; then
     local out
-    out=$(grep -oE 'Output [0-9]+' "$work/abc.log" | head -1 | awk '{print $2}')
+    out=$(grep -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | head -1 | awk '{print $NF}')
     result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ($(cat "$work/miter.txt"))"
   else
     result=error detail="ABC: $(grep -vE '^ABC command line|^Assuming' "$work/abc.log" | tail -1)"
@@ -163,7 +176,7 @@ case $engine in
   cut-fsm) steps="cut-fsm" ;;
   induct) steps="induct" ;;
   # auto stops at the first proof
-  auto) steps="cut cut-fsm" ;;
+  auto) steps="cut cut-fsm induct" ;;
 esac
 for e in $steps; do
   [ "$result" = proved ] && break
@@ -182,13 +195,13 @@ if [ "$result" = timeout ]; then
   echo "prove_netlist: $module: TIMEOUT after $limit s (no result;$tried)" >&2
   exit 2
 fi
-if [ $mutate = 1 ]; then
+if [ $mutate != 0 ]; then
   case $result in
     proved)
-      echo "prove_netlist: $module: FAILED: a netlist with one inverter made a buffer was proven equivalent ($detail)" >&2
+      echo "prove_netlist: $module: FAILED: a netlist with $mutation was proven equivalent ($detail)" >&2
       exit 1 ;;
     refuted)
-      echo "$module: mutant (one INVX1 -> BUFX2) refuted by$tried: $detail ($secs s)"
+      echo "$module: mutant ($mutation) refuted by$tried: $detail ($secs s)"
       exit 0 ;;
     *)
       echo "prove_netlist: $module: FAILED: the mutant run failed for another reason: $detail" >&2
@@ -199,4 +212,4 @@ if [ "$result" != proved ]; then
   echo "prove_netlist: $module: FAILED ($secs s;$tried): $detail" >&2
   exit 1
 fi
-echo "$module: PROVED, $detail ($secs s)"
+echo "$module: PROVED by ${tried##* } ($secs s): $detail"
