@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Formal equivalence of one unit's emitted RTL and its OSU018 netlist.
-#   constraints/prove_netlist.sh [--mutate] [--engine auto|cut|cut-fsm|induct] NETLIST_DIR MODULE LIBERTY
+#   constraints/prove_netlist.sh [--mutate|--mutate-deep] [--engine auto|cut|cut-fsm|induct] NETLIST_DIR MODULE LIBERTY
 # NETLIST_DIR is a model-cache netlist folder (`models netlist NAME` prints
 # it): <MODULE>.v is the emitted Verilog that was synthesized, and
 # <MODULE>.osu018.v the netlist that `make synth` times and the netlist
