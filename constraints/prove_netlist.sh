@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Formal equivalence of one unit's emitted RTL and its OSU018 netlist (Yosys
-# equiv_make / equiv_simple / equiv_induct).
-#   constraints/prove_netlist.sh [--mutate] NETLIST_DIR MODULE LIBERTY
+# Formal equivalence of one unit's emitted RTL and its OSU018 netlist.
+#   constraints/prove_netlist.sh [--mutate|--mutate-deep] [--engine auto|cut|cut-fsm|induct] NETLIST_DIR MODULE LIBERTY
 # NETLIST_DIR is a model-cache netlist folder (`models netlist NAME` prints
 # it): <MODULE>.v is the emitted Verilog that was synthesized, and
 # <MODULE>.osu018.v the netlist that `make synth` times and the netlist
@@ -9,62 +8,141 @@
 #
 # Gold (RTL): proc, flatten, memories mapped to registers (the synthesis
 # maps them the same way, so both sides keep the same register names),
-# Yosys's own gate lowering (techmap) and its register optimisations. These
-# fold registers that hold their reset value forever into constants, as the
-# synthesis did (opt_dff -sat: where the next state can be shown to always
-# equal the reset value); without that the induction, which starts from any
-# state, would see them as free and could not match the netlist's
-# constants. Undriven wires become 0 as in the synthesis script. Gate: the
-# netlist with the cells' functions read from the Liberty (DFFPOSX1 becomes
-# a $_DFF_P_), flattened. What is checked is thus ABC's mapping, dfflibmap,
-# the buffering and every pass after techmap; the Verilog front end and
-# Yosys's word-level passes are shared by both sides and trusted.
+# Yosys's own gate lowering (techmap) and its simple optimisations;
+# undriven wires become 0 as in the synthesis script. Gate: the netlist with
+# the cells' functions read from the Liberty (DFFPOSX1 becomes a $_DFF_P_),
+# flattened. What is checked is thus ABC's mapping, dfflibmap, the
+# buffering and every pass after techmap; the Verilog front end and Yosys's
+# word-level passes are shared by both sides and trusted.
 #
-# equiv_make pairs outputs and same-named wires (register outputs keep
-# their names through ABC); equiv_simple proves what it can from the pairs
-# around it, equiv_induct the rest by temporal induction assuming every pair
-# equal in the previous steps. So the claim is: started in the same state
-# (as after a common reset; memory contents equal but arbitrary), RTL and
-# netlist give the same outputs in every cycle for every input sequence.
+# Engines (all prove: started in corresponding states, as after a common
+# reset, RTL and netlist give the same outputs in every cycle for every
+# input sequence):
+#  cut: constraints/netlist_miter.py pairs the registers by name (Yosys and
+#    ABC keep them) and cuts them: one combinational miter says that from
+#    paired states equal, for every input, the outputs and the paired next
+#    states are equal (registers the synthesis merged or found stuck are
+#    related to their gold function; any other register is left free, which
+#    can only make the proof fail). ABC's `&cec` proves it (simulation and
+#    SAT sweeping of internal equivalences, which multipliers need); the
+#    claim follows by induction over the cycles. Corresponding states: the
+#    paired registers equal, memory contents equal but arbitrary.
+#  cut-fsm: cut, with the synthesis's FSM re-encoding (`fsm` after the
+#    passes `synth` runs before it) applied to the gold too, so that a state
+#    register re-encoded one-hot pairs bit for bit; the re-encoding is then
+#    trusted, not checked.
+#  induct: Yosys equiv_make pairs same-named wires, equiv_simple and
+#    equiv_induct -seq PROVE_SEQ prove them by temporal induction over
+#    several cycles (after opt_dff -sat folds registers stuck at their reset
+#    value, as the synthesis did). Plain SAT: slow, times out on multipliers.
+#  auto (default): cut, then cut-fsm, then induct, until one proves it.
 #
-# --mutate proves against a copy of the netlist with one inverter turned
-# into a buffer; the proof must then fail (the negative test of `make prove`).
-# Prints one line; exits non-zero if the proof fails (or, with --mutate,
-# if it does not).
+# --mutate proves against a copy of the netlist with its first inverter
+# turned into a buffer, --mutate-deep with its middle NAND2 turned into an
+# AND2 (deep in the logic: a broken way of calling ABC once refuted the
+# first kind and proved the second); the proof must then fail, with every
+# engine tried (the negative tests of `make prove`). Prints one line; exits non-zero if the
+# proof fails (or, with --mutate, if it does not); exit 2 on a timeout
+# (PROVE_TIMEOUT seconds, all engines together). PROVE_KEEP=DIR keeps the
+# scripts, logs and the miter there.
 set -euo pipefail
-mutate=0
-if [ "${1:-}" = --mutate ]; then mutate=1; shift; fi
+mutate=0 engine=${PROVE_ENGINE:-auto}
+while :; do
+  case "${1:-}" in
+    --mutate) mutate=1; shift ;;
+    --mutate-deep) mutate=2; shift ;;
+    --engine) engine=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+case $engine in cut|cut-fsm|induct|auto) ;; *) echo "prove_netlist: unknown engine $engine (cut, cut-fsm, induct or auto)" >&2; exit 1 ;; esac
 net=$(realpath "$1") module=$2 liberty=$3
+here=$(dirname "$(realpath "$0")")
 seq=${PROVE_SEQ:-2}
-# seconds before the proof is given up (reported as a timeout, exit 2)
 limit=${PROVE_TIMEOUT:-600}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# PROVE_KEEP=DIR keeps the Yosys script and log there
-keep() { [ -z "${PROVE_KEEP:-}" ] || { mkdir -p "$PROVE_KEEP"; cp "$work"/equiv.* "$PROVE_KEEP/"; }; }
+keep() { [ -z "${PROVE_KEEP:-}" ] || { mkdir -p "$PROVE_KEEP"; cp "$work"/[a-z]* "$PROVE_KEEP/" 2>/dev/null || true; }; }
+start=$(date +%s.%N)
+elapsed() { awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}"; }
+left() { awk "BEGIN{l = $limit - ($(date +%s.%N) - $start); print (l > 1 ? int(l) : 1)}"; }
 
 gate=$net/$module.osu018.v
 if [ $mutate = 1 ]; then
   # the first inverter instance becomes a buffer: one output bit flips
   awk '!done && /^  INVX1 / {sub(/INVX1/, "BUFX2"); done = 1} {print}' "$gate" > "$work/mutant.v"
-  cmp -s "$gate" "$work/mutant.v" && { echo "prove_netlist: $module: no INVX1 to mutate" >&2; exit 1; }
+  mutation="one INVX1 -> BUFX2"
+elif [ $mutate = 2 ]; then
+  # the middle NAND2X1 instance becomes an AND2X2, deep in the logic
+  n=$(grep -c '^  NAND2X1 ' "$gate" || true)
+  awk -v k=$(( (n + 1) / 2 )) '/^  NAND2X1 / && ++c == k {sub(/NAND2X1/, "AND2X2")} {print}' "$gate" > "$work/mutant.v"
+  mutation="the middle NAND2X1 -> AND2X2"
+fi
+if [ $mutate != 0 ]; then
+  cmp -s "$gate" "$work/mutant.v" && { echo "prove_netlist: $module: no cell to mutate ($mutation)" >&2; exit 1; }
   gate=$work/mutant.v
 fi
 
-cat > "$work/equiv.ys" <<EOF
-read_verilog -sv $net/$module.v
+# With fsm=1 the gold also gets the synthesis's FSM re-encoding (the passes
+# that `synth` runs before it, then `fsm`), which is then trusted.
+gold_prep() {
+  echo "read_verilog -sv $net/$module.v
 hierarchy -check -top $module
-proc; flatten; opt_clean
-memory_map; opt -full
+proc; flatten; opt_clean"
+  [ "$1" = 0 ] || echo "opt_expr; opt_clean; opt -nodffe -nosdff; fsm; opt"
+  echo "memory_map; opt -full
 techmap; opt -full
-opt_dff -sat; opt -full
-setundef -undriven -zero
-rename -top gold
-design -stash gold
-read_liberty -ignore_miss_func $liberty
+setundef -undriven -zero"
+}
+gate_prep="read_liberty -ignore_miss_func $liberty
 read_verilog $gate
 hierarchy -check -top $module
-flatten; opt_clean
+flatten; opt_clean"
+
+# Each engine sets result (proved | refuted | error | timeout) and detail.
+run_cut() {
+  cat > "$work/cut.ys" <<EOF
+$(gold_prep "$1")
+dffunmap; aigmap; opt_clean
+write_json $work/gold.json
+design -reset
+$gate_prep
+setundef -undriven -zero
+dffunmap; aigmap; opt_clean
+write_json $work/gate.json
+EOF
+  local status=0
+  timeout "$(left)" yosys -q -l "$work/cut.log" "$work/cut.ys" > /dev/null 2>&1 || status=$?
+  if [ $status = 124 ]; then result=timeout; return; fi
+  if [ $status != 0 ]; then result=error detail="yosys: $(grep ERROR "$work/cut.log" | head -1)"; return; fi
+  status=0
+  timeout "$(left)" python3 "$here/netlist_miter.py" "$work/gold.json" "$work/gate.json" \
+    "$work/miter.aig" "$work/miter.map" > "$work/miter.txt" 2>&1 || status=$?
+  if [ $status = 124 ]; then result=timeout; return; fi
+  if [ $status != 0 ]; then result=error detail=$(tail -1 "$work/miter.txt"); return; fi
+  status=0
+  # two circuits, output for output (not one XOR miter: `&cec -m` on a
+  # many-output miter proved wrong mutants equivalent in a test)
+  timeout "$(left)" yosys-abc -c "&r $work/miter.aig.gold.aig; &cec $work/miter.aig.gate.aig" > "$work/abc.log" 2>&1 || status=$?
+  if [ $status = 124 ]; then result=timeout; return; fi
+  if grep -q "Networks are equivalent" "$work/abc.log"; then
+    result=proved detail="$(cat "$work/miter.txt")"
+  elif grep -q "NOT EQUIVALENT" "$work/abc.log"; then
+    local out
+    out=$(grep -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | head -1 | awk '{print $NF}')
+    result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ($(cat "$work/miter.txt"))"
+  else
+    result=error detail="ABC: $(grep -vE '^ABC command line|^Assuming' "$work/abc.log" | tail -1)"
+  fi
+}
+
+run_induct() {
+  cat > "$work/equiv.ys" <<EOF
+$(gold_prep 0)
+opt_dff -sat; opt -full; setundef -undriven -zero
+rename -top gold
+design -stash gold
+$gate_prep
 rename -top gate
 design -stash gate
 design -copy-from gold -as gold gold
@@ -75,39 +153,63 @@ equiv_simple -seq $seq
 equiv_induct -seq $seq
 equiv_status
 EOF
+  local status=0
+  timeout "$(left)" yosys -q -l "$work/equiv.log" "$work/equiv.ys" > /dev/null 2>&1 || status=$?
+  if [ $status = 124 ]; then result=timeout; return; fi
+  local cells proven
+  cells=$(grep -oE 'Found [0-9]+ \$equiv cells' "$work/equiv.log" | tail -1 | awk '{print $2}' || true)
+  proven=$(grep -oE 'Of those cells [0-9]+ are proven and [0-9]+ are unproven' "$work/equiv.log" | tail -1 || true)
+  if [ $status = 0 ] && grep -q "Equivalence successfully proven!" "$work/equiv.log" && [ "${cells:-0}" -gt 0 ]; then
+    # (a proof over no pairs, ports not matched, would prove nothing)
+    result=proved detail="$cells equivalence points (Yosys equiv_induct)"
+  elif [ -n "$proven" ]; then
+    result=refuted detail="$proven: $(grep -E 'Unproven' "$work/equiv.log" | head -3 | tr -s ' \n' ' ')"
+  else
+    result=error detail="yosys: $(grep ERROR "$work/equiv.log" | head -1)"
+  fi
+}
 
-start=$(date +%s.%N)
-status=0
-timeout "$limit" yosys -q -l "$work/equiv.log" "$work/equiv.ys" > /dev/null 2>&1 || status=$?
+result=error detail=
+tried=
+case $engine in
+  cut) steps="cut" ;;
+  cut-fsm) steps="cut-fsm" ;;
+  induct) steps="induct" ;;
+  # auto stops at the first proof
+  auto) steps="cut cut-fsm induct" ;;
+esac
+for e in $steps; do
+  [ "$result" = proved ] && break
+  tried="$tried $e"
+  case $e in
+    cut) run_cut 0 ;;
+    cut-fsm) run_cut 1 ;;
+    induct) run_induct ;;
+  esac
+  [ "$result" = timeout ] && break
+done
 keep
-secs=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}")
-cells=$(grep -oE 'Found [0-9]+ \$equiv cells' "$work/equiv.log" | tail -1 | awk '{print $2}' || true)
-proven=$(grep -oE 'Of those cells [0-9]+ are proven and [0-9]+ are unproven' "$work/equiv.log" | tail -1 || true)
-ok=0
-[ $status = 0 ] && grep -q "Equivalence successfully proven!" "$work/equiv.log" && ok=1
+secs=$(elapsed)
 
-if [ $status = 124 ]; then
-  echo "prove_netlist: $module: TIMEOUT after $limit s (no result)" >&2
+if [ "$result" = timeout ]; then
+  echo "prove_netlist: $module: TIMEOUT after $limit s (no result;$tried)" >&2
   exit 2
 fi
-if [ $mutate = 1 ]; then
-  if [ $ok = 1 ]; then
-    echo "prove_netlist: $module: FAILED: a netlist with one inverter made a buffer was proven equivalent" >&2
-    exit 1
-  fi
-  if [ -z "$proven" ]; then
-    echo "prove_netlist: $module: FAILED: the mutant run failed for another reason:" >&2
-    tail -20 "$work/equiv.log" >&2
-    exit 1
-  fi
-  echo "$module: mutant (one INVX1 -> BUFX2) refuted: $proven ($secs s)"
-  exit 0
+if [ $mutate != 0 ]; then
+  case $result in
+    proved)
+      echo "prove_netlist: $module: FAILED: a netlist with $mutation was proven equivalent ($detail)" >&2
+      exit 1 ;;
+    refuted)
+      echo "$module: mutant ($mutation) refuted by$tried: $detail ($secs s)"
+      exit 0 ;;
+    *)
+      echo "prove_netlist: $module: FAILED: the mutant run failed for another reason: $detail" >&2
+      exit 1 ;;
+  esac
 fi
-# a proof over no pairs (ports not matched) proves nothing
-[ "${cells:-0}" -gt 0 ] || ok=0
-if [ $ok = 0 ]; then
-  echo "prove_netlist: $module: FAILED ($secs s): ${proven:-yosys error}" >&2
-  grep -E "Unproven|ERROR" "$work/equiv.log" | head -20 >&2 || tail -20 "$work/equiv.log" >&2
+if [ "$result" != proved ]; then
+  echo "prove_netlist: $module: FAILED ($secs s;$tried): $detail" >&2
   exit 1
 fi
-echo "$module: PROVED, $cells equivalence points ($secs s)"
+echo "$module: PROVED by ${tried##* } ($secs s): $detail"

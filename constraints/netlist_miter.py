@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Register-cut miter of two gate-level designs, for ABC's `&cec -m`.
+
+  netlist_miter.py GOLD.json GATE.json MITER.aig MITER.map
+
+GOLD and GATE are Yosys JSON netlists of one flattened module each, made of
+$_AND_, $_NOT_ and $_DFF_P_ cells only (`dffunmap; aigmap`), all flip-flops
+on one clock port. The miter is combinational:
+  inputs   the primary inputs (shared by port name and bit), one input per
+           register pair (its state, shared by both sides), one input of its
+           own for every register left unpaired and every undriven bit;
+  outputs  one XOR per primary-output bit and one per register pair's next
+           state (gold D vs gate D).
+Registers pair when their Q bits carry the same public name (Yosys and ABC
+keep register names). A register whose name is a constant on the other side
+(the other synthesis proved it stuck) pairs with that constant: its state
+input is the constant and its next state must equal it.
+
+If every output is 0 for every input (`&cec -m`), then from any two states
+that agree on the pairs, both designs give the same outputs and the same
+paired next states, whatever the unpaired registers hold; by induction they
+agree in every cycle after starting in agreeing states. Unpaired registers
+are free, so pairing fewer registers can only make the proof fail, never
+pass wrongly. MAP lists each miter output's meaning, one per line.
+Exit status 3 with a one-line message on designs outside these limits.
+"""
+import json
+import sys
+
+
+def fail(msg):
+    print(f"netlist_miter: {msg}", file=sys.stderr)
+    sys.exit(3)
+
+
+def load(path):
+    mods = json.load(open(path))["modules"]
+    if len(mods) != 1:
+        fail(f"{path}: expected one flattened module, found {len(mods)}")
+    return next(iter(mods.values()))
+
+
+class Side:
+    """One design: drivers of its bits, its registers, names of its bits."""
+
+    def __init__(self, mod, tag):
+        self.tag = tag
+        self.ports = mod["ports"]
+        self.driver = {}  # bit -> ("and", a, b) | ("not", a) | ("ff", cell)
+        self.ffs = []  # (q bit, d bit, clock bit)
+        for name, cell in mod["cells"].items():
+            t, c = cell["type"], cell["connections"]
+            if t == "$_AND_":
+                self.driver[c["Y"][0]] = ("and", c["A"][0], c["B"][0])
+            elif t == "$_NOT_":
+                self.driver[c["Y"][0]] = ("not", c["A"][0])
+            elif t == "$_DFF_P_":
+                self.driver[c["Q"][0]] = ("ff",)
+                self.ffs.append((c["Q"][0], c["D"][0], c["C"][0]))
+            else:
+                fail(f"{tag}: cell {name} of type {t} (only $_AND_, $_NOT_, $_DFF_P_)")
+        # public names of every bit: (wire, index) -> bit
+        self.by_name = {}
+        self.names_of = {}
+        for wname, net in mod["netnames"].items():
+            if net.get("hide_name"):
+                continue
+            bits, off = net["bits"], net.get("offset", 0)
+            n = len(bits)
+            for i, b in enumerate(bits):
+                idx = off + (n - 1 - i if net.get("upto") else i)
+                key = (wname, idx)
+                self.by_name[key] = b
+                self.names_of.setdefault(b, []).append(key)
+
+    def port_bits(self, direction):
+        return {p: v["bits"] for p, v in self.ports.items() if v["direction"] == direction}
+
+
+class Aig:
+    def __init__(self):
+        self.n_inputs = 0
+        self.ands = []  # (lhs var, rhs0 lit, rhs1 lit), filled after inputs
+        self.strash = {}
+
+    def input(self):
+        assert not self.ands
+        self.n_inputs += 1
+        return 2 * self.n_inputs
+
+    def and_(self, a, b):
+        if a == 0 or b == 0 or a == (b ^ 1):
+            return 0
+        if a == 1:
+            return b
+        if b == 1 or a == b:
+            return a
+        key = (max(a, b), min(a, b))
+        lit = self.strash.get(key)
+        if lit is None:
+            lit = 2 * (self.n_inputs + len(self.ands) + 1)
+            self.ands.append(key)
+            self.strash[key] = lit
+        return lit
+
+    def xor(self, a, b):
+        return self.and_(self.and_(a, b ^ 1) ^ 1, self.and_(a ^ 1, b) ^ 1) ^ 1
+
+    def write(self, path, outputs):
+        m = self.n_inputs + len(self.ands)
+        with open(path, "wb") as f:
+            f.write(f"aig {m} {self.n_inputs} 0 {len(outputs)} {len(self.ands)}\n".encode())
+            for o in outputs:
+                f.write(f"{o}\n".encode())
+            buf = bytearray()
+            for k, (r0, r1) in enumerate(self.ands):
+                lhs = 2 * (self.n_inputs + k + 1)
+                for delta in (lhs - r0, r0 - r1):
+                    while delta >= 0x80:
+                        buf.append((delta & 0x7F) | 0x80)
+                        delta >>= 7
+                    buf.append(delta)
+            f.write(bytes(buf))
+
+
+def main():
+    if len(sys.argv) != 5:
+        fail("usage: netlist_miter.py GOLD.json GATE.json MITER.aig MITER.map")
+    gold = Side(load(sys.argv[1]), "gold")
+    gate = Side(load(sys.argv[2]), "gate")
+
+    ins_g, ins_n = gold.port_bits("input"), gate.port_bits("input")
+    outs_g, outs_n = gold.port_bits("output"), gate.port_bits("output")
+    for what, a, b in (("input", ins_g, ins_n), ("output", outs_g, outs_n)):
+        if {p: len(v) for p, v in a.items()} != {p: len(v) for p, v in b.items()}:
+            fail(f"the {what} ports differ: gold {sorted(a)}, gate {sorted(b)}")
+    if not outs_g:
+        fail("no output ports: nothing to compare")
+    if "inout" in {v["direction"] for s in (gold, gate) for v in s.ports.values()}:
+        fail("inout ports are not supported")
+
+    # one clock: the same input port bit on both sides
+    for s, ins in ((gold, ins_g), (gate, ins_n)):
+        clocks = {c for _, _, c in s.ffs}
+        names = {(p, i) for p, bits in ins.items() for i, b in enumerate(bits) if b in clocks}
+        if len(clocks) > 1 or len(names) != len(clocks):
+            fail(f"{s.tag}: registers must share one clock input port (found {len(clocks)} clocks)")
+        s.clock = next(iter(names), None)
+    if gold.clock and gate.clock and gold.clock != gate.clock:
+        fail(f"clocks differ: gold {gold.clock}, gate {gate.clock}")
+
+    aig = Aig()
+    lit = {"gold": {"0": 0, "1": 1}, "gate": {"0": 0, "1": 1}}
+    outputs, meaning = [], []
+    for p in sorted(ins_g):
+        for gb, nb in zip(ins_g[p], ins_n[p]):
+            v = aig.input()
+            for s, b in (("gold", gb), ("gate", nb)):
+                if b in lit[s] and lit[s][b] != v:
+                    fail(f"{s}: input bit of {p} is also another input")
+                lit[s][b] = v
+
+    # Pair registers by name. A gold register left over whose name is a
+    # constant in the gate is pinned to it. A gate register left over whose
+    # name is, in the gold, a constant or a function of the gold registers
+    # alone (a register the gold merged into another, an alias) is related
+    # to it: its state is that function of the gold state, its next state
+    # must be the function of the gold next state.
+    q_of_n = {q: (q, d) for q, d, _ in gate.ffs}
+    gold_ffq = {q for q, _, _ in gold.ffs}
+    paired_n = set()
+    pairs, pinned, related = [], [], []
+    for q, d, _ in gold.ffs:
+        match = None
+        for key in gold.names_of.get(q, []):
+            b = gate.by_name.get(key)
+            if b in q_of_n and b not in paired_n:
+                match = ("ff", b, key)
+                break
+            if b in ("0", "1") and match is None:
+                match = ("const", b, key)
+        if match and match[0] == "ff":
+            paired_n.add(match[1])
+            pairs.append(((q, d), q_of_n[match[1]], match[2]))
+        elif match:
+            pinned.append(((q, d), int(match[1]), match[2]))
+
+    state_only = {}
+
+    def of_state(b):
+        """Whether gold bit b is a function of the gold registers alone."""
+        stack = [b]
+        while stack:
+            x = stack[-1]
+            if x in state_only or x in ("0", "1") or x in gold_ffq:
+                stack.pop()
+                continue
+            drv = gold.driver.get(x)
+            if drv is None or drv[0] == "ff":
+                state_only[x] = False
+                stack.pop()
+                continue
+            todo = [a for a in drv[1:] if a not in state_only and a not in ("0", "1") and a not in gold_ffq]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            state_only[x] = all(state_only.get(a, True) for a in drv[1:])
+        return b in ("0", "1") or b in gold_ffq or state_only[b]
+
+    for q, d, _ in gate.ffs:
+        if q in paired_n:
+            continue
+        for key in gate.names_of.get(q, []):
+            b = gold.by_name.get(key)
+            if b is not None and of_state(b):
+                related.append(((q, d), b, key))
+                break
+    for (gq, _), (nq, _), _ in pairs:
+        v = aig.input()
+        lit["gold"][gq] = v
+        lit["gate"][nq] = v
+    for (q, _), c, _ in pinned:
+        lit["gold"][q] = c
+    related_q = {q for (q, _), _, _ in related}
+    free = {"gold": 0, "gate": 0}
+    for s in (gold, gate):
+        for q, _, _ in s.ffs:
+            if q not in lit[s.tag] and q not in related_q:
+                lit[s.tag][q] = aig.input()
+                free[s.tag] += 1
+
+    undriven = {"gold": 0, "gate": 0}
+    roots = []
+    for p in sorted(outs_g):
+        for i, (gb, nb) in enumerate(zip(outs_g[p], outs_n[p])):
+            roots.append((f"output {p}[{i}]", gb, nb))
+    for (gq, gd), (nq, nd), key in pairs:
+        roots.append((f"next state of register {key[0]}[{key[1]}]", gd, nd))
+    for (q, d), c, key in pinned:
+        roots.append((f"next state of gold register {key[0]}[{key[1]}] (gate constant {c})", d, str(c)))
+    # find undriven bits reachable from the roots before numbering gates
+    extra = {"gold": [], "gate": []}
+    for s in (gold, gate):
+        table = lit[s.tag]
+        seen = set(table) | (related_q if s is gate else set())
+        stack = [b for _, gb, nb in roots for b in ((gb,) if s is gold else (nb,))]
+        if s is gate:
+            stack += [d for (_, d), _, _ in related]
+        while stack:
+            b = stack.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            drv = s.driver.get(b)
+            if drv is None or drv[0] == "ff":
+                if drv is None:
+                    extra[s.tag].append(b)
+                continue
+            stack.extend(drv[1:])
+    for s in ("gold", "gate"):
+        for b in extra[s]:
+            if b in ("x", "z"):
+                fail(f"{s}: an undefined constant (x) feeds the logic; map it first (setundef)")
+            lit[s][b] = aig.input()
+            undriven[s] += 1
+
+    def lit_of(s, root, table):
+        stack = [root]
+        while stack:
+            b = stack[-1]
+            if b in table:
+                stack.pop()
+                continue
+            drv = s.driver[b]
+            args = drv[1:]
+            todo = [a for a in args if a not in table]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            if drv[0] == "and":
+                table[b] = aig.and_(table[args[0]], table[args[1]])
+            else:
+                table[b] = table[args[0]] ^ 1
+        return table[root]
+
+    # related gate registers: their state, then the gold function of the
+    # gold next state
+    for (q, _), b, _ in related:
+        lit["gate"][q] = lit_of(gold, b, lit["gold"])
+    nxt = {"0": 0, "1": 1}
+    for q, d, _ in gold.ffs:
+        nxt[q] = lit_of(gold, d, lit["gold"])
+    for (q, d), b, key in related:
+        roots.append((f"next state of gate register {key[0]}[{key[1]}] (a function of the gold state)", ("next", b), d))
+
+    out_n = []
+    for what, gb, nb in roots:
+        outputs.append(lit_of(gold, gb[1], nxt) if isinstance(gb, tuple) else lit_of(gold, gb, lit["gold"]))
+        out_n.append(lit_of(gate, nb, lit["gate"]))
+        meaning.append(what)
+    # the two sides as two AIGs over the same inputs, output for output
+    aig.write(sys.argv[3] + ".gold.aig", outputs)
+    aig.write(sys.argv[3] + ".gate.aig", out_n)
+    with open(sys.argv[4], "w") as f:
+        f.write("\n".join(meaning) + "\n")
+    print(
+        f"{len(pairs)} register pairs, {len(pinned)} gold registers pinned to gate constants, "
+        f"{len(related)} gate registers related to gold functions, "
+        f"unpaired registers gold {free['gold']} gate {free['gate']}, "
+        f"undriven bits gold {undriven['gold']} gate {undriven['gate']}, "
+        f"{len(outputs)} miter outputs, {len(aig.ands)} AND nodes"
+    )
+
+main()
