@@ -299,6 +299,7 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     bws_mask: Constant<Bits<8>>,
     seg_shift: Constant<Bits<16>>,
     last_beat: Constant<Bits<16>>,
+    depth8: Constant<Bits<8>>,
     depth_m1: Constant<Bits<8>>,
     two8: Constant<Bits<8>>,
     one8: Constant<Bits<8>>,
@@ -623,6 +624,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             bws_mask: c((per_seg - 1) as u64),
             seg_shift: c(per_seg.trailing_zeros() as u64),
             last_beat: c((beats - 1) as u64),
+            depth8: c(FIFO_DEPTH as u64),
             depth_m1: c(FIFO_DEPTH as u64 - 1),
             two8: c(2),
             one8: c(1),
@@ -1097,20 +1099,30 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.s_pop.next = self.app.val();
         self.sq.pop.next = self.s_pop.val();
         self.d_occ.en.next = self.d_push.val() ^ self.fire.val();
-        self.d_rdy.en.next = self.d_push.val() ^ self.fire.val();
         self.d_occ.d.next = self.d_occ.q.val() - self.one8.val();
-        self.d_rdy.d.next = true;
         if self.d_push.val() {
             self.d_occ.d.next = self.d_occ.q.val() + self.one8.val();
+        }
+        self.d_rdy.en.next = true;
+        self.d_rdy.d.next = self.d_occ.q.val() < self.depth8.val();
+        if self.d_push.val() & !self.fire.val() {
             self.d_rdy.d.next = self.d_occ.q.val() < self.depth_m1.val();
         }
+        if self.fire.val() & !self.d_push.val() {
+            self.d_rdy.d.next = true;
+        }
         self.s_occ.en.next = self.s_push.val() ^ self.s_pop.val();
-        self.s_rdy.en.next = self.s_push.val() ^ self.s_pop.val();
         self.s_occ.d.next = self.s_occ.q.val() - self.one8.val();
-        self.s_rdy.d.next = true;
         if self.s_push.val() {
             self.s_occ.d.next = self.s_occ.q.val() + self.one8.val();
+        }
+        self.s_rdy.en.next = true;
+        self.s_rdy.d.next = self.s_occ.q.val() < self.depth8.val();
+        if self.s_push.val() & !self.s_pop.val() {
             self.s_rdy.d.next = self.s_occ.q.val() < self.depth_m1.val();
+        }
+        if self.s_pop.val() & !self.s_push.val() {
+            self.s_rdy.d.next = true;
         }
 
         // ---------------- K0 ----------------
