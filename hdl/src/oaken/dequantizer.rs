@@ -124,6 +124,10 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     need: Reg<Bits<16>>,
     skip: Reg<Bits<16>>,
     beat: Reg<Bits<16>>,
+    // beat == 0 and beat == beats - 1, registered
+    fb: Reg<Bit>,
+    lb: Reg<Bit>,
+    nbeat: Signal<Local, Bits<16>>,
     cnt_r: Vec<Reg<Bits<8>>>,
     err_r: Reg<Bit>,
     d_avail: Signal<Local, Bit>,
@@ -164,6 +168,8 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     complete: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     rem: Signal<Local, Bits<16>>,
+    slo: Signal<Local, Bits<9>>,
+    shi: Signal<Local, Bits<8>>,
     rem_nz: Signal<Local, Bit>,
     bad_take: Signal<Local, Bit>,
     lane_mask: Vec<Signal<Local, Bit>>,
@@ -209,6 +215,9 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     bb: Signal<Local, Bits<FX>>,
     ca: Signal<Local, Bit>,
     cb: Signal<Local, Bit>,
+    cbv: Signal<Local, Bits<FX>>,
+    bs: Signal<Local, Bits<FX>>,
+    bc: Signal<Local, Bits<FX>>,
     bsum: Signal<Local, Bits<FX>>,
     bq: Vec<Reg<Bits<FX>>>,
     stp: Vec<Reg<Bits<FX>>>,
@@ -239,11 +248,12 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     k3_s: Vec<Reg<Bits<W>>>,
     k3_c: Vec<Reg<Bits<W>>>,
     k3_sig: Vec<Reg<Bit>>,
-    // ---- K4: y = s + c; |x'| - [x' < 0] in 40 bits, sign, saturation ----
+    // ---- K4: y = s + c: its low 40 bits and sign, the sign of x', saturation ----
     ysum: Signal<Local, Bits<W>>,
     yhi: Signal<Local, Bits<W>>,
     ysg: Signal<Local, Bit>,
     k4_m: Vec<Reg<Bits<40>>>,
+    k4_ys: Vec<Reg<Bit>>,
     k4_neg: Vec<Reg<Bit>>,
     k4_sat: Vec<Reg<Bit>>,
     // ---- R1: normalised magnitude ----
@@ -322,6 +332,7 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sh40_w: Constant<Bits<W>>,
     msb_w: Constant<Bits<32>>,
     msb_fx: Constant<Bits<32>>,
+    one_fx: Constant<Bits<FX>>,
     zero40: Constant<Bits<40>>,
     ones40: Constant<Bits<40>>,
     c8_8: Constant<Bits<8>>,
@@ -459,6 +470,9 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             need: Reg::default(),
             skip: Reg::default(),
             beat: Reg::default(),
+            fb: Reg::new(true),
+            lb: Reg::new(beats == 1),
+            nbeat: Default::default(),
             cnt_r: regs(s),
             err_r: Reg::default(),
             d_avail: Default::default(),
@@ -499,6 +513,8 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             complete: Default::default(),
             fire: Default::default(),
             rem: Default::default(),
+            slo: Default::default(),
+            shi: Default::default(),
             rem_nz: Default::default(),
             bad_take: Default::default(),
             lane_mask: sigs(l),
@@ -541,6 +557,9 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             bb: Default::default(),
             ca: Default::default(),
             cb: Default::default(),
+            cbv: Default::default(),
+            bs: Default::default(),
+            bc: Default::default(),
             bsum: Default::default(),
             bq: regs(6),
             stp: regs(3),
@@ -574,6 +593,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             yhi: Default::default(),
             ysg: Default::default(),
             k4_m: regs(l),
+            k4_ys: regs(l),
             k4_neg: regs(l),
             k4_sat: regs(l),
             mm: Default::default(),
@@ -647,6 +667,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             sh40_w: c(40),
             msb_w: c((W - 1) as u64),
             msb_fx: c((FX - 1) as u64),
+            one_fx: c(1),
             zero40: c(0),
             ones40: c(ones(40)),
             c8_8: c(8),
@@ -710,7 +731,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.thr_tab.rd_kv.next = self.d_kv.val();
 
         clock!(
-            self, clock, d_occ, s_occ, d_rdy, s_rdy, wcnt, segrem, behind, need, skip, beat, err_r, k0_v, k0_hold,
+            self, clock, d_occ, s_occ, d_rdy, s_rdy, wcnt, segrem, behind, need, skip, beat, fb, lb, err_r, k0_v, k0_hold,
             k0_first, k0_last, k0_err, k0_oob, k0_thr, k1_oob, tok_oob
         );
         self.d_occ.reset.next = self.reset.val();
@@ -723,6 +744,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.need.reset.next = self.reset.val();
         self.skip.reset.next = self.reset.val();
         self.beat.reset.next = self.reset.val();
+        self.fb.reset.next = self.reset.val();
+        self.lb.reset.next = self.reset.val();
         self.err_r.reset.next = self.reset.val();
         self.k0_v.reset.next = self.reset.val();
         self.k0_hold.reset.next = self.reset.val();
@@ -820,8 +843,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // ---------------- aligner (spec §4.3) ----------------
         self.d_avail.next = !self.dq.empty.val();
         self.s_avail.next = !self.sq.empty.val();
-        self.first_b.next = self.beat.q.val() == self.zero16.val();
-        self.last_b.next = self.beat.q.val() == self.last_beat.val();
+        self.first_b.next = self.fb.q.val();
+        self.last_b.next = self.lb.q.val();
         // the record's counts and list length: from the dense FIFO's head at
         // its first beat
         for s in 0..self._segs {
@@ -928,7 +951,14 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             & self.k0_free.val()
             & ((self.wcnt.q.val() >= self.lanes8.val()) | self.complete.val());
         // entries of the record left untaken after this beat
-        self.rem.next = self.need_cur.val() - bit_cast::<16, 8>(self.ntake.val());
+        // (a 16-bit value less a count <= L: the high byte is chosen by the
+        // low byte's borrow, so only 8 bits follow the late count)
+        self.slo.next = bit_cast::<9, 8>(self.need_cur.val().get_bits::<8>(0)) - bit_cast::<9, 8>(self.ntake.val());
+        self.shi.next = self.need_cur.val().get_bits::<8>(8);
+        if self.slo.val().get_bit(8) {
+            self.shi.next = self.need_cur.val().get_bits::<8>(8) - self.one8.val();
+        }
+        self.rem.next = (bit_cast::<16, 8>(self.shi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.slo.val().get_bits::<8>(0));
         self.rem_nz.next = self.need_cur.val() != bit_cast::<16, 8>(self.ntake.val());
         // after a last beat with entries untaken (malformed), K0 holds it
         // while they are dropped, min(skip, L, window) a cycle
@@ -1032,7 +1062,12 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.skip.en.next = true;
         self.skip.d.next = self.skip.q.val();
         if self.k0_hold.q.val() {
-            self.skip.d.next = self.skip.q.val() - bit_cast::<16, 8>(self.dsk.val());
+            self.slo.next = bit_cast::<9, 8>(self.skip.q.val().get_bits::<8>(0)) - bit_cast::<9, 8>(self.dsk.val());
+            self.shi.next = self.skip.q.val().get_bits::<8>(8);
+            if self.slo.val().get_bit(8) {
+                self.shi.next = self.skip.q.val().get_bits::<8>(8) - self.one8.val();
+            }
+            self.skip.d.next = (bit_cast::<16, 8>(self.shi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.slo.val().get_bits::<8>(0));
         }
         if self.fire.val() & self.last_b.val() {
             self.skip.d.next = self.rem.val();
@@ -1055,11 +1090,16 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.err_r.d.next = false;
         }
 
-        self.beat.en.next = self.fire.val();
-        self.beat.d.next = self.beat.q.val() + self.one16.val();
+        self.nbeat.next = self.beat.q.val() + self.one16.val();
         if self.last_b.val() {
-            self.beat.d.next = self.zero16.val();
+            self.nbeat.next = self.zero16.val();
         }
+        self.beat.en.next = self.fire.val();
+        self.beat.d.next = self.nbeat.val();
+        self.fb.en.next = self.fire.val();
+        self.fb.d.next = self.nbeat.val() == self.zero16.val();
+        self.lb.en.next = self.fire.val();
+        self.lb.d.next = self.nbeat.val() == self.last_beat.val();
         // the next beat's segment: the rest of this one's count range, or
         // the next segment's count (with every entry of this one taken)
         self.next_seg.next = self.bws.val() == self.bws_mask.val();
@@ -1298,10 +1338,12 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.ca.next = self.k1_neg[9].q.val();
         self.bb.next = self.omin[0].val();
         self.cb.next = self.k1_neg[0].q.val();
-        self.bsum.next = self.ba.val()
-            + self.bb.val()
-            + bit_cast::<FX, 1>(self.ca.val().into())
-            + bit_cast::<FX, 1>(self.cb.val().into());
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+            << self.one_fx.val())
+            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[0].d.next = self.k1_neg[1].q.val();
         self.bq[0].d.next = self.bsum.val();
         if self.k1_neg[1].q.val() {
@@ -1312,10 +1354,12 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.ca.next = self.k1_neg[6].q.val();
         self.bb.next = !self.omin[0].val();
         self.cb.next = !self.k1_neg[0].q.val();
-        self.bsum.next = self.ba.val()
-            + self.bb.val()
-            + bit_cast::<FX, 1>(self.ca.val().into())
-            + bit_cast::<FX, 1>(self.cb.val().into());
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+            << self.one_fx.val())
+            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[1].d.next = !self.k1_neg[1].q.val();
         self.bq[1].d.next = self.bsum.val();
         if !self.k1_neg[1].q.val() {
@@ -1335,10 +1379,12 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.ca.next = self.k1_neg[8].q.val();
         self.bb.next = self.omin[1].val();
         self.cb.next = self.k1_neg[2].q.val();
-        self.bsum.next = self.ba.val()
-            + self.bb.val()
-            + bit_cast::<FX, 1>(self.ca.val().into())
-            + bit_cast::<FX, 1>(self.cb.val().into());
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+            << self.one_fx.val())
+            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[3].d.next = self.k1_neg[3].q.val();
         self.bq[3].d.next = self.bsum.val();
         if self.k1_neg[3].q.val() {
@@ -1349,10 +1395,12 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.ca.next = self.k1_neg[7].q.val();
         self.bb.next = !self.omin[1].val();
         self.cb.next = !self.k1_neg[2].q.val();
-        self.bsum.next = self.ba.val()
-            + self.bb.val()
-            + bit_cast::<FX, 1>(self.ca.val().into())
-            + bit_cast::<FX, 1>(self.cb.val().into());
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+            << self.one_fx.val())
+            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[4].d.next = !self.k1_neg[3].q.val();
         self.bq[4].d.next = self.bsum.val();
         if !self.k1_neg[3].q.val() {
@@ -1529,8 +1577,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
 
         // ---------------- K4: y = s + c; x' = y or ~y ----------------
         // |x'| >= 2^40 saturates (bits W-1..40 of y not all equal); below
-        // that, m = |x'| - [x' < 0] = y[39:0] ^ sign(y), so the rounder
-        // never negates (it adds the 1 back where it rounds)
+        // that, m = |x'| - [x' < 0] = y[39:0] ^ sign(y) (applied in R1), so
+        // the rounder never negates (it adds the 1 back where it rounds)
         for p in 0..self._lanes {
             self.ysum.next = self.k3_s[p].q.val() + self.k3_c[p].q.val();
             self.yhi.next = self.ysum.val() >> self.sh40_w.val();
@@ -1539,9 +1587,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.k4_m[p].reset.next = self.reset.val();
             self.k4_m[p].en.next = self.adv.val();
             self.k4_m[p].d.next = self.ysum.val().get_bits::<40>(0);
-            if self.ysg.val() {
-                self.k4_m[p].d.next = !self.ysum.val().get_bits::<40>(0);
-            }
+            self.k4_ys[p].clock.next = self.clock.val();
+            self.k4_ys[p].reset.next = self.reset.val();
+            self.k4_ys[p].en.next = self.adv.val();
+            self.k4_ys[p].d.next = self.ysg.val();
             self.k4_neg[p].clock.next = self.clock.val();
             self.k4_neg[p].reset.next = self.reset.val();
             self.k4_neg[p].en.next = self.adv.val();
@@ -1558,6 +1607,9 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // Below 2048 units m is kept as it is (its pattern is itself).
         for p in 0..self._lanes {
             self.mm.next = self.k4_m[p].q.val();
+            if self.k4_ys[p].q.val() {
+                self.mm.next = !self.k4_m[p].q.val();
+            }
             self.fillm.next = self.zero40.val();
             if self.k4_neg[p].q.val() {
                 self.fillm.next = self.ones40.val();
