@@ -113,10 +113,13 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sq_coo: Vec<FifoMem<8>>,
     sq_cnt: FifoMem<8>,
     // ---- aligner ----
-    // window entries: bit 8 = from a beat with s_count > L (§4.3 cond. 3);
-    // entries at and above wcnt are stale
-    win: Vec<Reg<Bits<9>>>,
-    wcnt: Reg<Bits<8>>,
+    // window entries: bit 8 = from a beat with s_count > L (§4.3 cond. 3),
+    // bit 9 = index above the stream's previous entry's; wval = the valid
+    // entries (a thermometer: the window's count)
+    win: Vec<Reg<Bits<10>>>,
+    wval: Vec<Reg<Bit>>,
+    // the index of the last entry that joined the window
+    last_idx: Reg<Bits<8>>,
     // entries of the current segment's count range not yet taken, and
     // "an earlier segment left entries untaken" (nothing more is taken)
     segrem: Reg<Bits<8>>,
@@ -134,9 +137,13 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     s_avail: Signal<Local, Bit>,
     h_cnt: Signal<Local, Bits<8>>,
     h_bad: Signal<Local, Bit>,
-    hm: Vec<Signal<Local, Bits<9>>>,
-    cat: Vec<Signal<Local, Bits<9>>>,
-    wv: Vec<Signal<Local, Bit>>,
+    hm: Vec<Signal<Local, Bits<10>>>,
+    hidx: Vec<Signal<Local, Bits<8>>>,
+    hv: Vec<Signal<Local, Bit>>,
+    wdec: Vec<Signal<Local, Bit>>,
+    cat: Vec<Signal<Local, Bits<10>>>,
+    catw: Vec<Signal<Local, Bit>>,
+    cath: Vec<Signal<Local, Bit>>,
     idx: Vec<Signal<Local, Bits<8>>>,
     ok: Vec<Signal<Local, Bit>>,
     px1: Vec<Signal<Local, Bit>>,
@@ -149,12 +156,12 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     dth: Vec<Signal<Local, Bit>>,
     doh: Vec<Signal<Local, Bit>>,
     cs_oh: Vec<Signal<Local, Bit>>,
-    csth: Vec<Signal<Local, Bit>>,
-    ntake: Signal<Local, Bits<8>>,
     dsk: Signal<Local, Bits<8>>,
-    cshift: Signal<Local, Bits<8>>,
-    wn: Signal<Local, Bits<9>>,
-    wbase: Signal<Local, Bits<8>>,
+    drop_all: Signal<Local, Bit>,
+    wn: Signal<Local, Bits<10>>,
+    vw: Signal<Local, Bit>,
+    vh: Signal<Local, Bit>,
+    lastsel: Signal<Local, Bits<8>>,
     app: Signal<Local, Bit>,
     room: Signal<Local, Bit>,
     idle: Signal<Local, Bit>,
@@ -171,6 +178,9 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     slo: Signal<Local, Bits<9>>,
     shi: Signal<Local, Bits<8>>,
     rem_nz: Signal<Local, Bit>,
+    rem_z: Signal<Local, Bit>,
+    srsel: Signal<Local, Bits<8>>,
+    seg_done: Signal<Local, Bit>,
     bad_take: Signal<Local, Bit>,
     lane_mask: Vec<Signal<Local, Bit>>,
     adv: Signal<Local, Bit>,
@@ -314,9 +324,9 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     two8: Constant<Bits<8>>,
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
-    zero9: Constant<Bits<9>>,
-    bad9: Constant<Bits<9>>,
-    lanes16: Constant<Bits<16>>,
+    zero10: Constant<Bits<10>>,
+    bad10: Constant<Bits<10>>,
+    inc10: Constant<Bits<10>>,
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
     hi_bit16: Constant<Bits<16>>,
@@ -464,7 +474,8 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             sq_coo: (0..l).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
             sq_cnt: FifoMem::new(FIFO_DEPTH),
             win: regs(2 * l),
-            wcnt: Reg::default(),
+            wval: regs(2 * l),
+            last_idx: Reg::default(),
             segrem: Reg::default(),
             behind: Reg::default(),
             need: Reg::default(),
@@ -480,8 +491,12 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             h_cnt: Default::default(),
             h_bad: Default::default(),
             hm: sigs(l),
+            hidx: sigs(l),
+            hv: sigs(l),
+            wdec: sigs(2 * l + 1),
             cat: sigs(3 * l),
-            wv: sigs(l),
+            catw: sigs(3 * l),
+            cath: sigs(3 * l),
             idx: sigs(l),
             ok: sigs(l),
             px1: sigs(l),
@@ -494,12 +509,12 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             dth: sigs(l),
             doh: sigs(l + 1),
             cs_oh: sigs(l + 1),
-            csth: sigs(l),
-            ntake: Default::default(),
             dsk: Default::default(),
-            cshift: Default::default(),
+            drop_all: Default::default(),
             wn: Default::default(),
-            wbase: Default::default(),
+            vw: Default::default(),
+            vh: Default::default(),
+            lastsel: Default::default(),
             app: Default::default(),
             room: Default::default(),
             idle: Default::default(),
@@ -516,6 +531,9 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             slo: Default::default(),
             shi: Default::default(),
             rem_nz: Default::default(),
+            rem_z: Default::default(),
+            srsel: Default::default(),
+            seg_done: Default::default(),
             bad_take: Default::default(),
             lane_mask: sigs(l),
             adv: Default::default(),
@@ -627,8 +645,8 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             pl: regs(stages),
             pe: regs(stages),
             po: regs(stages),
-            kc8: (0..=2 * l).map(|i| c(i as u64)).collect(),
-            kc16: (0..l).map(|i| c(i as u64)).collect(),
+            kc8: (0..=l).map(|i| c(i as u64)).collect(),
+            kc16: (0..=2 * l).map(|i| c(i as u64)).collect(),
             seg_c: (0..s).map(|i| c(i as u64)).collect(),
             seg_len: (0..s).map(|i| c(p.segment_len(i) as u64)).collect(),
             thr_off: (0..4).map(|i| c(16 * i as u64)).collect(),
@@ -649,9 +667,9 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             two8: c(2),
             one8: c(1),
             zero8: c(0),
-            zero9: c(0),
-            bad9: c(0x100),
-            lanes16: c(l as u64),
+            zero10: c(0),
+            bad10: c(0x100),
+            inc10: c(0x200),
             zero16: c(0),
             one16: c(1),
             hi_bit16: c(1u64 << IB),
@@ -731,14 +749,14 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.thr_tab.rd_kv.next = self.d_kv.val();
 
         clock!(
-            self, clock, d_occ, s_occ, d_rdy, s_rdy, wcnt, segrem, behind, need, skip, beat, fb, lb, err_r, k0_v, k0_hold,
+            self, clock, d_occ, s_occ, d_rdy, s_rdy, last_idx, segrem, behind, need, skip, beat, fb, lb, err_r, k0_v, k0_hold,
             k0_first, k0_last, k0_err, k0_oob, k0_thr, k1_oob, tok_oob
         );
         self.d_occ.reset.next = self.reset.val();
         self.s_occ.reset.next = self.reset.val();
         self.d_rdy.reset.next = self.reset.val();
         self.s_rdy.reset.next = self.reset.val();
-        self.wcnt.reset.next = self.reset.val();
+        self.last_idx.reset.next = self.reset.val();
         self.segrem.reset.next = self.reset.val();
         self.behind.reset.next = self.reset.val();
         self.need.reset.next = self.reset.val();
@@ -863,18 +881,18 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.bws.next = bit_cast::<8, 16>(self.beat.q.val()) & self.bws_mask.val();
 
         // entries taken into this beat: a prefix of the window (§4.3), never
-        // past the segment's count range; ok[j] is entry j's own condition,
-        // take[j] = ok[0] & ... & ok[j]
+        // past the segment's count range; ok[j] is entry j's own condition
+        // (bit 9: its index is above its predecessor's), take[j] = ok[0] &
+        // ... & ok[j]
         for j in 0..self._lanes {
-            self.wv[j].next = self.kc8[j].val() < self.wcnt.q.val();
             self.idx[j].next = self.win[j].q.val().get_bits::<8>(0) >> self.two8.val();
-            self.ok[j].next = self.wv[j].val()
+            self.ok[j].next = self.wval[j].q.val()
                 & (self.kc8[j].val() < self.sr_cur.val())
                 & !self.bh_cur.val()
                 & ((self.idx[j].val() >> self.lshift8.val()) == self.bws.val());
         }
         for j in 1..self._lanes {
-            self.ok[j].next = self.ok[j].val() & (self.idx[j].val() > self.idx[j - 1].val());
+            self.ok[j].next = self.ok[j].val() & self.win[j].q.val().get_bit(9);
         }
         // prefix AND in log2(L) levels
         for j in 0..self._m1 {
@@ -913,19 +931,13 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         for j in self._m32..self._lanes {
             self.take[j].next = self.px16[j].val() & self.px16[j - 32].val();
         }
-        // the count taken, one-hot (oh[k]: k entries) and binary
+        // the count taken, one-hot: oh[k] for k entries
         self.oh[0].next = !self.take[0].val();
         for k in 1..self._lanes {
             self.oh[k].next = self.take[k - 1].val() & !self.take[k].val();
         }
         for k in self._lanes..(self._lanes + 1) {
             self.oh[k].next = self.take[k - 1].val();
-        }
-        self.ntake.next = self.zero8.val();
-        for k in 0..(self._lanes + 1) {
-            if self.oh[k].val() {
-                self.ntake.next = self.ntake.val() | self.kc8[k].val();
-            }
         }
         self.bad_take.next = false;
         for j in 0..self._lanes {
@@ -943,27 +955,43 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
                 }
             }
         }
+        // what depends on the count is chosen by the one-hot from values
+        // ready early: the record's and the segment's remaining entries,
+        // and whether they reach zero
+        self.rem.next = self.zero16.val();
+        self.srsel.next = self.zero8.val();
+        self.rem_z.next = false;
+        self.seg_done.next = false;
+        for k in 0..(self._lanes + 1) {
+            if self.oh[k].val() {
+                self.rem.next = self.rem.val() | (self.need_cur.val() - self.kc16[k].val());
+                self.srsel.next = self.srsel.val() | (self.sr_cur.val() - self.kc8[k].val());
+            }
+            if self.oh[k].val() & (self.need_cur.val() == self.kc16[k].val()) {
+                self.rem_z.next = true;
+            }
+            if self.oh[k].val() & (self.sr_cur.val() == self.kc8[k].val()) {
+                self.seg_done.next = true;
+            }
+        }
+        self.rem_nz.next = !self.rem_z.val();
 
         // L entries in the window hold every entry of one beat; fewer do
-        // when they are the rest of the record's list
-        self.complete.next = bit_cast::<16, 8>(self.wcnt.q.val()) >= self.need_cur.val();
-        self.fire.next = self.d_avail.val()
-            & self.k0_free.val()
-            & ((self.wcnt.q.val() >= self.lanes8.val()) | self.complete.val());
-        // entries of the record left untaken after this beat
-        // (a 16-bit value less a count <= L: the high byte is chosen by the
-        // low byte's borrow, so only 8 bits follow the late count)
-        self.slo.next = bit_cast::<9, 8>(self.need_cur.val().get_bits::<8>(0)) - bit_cast::<9, 8>(self.ntake.val());
-        self.shi.next = self.need_cur.val().get_bits::<8>(8);
-        if self.slo.val().get_bit(8) {
-            self.shi.next = self.need_cur.val().get_bits::<8>(8) - self.one8.val();
+        // when they are the rest of the record's list (window count from the
+        // valid thermometer)
+        self.complete.next = self.need_cur.val() == self.zero16.val();
+        for k in 1..self._wp1 {
+            if (self.need_cur.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+                self.complete.next = true;
+            }
         }
-        self.rem.next = (bit_cast::<16, 8>(self.shi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.slo.val().get_bits::<8>(0));
-        self.rem_nz.next = self.need_cur.val() != bit_cast::<16, 8>(self.ntake.val());
+        for k in (self._lanes - 1)..self._lanes {
+            self.fire.next = self.d_avail.val() & self.k0_free.val() & (self.wval[k].q.val() | self.complete.val());
+        }
         // after a last beat with entries untaken (malformed), K0 holds it
         // while they are dropped, min(skip, L, window) a cycle
         for j in 0..self._lanes {
-            self.dth[j].next = self.wv[j].val() & (self.kc16[j].val() < self.skip.q.val());
+            self.dth[j].next = self.wval[j].q.val() & (self.kc16[j].val() < self.skip.q.val());
         }
         self.doh[0].next = !self.dth[0].val();
         for k in 1..self._lanes {
@@ -978,27 +1006,25 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
                 self.dsk.next = self.dsk.val() | self.kc8[k].val();
             }
         }
+        // all of the remainder drops this cycle: skip <= min(L, window)
+        self.drop_all.next = self.skip.q.val() == self.zero16.val();
+        for k in 1..(self._lanes + 1) {
+            if (self.skip.q.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+                self.drop_all.next = true;
+            }
+        }
 
-        // the window shifts down by the entries taken or dropped: one-hot
-        // shift select, its thermometer (csth[m]: more than m) and count
+        // the window shifts down by the entries taken or dropped (one-hot
+        // select); the sparse FIFO's head beat joins behind what is left
+        // when at most L entries are left. cat is the window with the head
+        // beat's entries after its last one, placed before the shift is
+        // known; valid bits of the window's and of the head's entries
+        // shift apart, so that the late "head joins" only gates the latter.
         self.idle.next = !self.k0_hold.q.val() & !self.fire.val();
         for k in 0..(self._lanes + 1) {
             self.cs_oh[k].next = (self.k0_hold.q.val() & self.doh[k].val()) | (self.fire.val() & self.oh[k].val());
         }
         self.cs_oh[0].next = self.cs_oh[0].val() | self.idle.val();
-        for m in 0..self._lanes {
-            self.csth[m].next = (self.k0_hold.q.val() & self.dth[m].val()) | (self.fire.val() & self.take[m].val());
-        }
-        self.cshift.next = self.zero8.val();
-        if self.fire.val() {
-            self.cshift.next = self.ntake.val();
-        }
-        if self.k0_hold.q.val() {
-            self.cshift.next = self.dsk.val();
-        }
-        // the sparse FIFO's head beat joins behind what is left, when at
-        // most L entries are left: cat is the window (its wcnt entries) with
-        // the head beat's entries after it, placed before the shift is known
         self.h_cnt.next = self.sq_cnt.rdata.val();
         self.h_bad.next = self.sq_cnt.rdata.val() > self.lanes8.val();
         if self.h_bad.val() {
@@ -1006,67 +1032,99 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         for p in 0..self._lanes {
             self.t8.next = self.sq_coo[p].rdata.val();
-            self.hm[p].next = self.zero9.val();
-            if self.kc8[p].val() < self.h_cnt.val() {
-                self.hm[p].next = bit_cast::<9, 8>(self.t8.val());
-                if self.h_bad.val() {
-                    self.hm[p].next = self.hm[p].val() | self.bad9.val();
-                }
+            self.hidx[p].next = self.t8.val() >> self.two8.val();
+            self.hv[p].next = self.kc8[p].val() < self.h_cnt.val();
+            self.hm[p].next = bit_cast::<10, 8>(self.t8.val());
+            if self.h_bad.val() {
+                self.hm[p].next = self.hm[p].val() | self.bad10.val();
             }
+        }
+        // index above the stream's previous entry: the lane before, or for
+        // lane 0 the last entry that joined the window
+        if self.hidx[0].val() > self.last_idx.q.val() {
+            self.hm[0].next = self.hm[0].val() | self.inc10.val();
+        }
+        for p in 1..self._lanes {
+            if self.hidx[p].val() > self.hidx[p - 1].val() {
+                self.hm[p].next = self.hm[p].val() | self.inc10.val();
+            }
+        }
+        self.wdec[0].next = !self.wval[0].q.val();
+        for k in 1..self._w2 {
+            self.wdec[k].next = self.wval[k - 1].q.val() & !self.wval[k].q.val();
+        }
+        for k in self._w2..self._wp1 {
+            self.wdec[k].next = self.wval[k - 1].q.val();
         }
         for i in 0..self._w2 {
-            self.cat[i].next = self.zero9.val();
-            if self.kc8[i].val() < self.wcnt.q.val() {
+            self.cat[i].next = self.zero10.val();
+            if self.wval[i].q.val() {
                 self.cat[i].next = self.win[i].q.val();
             }
+            self.catw[i].next = self.wval[i].q.val();
+            self.cath[i].next = false;
         }
         for i in self._w2..self._w3 {
-            self.cat[i].next = self.zero9.val();
+            self.cat[i].next = self.zero10.val();
+            self.catw[i].next = false;
+            self.cath[i].next = false;
         }
         for k in 0..self._wp1 {
             for p in 0..self._lanes {
-                if self.wcnt.q.val() == self.kc8[k].val() {
+                if self.wdec[k].val() {
                     self.cat[k + p].next = self.cat[k + p].val() | self.hm[p].val();
+                    self.cath[k + p].next = self.cath[k + p].val() | self.hv[p].val();
                 }
             }
         }
+        // room: the window's entries left reach no further than L
+        self.room.next = true;
+        for ln in self._lanes..(self._lanes + 1) {
+            for k in 0..(self._lanes + 1) {
+                if self.cs_oh[k].val() & self.catw[ln + k].val() {
+                    self.room.next = false;
+                }
+            }
+        }
+        self.app.next = self.s_avail.val() & self.room.val();
         for j in 0..self._w2 {
-            self.wn.next = self.zero9.val();
+            self.wn.next = self.zero10.val();
+            self.vw.next = false;
+            self.vh.next = false;
             for k in 0..(self._lanes + 1) {
                 if self.cs_oh[k].val() {
                     self.wn.next = self.wn.val() | self.cat[j + k].val();
+                    self.vw.next = self.vw.val() | self.catw[j + k].val();
+                    self.vh.next = self.vh.val() | self.cath[j + k].val();
                 }
             }
             self.win[j].clock.next = self.clock.val();
             self.win[j].reset.next = self.reset.val();
             self.win[j].en.next = true;
             self.win[j].d.next = self.wn.val();
+            self.wval[j].clock.next = self.clock.val();
+            self.wval[j].reset.next = self.reset.val();
+            self.wval[j].en.next = true;
+            self.wval[j].d.next = self.vw.val() | (self.app.val() & self.vh.val());
         }
-        // room: wcnt - cshift <= L, from the shift's thermometer
-        self.room.next = self.wcnt.q.val() <= self.lanes8.val();
-        for ln in self._lanes..(self._lanes + 1) {
-            for m in 0..self._lanes {
-                if (self.wcnt.q.val() == self.kc8[ln + 1 + m].val()) & self.csth[m].val() {
-                    self.room.next = true;
-                }
+        self.lastsel.next = self.last_idx.q.val();
+        for p in 0..self._lanes {
+            if self.h_cnt.val() == self.kc8[p + 1].val() {
+                self.lastsel.next = self.hidx[p].val();
             }
         }
-        self.app.next = self.s_avail.val() & self.room.val();
-        self.wbase.next = self.wcnt.q.val();
-        if self.app.val() {
-            self.wbase.next = self.wcnt.q.val() + self.h_cnt.val();
-        }
-        self.wcnt.en.next = true;
-        self.wcnt.d.next = self.wbase.val() - self.cshift.val();
+        self.last_idx.en.next = self.app.val();
+        self.last_idx.d.next = self.lastsel.val();
 
+        // skip - dsk (dsk <= L): the high byte chosen by the low byte's borrow
+        self.slo.next = bit_cast::<9, 8>(self.skip.q.val().get_bits::<8>(0)) - bit_cast::<9, 8>(self.dsk.val());
+        self.shi.next = self.skip.q.val().get_bits::<8>(8);
+        if self.slo.val().get_bit(8) {
+            self.shi.next = self.skip.q.val().get_bits::<8>(8) - self.one8.val();
+        }
         self.skip.en.next = true;
         self.skip.d.next = self.skip.q.val();
         if self.k0_hold.q.val() {
-            self.slo.next = bit_cast::<9, 8>(self.skip.q.val().get_bits::<8>(0)) - bit_cast::<9, 8>(self.dsk.val());
-            self.shi.next = self.skip.q.val().get_bits::<8>(8);
-            if self.slo.val().get_bit(8) {
-                self.shi.next = self.skip.q.val().get_bits::<8>(8) - self.one8.val();
-            }
             self.skip.d.next = (bit_cast::<16, 8>(self.shi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.slo.val().get_bits::<8>(0));
         }
         if self.fire.val() & self.last_b.val() {
@@ -1112,11 +1170,11 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         self.segrem.en.next = self.fire.val();
         self.behind.en.next = self.fire.val();
-        self.segrem.d.next = self.sr_cur.val() - self.ntake.val();
+        self.segrem.d.next = self.srsel.val();
         self.behind.d.next = self.bh_cur.val();
         if self.next_seg.val() {
             self.segrem.d.next = self.ncnt.val();
-            if self.sr_cur.val() != self.ntake.val() {
+            if !self.seg_done.val() {
                 self.behind.d.next = true;
             }
         }
@@ -1173,10 +1231,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         if self.fire.val() {
             self.k0_hold.d.next = self.last_b.val() & self.rem_nz.val();
         }
-        if self.k0_hold.q.val()
-            & (self.skip.q.val() <= self.lanes16.val())
-            & (self.skip.q.val() <= bit_cast::<16, 8>(self.wcnt.q.val()))
-        {
+        if self.k0_hold.q.val() & self.drop_all.val() {
             self.k0_hold.d.next = false;
         }
         self.k0_err.en.next = true;
