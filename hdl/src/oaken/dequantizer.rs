@@ -114,15 +114,19 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sq_cnt: FifoMem<8>,
     // ---- aligner ----
     // window entries: bit 8 = from a beat with s_count > L (§4.3 cond. 3),
-    // bit 9 = index above the stream's previous entry's; wval = the valid
-    // entries (a thermometer: the window's count)
-    win: Vec<Reg<Bits<10>>>,
+    // bit 9 = index above the stream's previous entry's, bit 10 = index in
+    // the current beat; wval = the valid entries (a thermometer: the
+    // window's count)
+    win: Vec<Reg<Bits<11>>>,
     wval: Vec<Reg<Bit>>,
     // the index of the last entry that joined the window
     last_idx: Reg<Bits<8>>,
-    // entries of the current segment's count range not yet taken, and
-    // "an earlier segment left entries untaken" (nothing more is taken)
+    // entries of the current segment's count range not yet taken, also as
+    // a thermometer thr[j] = j < segrem (the record's first count at its
+    // first beat), and "an earlier segment left entries untaken" (nothing
+    // more is taken; 0 at a first beat)
     segrem: Reg<Bits<8>>,
+    thr: Vec<Reg<Bit>>,
     behind: Reg<Bit>,
     need: Reg<Bits<16>>,
     skip: Reg<Bits<16>>,
@@ -137,11 +141,17 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     s_avail: Signal<Local, Bit>,
     h_cnt: Signal<Local, Bits<8>>,
     h_bad: Signal<Local, Bit>,
-    hm: Vec<Signal<Local, Bits<10>>>,
+    hm: Vec<Signal<Local, Bits<11>>>,
     hidx: Vec<Signal<Local, Bits<8>>>,
     hv: Vec<Signal<Local, Bit>>,
     wdec: Vec<Signal<Local, Bit>>,
-    cat: Vec<Signal<Local, Bits<10>>>,
+    cat: Vec<Signal<Local, Bits<11>>>,
+    cidx: Signal<Local, Bits<8>>,
+    bws_n: Signal<Local, Bits<8>>,
+    fb_n: Signal<Local, Bit>,
+    h0n: Signal<Local, Bits<8>>,
+    dd: Vec<Signal<Local, Bit>>,
+    sth: Signal<Local, Bit>,
     catw: Vec<Signal<Local, Bit>>,
     cath: Vec<Signal<Local, Bit>>,
     idx: Vec<Signal<Local, Bits<8>>>,
@@ -158,7 +168,7 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     cs_oh: Vec<Signal<Local, Bit>>,
     dsk: Signal<Local, Bits<8>>,
     drop_all: Signal<Local, Bit>,
-    wn: Signal<Local, Bits<10>>,
+    wn: Signal<Local, Bits<11>>,
     vw: Signal<Local, Bit>,
     vh: Signal<Local, Bit>,
     lastsel: Signal<Local, Bits<8>>,
@@ -324,9 +334,10 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     two8: Constant<Bits<8>>,
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
-    zero10: Constant<Bits<10>>,
-    bad10: Constant<Bits<10>>,
-    inc10: Constant<Bits<10>>,
+    zero11: Constant<Bits<11>>,
+    bad11: Constant<Bits<11>>,
+    inc11: Constant<Bits<11>>,
+    cur11: Constant<Bits<11>>,
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
     hi_bit16: Constant<Bits<16>>,
@@ -342,6 +353,7 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sh40_w: Constant<Bits<W>>,
     msb_w: Constant<Bits<32>>,
     msb_fx: Constant<Bits<32>>,
+    zero_fx: Constant<Bits<FX>>,
     one_fx: Constant<Bits<FX>>,
     zero40: Constant<Bits<40>>,
     ones40: Constant<Bits<40>>,
@@ -477,6 +489,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             wval: regs(2 * l),
             last_idx: Reg::default(),
             segrem: Reg::default(),
+            thr: regs(l),
             behind: Reg::default(),
             need: Reg::default(),
             skip: Reg::default(),
@@ -495,6 +508,12 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             hv: sigs(l),
             wdec: sigs(2 * l + 1),
             cat: sigs(3 * l),
+            cidx: Default::default(),
+            bws_n: Default::default(),
+            fb_n: Default::default(),
+            h0n: Default::default(),
+            dd: sigs(2 * l),
+            sth: Default::default(),
             catw: sigs(3 * l),
             cath: sigs(3 * l),
             idx: sigs(l),
@@ -569,7 +588,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             k1_dense: regs(l),
             k1_oob: Reg::default(),
             rec_en: Default::default(),
-            omin: sigs(3),
+            omin: sigs(2),
             othr: sigs(4),
             ba: Default::default(),
             bb: Default::default(),
@@ -667,9 +686,10 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             two8: c(2),
             one8: c(1),
             zero8: c(0),
-            zero10: c(0),
-            bad10: c(0x100),
-            inc10: c(0x200),
+            zero11: c(0),
+            bad11: c(0x100),
+            inc11: c(0x200),
+            cur11: c(0x400),
             zero16: c(0),
             one16: c(1),
             hi_bit16: c(1u64 << IB),
@@ -685,6 +705,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             sh40_w: c(40),
             msb_w: c((W - 1) as u64),
             msb_fx: c((FX - 1) as u64),
+            zero_fx: c(0),
             one_fx: c(1),
             zero40: c(0),
             ones40: c(ones(40)),
@@ -863,6 +884,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.s_avail.next = !self.sq.empty.val();
         self.first_b.next = self.fb.q.val();
         self.last_b.next = self.lb.q.val();
+        self.nbeat.next = self.beat.q.val() + self.one16.val();
+        if self.last_b.val() {
+            self.nbeat.next = self.zero16.val();
+        }
         // the record's counts and list length: from the dense FIFO's head at
         // its first beat
         for s in 0..self._segs {
@@ -877,7 +902,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.need_cur.next = self.dq_n.rdata.val();
             self.sr_cur.next = self.dq_cnt[0].rdata.val();
         }
-        self.bh_cur.next = self.behind.q.val() & !self.first_b.val();
+        self.bh_cur.next = self.behind.q.val();
         self.bws.next = bit_cast::<8, 16>(self.beat.q.val()) & self.bws_mask.val();
 
         // entries taken into this beat: a prefix of the window (§4.3), never
@@ -886,10 +911,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // ... & ok[j]
         for j in 0..self._lanes {
             self.idx[j].next = self.win[j].q.val().get_bits::<8>(0) >> self.two8.val();
-            self.ok[j].next = self.wval[j].q.val()
-                & (self.kc8[j].val() < self.sr_cur.val())
-                & !self.bh_cur.val()
-                & ((self.idx[j].val() >> self.lshift8.val()) == self.bws.val());
+            self.ok[j].next =
+                self.wval[j].q.val() & self.thr[j].q.val() & !self.behind.q.val() & self.win[j].q.val().get_bit(10);
         }
         for j in 1..self._lanes {
             self.ok[j].next = self.ok[j].val() & self.win[j].q.val().get_bit(9);
@@ -1034,19 +1057,19 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.t8.next = self.sq_coo[p].rdata.val();
             self.hidx[p].next = self.t8.val() >> self.two8.val();
             self.hv[p].next = self.kc8[p].val() < self.h_cnt.val();
-            self.hm[p].next = bit_cast::<10, 8>(self.t8.val());
+            self.hm[p].next = bit_cast::<11, 8>(self.t8.val());
             if self.h_bad.val() {
-                self.hm[p].next = self.hm[p].val() | self.bad10.val();
+                self.hm[p].next = self.hm[p].val() | self.bad11.val();
             }
         }
         // index above the stream's previous entry: the lane before, or for
         // lane 0 the last entry that joined the window
         if self.hidx[0].val() > self.last_idx.q.val() {
-            self.hm[0].next = self.hm[0].val() | self.inc10.val();
+            self.hm[0].next = self.hm[0].val() | self.inc11.val();
         }
         for p in 1..self._lanes {
             if self.hidx[p].val() > self.hidx[p - 1].val() {
-                self.hm[p].next = self.hm[p].val() | self.inc10.val();
+                self.hm[p].next = self.hm[p].val() | self.inc11.val();
             }
         }
         self.wdec[0].next = !self.wval[0].q.val();
@@ -1057,7 +1080,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.wdec[k].next = self.wval[k - 1].q.val();
         }
         for i in 0..self._w2 {
-            self.cat[i].next = self.zero10.val();
+            self.cat[i].next = self.zero11.val();
             if self.wval[i].q.val() {
                 self.cat[i].next = self.win[i].q.val();
             }
@@ -1065,7 +1088,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.cath[i].next = false;
         }
         for i in self._w2..self._w3 {
-            self.cat[i].next = self.zero10.val();
+            self.cat[i].next = self.zero11.val();
             self.catw[i].next = false;
             self.cath[i].next = false;
         }
@@ -1075,6 +1098,19 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
                     self.cat[k + p].next = self.cat[k + p].val() | self.hm[p].val();
                     self.cath[k + p].next = self.cath[k + p].val() | self.hv[p].val();
                 }
+            }
+        }
+        // bit 10 of every entry: its index lies in the beat that is current
+        // after this edge (the next one when a beat is taken)
+        self.bws_n.next = self.bws.val();
+        if self.fire.val() {
+            self.bws_n.next = bit_cast::<8, 16>(self.nbeat.val()) & self.bws_mask.val();
+        }
+        for i in 0..self._w3 {
+            self.cidx.next = self.cat[i].val().get_bits::<8>(0) >> self.two8.val();
+            self.cat[i].next = self.cat[i].val() & !self.cur11.val();
+            if (self.cidx.val() >> self.lshift8.val()) == self.bws_n.val() {
+                self.cat[i].next = self.cat[i].val() | self.cur11.val();
             }
         }
         // room: the window's entries left reach no further than L
@@ -1088,7 +1124,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         self.app.next = self.s_avail.val() & self.room.val();
         for j in 0..self._w2 {
-            self.wn.next = self.zero10.val();
+            self.wn.next = self.zero11.val();
             self.vw.next = false;
             self.vh.next = false;
             for k in 0..(self._lanes + 1) {
@@ -1148,10 +1184,6 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.err_r.d.next = false;
         }
 
-        self.nbeat.next = self.beat.q.val() + self.one16.val();
-        if self.last_b.val() {
-            self.nbeat.next = self.zero16.val();
-        }
         self.beat.en.next = self.fire.val();
         self.beat.d.next = self.nbeat.val();
         self.fb.en.next = self.fire.val();
@@ -1176,6 +1208,39 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.segrem.d.next = self.ncnt.val();
             if !self.seg_done.val() {
                 self.behind.d.next = true;
+            }
+        }
+        if self.last_b.val() {
+            self.behind.d.next = false;
+        }
+        // thr for the beat current after this edge: at a first beat the
+        // count the dense FIFO's head will show; after a taken beat the
+        // rest of the range (dd shifted by the count taken) or the next
+        // segment's count
+        self.fb_n.next = self.first_b.val();
+        if self.fire.val() {
+            self.fb_n.next = self.last_b.val();
+        }
+        for i in 0..self._w2 {
+            self.dd[i].next = self.kc16[i].val() < bit_cast::<16, 8>(self.sr_cur.val());
+        }
+        self.h0n.next = self.dq_cnt[0].rnext.val();
+        for j in 0..self._lanes {
+            self.sth.next = false;
+            for k in 0..(self._lanes + 1) {
+                if self.oh[k].val() & self.dd[j + k].val() {
+                    self.sth.next = true;
+                }
+            }
+            if self.next_seg.val() {
+                self.sth.next = self.kc8[j].val() < self.ncnt.val();
+            }
+            self.thr[j].clock.next = self.clock.val();
+            self.thr[j].reset.next = self.reset.val();
+            self.thr[j].en.next = self.fire.val() | self.first_b.val();
+            self.thr[j].d.next = self.sth.val();
+            if self.fb_n.val() {
+                self.thr[j].d.next = self.kc8[j].val() < self.h0n.val();
             }
         }
         for s in 0..self._segs {
@@ -1362,7 +1427,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // With the step's sign and the selection's direction, sig says x' =
         // B - q |step|, computed as ~(~B + q |step|): bq holds ~B then.
         self.rec_en.next = self.adv.val() & self.pv[0].q.val() & self.pf[0].q.val();
-        for g in 0..3 {
+        for g in 0..2 {
             self.omin[g].next = self.k1_mag[2 * g].q.val();
             if self.k1_neg[2 * g].q.val() {
                 self.omin[g].next = !self.k1_mag[2 * g].q.val();
@@ -1421,9 +1486,12 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.bq[1].d.next = !self.bsum.val();
         }
         // 2: mid.min, step +mid.step
-        self.ba.next = self.omin[1].val();
-        self.ca.next = self.k1_neg[2].q.val();
-        self.bsum.next = self.ba.val() + bit_cast::<FX, 1>(self.ca.val().into());
+        // (a single field: a plain negation, which maps to a carry network;
+        // x + carry-in becomes a ripple chain)
+        self.bsum.next = self.k1_mag[2].q.val();
+        if self.k1_neg[2].q.val() {
+            self.bsum.next = self.zero_fx.val() - self.k1_mag[2].q.val();
+        }
         self.sig[2].d.next = self.k1_neg[3].q.val();
         self.bq[2].d.next = self.bsum.val();
         if self.k1_neg[3].q.val() {
@@ -1462,9 +1530,12 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.bq[4].d.next = !self.bsum.val();
         }
         // 5: in.min, step +in.step
-        self.ba.next = self.omin[2].val();
-        self.ca.next = self.k1_neg[4].q.val();
-        self.bsum.next = self.ba.val() + bit_cast::<FX, 1>(self.ca.val().into());
+        // (a single field: a plain negation, which maps to a carry network;
+        // x + carry-in becomes a ripple chain)
+        self.bsum.next = self.k1_mag[4].q.val();
+        if self.k1_neg[4].q.val() {
+            self.bsum.next = self.zero_fx.val() - self.k1_mag[4].q.val();
+        }
         self.sig[5].d.next = self.k1_neg[5].q.val();
         self.bq[5].d.next = self.bsum.val();
         if self.k1_neg[5].q.val() {

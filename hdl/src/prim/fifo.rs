@@ -156,6 +156,8 @@ pub struct FifoShift<const N: usize> {
     pub wdata: Signal<In, Bits<N>>,
     /// The oldest word (undefined when empty).
     pub rdata: Signal<Out, Bits<N>>,
+    /// The word `rdata` shows after the next edge.
+    pub rnext: Signal<Out, Bits<N>>,
     slot: Vec<Reg<Bits<N>>>,
     cnt: Reg<Bits<8>>,
     wpos: Signal<Local, Bits<8>>,
@@ -175,6 +177,7 @@ impl<const N: usize> FifoShift<N> {
             pop: Default::default(),
             wdata: Default::default(),
             rdata: Default::default(),
+            rnext: Default::default(),
             slot: (0..depth).map(|_| Reg::default()).collect(),
             cnt: Reg::default(),
             wpos: Default::default(),
@@ -222,5 +225,11 @@ impl<const N: usize> Logic for FifoShift<N> {
             self.slot[i].d.next = self.wdata.val();
         }
         self.rdata.next = self.slot[0].q.val();
+        for i in 0..1 {
+            self.rnext.next = self.slot[i].d.val();
+            if !self.slot[i].en.val() {
+                self.rnext.next = self.slot[i].q.val();
+            }
+        }
     }
 }
