@@ -109,9 +109,15 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     n_in: Signal<Local, Bits<16>>,
     bad_in: Signal<Local, Bit>,
     t8: Signal<Local, Bits<8>>,
-    sq: FifoCtrl,
-    sq_coo: Vec<FifoMem<8>>,
-    sq_cnt: FifoMem<8>,
+    // sparse beats, prepared as they enter: per lane the entry, bit 8 "from
+    // a beat with s_count > L", bit 9 "index above the stream's previous
+    // entry's", bit 10 "lane below min(s_count, L)"
+    sq: Vec<FifoShift<11>>,
+    s_cnt: Signal<Local, Bits<8>>,
+    s_bad: Signal<Local, Bit>,
+    pidx: Vec<Signal<Local, Bits<8>>>,
+    pent: Vec<Signal<Local, Bits<11>>>,
+    lastsel: Signal<Local, Bits<8>>,
     // ---- aligner ----
     // window entries: bit 8 = from a beat with s_count > L (§4.3 cond. 3),
     // bit 9 = index above the stream's previous entry's, bit 10 = index in
@@ -119,7 +125,7 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     // window's count)
     win: Vec<Reg<Bits<11>>>,
     wval: Vec<Reg<Bit>>,
-    // the index of the last entry that joined the window
+    // the index of the stream's last entry so far
     last_idx: Reg<Bits<8>>,
     // entries of the current segment's count range not yet taken, also as
     // a thermometer thr[j] = j < segrem (the record's first count at its
@@ -139,10 +145,7 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     err_r: Reg<Bit>,
     d_avail: Signal<Local, Bit>,
     s_avail: Signal<Local, Bit>,
-    h_cnt: Signal<Local, Bits<8>>,
-    h_bad: Signal<Local, Bit>,
     hm: Vec<Signal<Local, Bits<11>>>,
-    hidx: Vec<Signal<Local, Bits<8>>>,
     hv: Vec<Signal<Local, Bit>>,
     wdec: Vec<Signal<Local, Bit>>,
     cat: Vec<Signal<Local, Bits<11>>>,
@@ -171,7 +174,6 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     wn: Signal<Local, Bits<11>>,
     vw: Signal<Local, Bit>,
     vh: Signal<Local, Bit>,
-    lastsel: Signal<Local, Bits<8>>,
     app: Signal<Local, Bit>,
     room: Signal<Local, Bit>,
     idle: Signal<Local, Bit>,
@@ -482,9 +484,12 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             n_in: Default::default(),
             bad_in: Default::default(),
             t8: Default::default(),
-            sq: FifoCtrl::new(FIFO_DEPTH),
-            sq_coo: (0..l).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
-            sq_cnt: FifoMem::new(FIFO_DEPTH),
+            sq: (0..l).map(|_| FifoShift::new(FIFO_DEPTH)).collect(),
+            s_cnt: Default::default(),
+            s_bad: Default::default(),
+            pidx: sigs(l),
+            pent: sigs(l),
+            lastsel: Default::default(),
             win: regs(2 * l),
             wval: regs(2 * l),
             last_idx: Reg::default(),
@@ -501,10 +506,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             err_r: Reg::default(),
             d_avail: Default::default(),
             s_avail: Default::default(),
-            h_cnt: Default::default(),
-            h_bad: Default::default(),
             hm: sigs(l),
-            hidx: sigs(l),
             hv: sigs(l),
             wdec: sigs(2 * l + 1),
             cat: sigs(3 * l),
@@ -533,7 +535,6 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             wn: Default::default(),
             vw: Default::default(),
             vh: Default::default(),
-            lastsel: Default::default(),
             app: Default::default(),
             room: Default::default(),
             idle: Default::default(),
@@ -812,9 +813,6 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.dq.clock.next = self.clock.val();
         self.dq.reset.next = self.reset.val();
         self.dq.push.next = self.d_push.val();
-        self.sq.clock.next = self.clock.val();
-        self.sq.reset.next = self.reset.val();
-        self.sq.push.next = self.s_push.val();
         for p in 0..self._lanes {
             self.dq_dense[p].clock.next = self.clock.val();
             self.dq_dense[p].reset.next = self.reset.val();
@@ -822,12 +820,6 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.dq_dense[p].waddr.next = self.dq.waddr.val();
             self.dq_dense[p].wdata.next = self.d_dense[p].val();
             self.dq_dense[p].raddr.next = self.dq.raddr.val();
-            self.sq_coo[p].clock.next = self.clock.val();
-            self.sq_coo[p].reset.next = self.reset.val();
-            self.sq_coo[p].we.next = self.s_push.val();
-            self.sq_coo[p].waddr.next = self.sq.waddr.val();
-            self.sq_coo[p].wdata.next = self.s_coo[p].val();
-            self.sq_coo[p].raddr.next = self.sq.raddr.val();
         }
         for i in 0..self._bytes {
             self.dq_meta[i].clock.next = self.clock.val();
@@ -872,16 +864,49 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.dq_oob.waddr.next = self.dq.waddr.val();
         self.dq_oob.wdata.next = bit_cast::<1, 1>(self.thr_tab.rd_oob.val().into());
         self.dq_oob.raddr.next = self.dq.raddr.val();
-        self.sq_cnt.clock.next = self.clock.val();
-        self.sq_cnt.reset.next = self.reset.val();
-        self.sq_cnt.we.next = self.s_push.val();
-        self.sq_cnt.waddr.next = self.sq.waddr.val();
-        self.sq_cnt.wdata.next = self.s_count.val();
-        self.sq_cnt.raddr.next = self.sq.raddr.val();
+        // a sparse beat's entries, flagged as they enter
+        self.s_cnt.next = self.s_count.val();
+        self.s_bad.next = self.s_count.val() > self.lanes8.val();
+        if self.s_bad.val() {
+            self.s_cnt.next = self.lanes8.val();
+        }
+        for p in 0..self._lanes {
+            self.t8.next = self.s_coo[p].val();
+            self.pidx[p].next = self.t8.val() >> self.two8.val();
+            self.pent[p].next = bit_cast::<11, 8>(self.t8.val());
+            if self.s_bad.val() {
+                self.pent[p].next = self.pent[p].val() | self.bad11.val();
+            }
+            if self.kc8[p].val() < self.s_cnt.val() {
+                self.pent[p].next = self.pent[p].val() | self.cur11.val();
+            }
+        }
+        if self.pidx[0].val() > self.last_idx.q.val() {
+            self.pent[0].next = self.pent[0].val() | self.inc11.val();
+        }
+        for p in 1..self._lanes {
+            if self.pidx[p].val() > self.pidx[p - 1].val() {
+                self.pent[p].next = self.pent[p].val() | self.inc11.val();
+            }
+        }
+        self.lastsel.next = self.last_idx.q.val();
+        for p in 0..self._lanes {
+            if self.s_cnt.val() == self.kc8[p + 1].val() {
+                self.lastsel.next = self.pidx[p].val();
+            }
+        }
+        self.last_idx.en.next = self.s_push.val();
+        self.last_idx.d.next = self.lastsel.val();
+        for p in 0..self._lanes {
+            self.sq[p].clock.next = self.clock.val();
+            self.sq[p].reset.next = self.reset.val();
+            self.sq[p].push.next = self.s_push.val();
+            self.sq[p].wdata.next = self.pent[p].val();
+        }
 
         // ---------------- aligner (spec §4.3) ----------------
         self.d_avail.next = !self.dq.empty.val();
-        self.s_avail.next = !self.sq.empty.val();
+        self.s_avail.next = self.s_occ.q.val() != self.zero8.val();
         self.first_b.next = self.fb.q.val();
         self.last_b.next = self.lb.q.val();
         self.nbeat.next = self.beat.q.val() + self.one16.val();
@@ -1048,29 +1073,9 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.cs_oh[k].next = (self.k0_hold.q.val() & self.doh[k].val()) | (self.fire.val() & self.oh[k].val());
         }
         self.cs_oh[0].next = self.cs_oh[0].val() | self.idle.val();
-        self.h_cnt.next = self.sq_cnt.rdata.val();
-        self.h_bad.next = self.sq_cnt.rdata.val() > self.lanes8.val();
-        if self.h_bad.val() {
-            self.h_cnt.next = self.lanes8.val();
-        }
         for p in 0..self._lanes {
-            self.t8.next = self.sq_coo[p].rdata.val();
-            self.hidx[p].next = self.t8.val() >> self.two8.val();
-            self.hv[p].next = self.kc8[p].val() < self.h_cnt.val();
-            self.hm[p].next = bit_cast::<11, 8>(self.t8.val());
-            if self.h_bad.val() {
-                self.hm[p].next = self.hm[p].val() | self.bad11.val();
-            }
-        }
-        // index above the stream's previous entry: the lane before, or for
-        // lane 0 the last entry that joined the window
-        if self.hidx[0].val() > self.last_idx.q.val() {
-            self.hm[0].next = self.hm[0].val() | self.inc11.val();
-        }
-        for p in 1..self._lanes {
-            if self.hidx[p].val() > self.hidx[p - 1].val() {
-                self.hm[p].next = self.hm[p].val() | self.inc11.val();
-            }
+            self.hv[p].next = self.sq[p].rdata.val().get_bit(10);
+            self.hm[p].next = self.sq[p].rdata.val() & !self.cur11.val();
         }
         self.wdec[0].next = !self.wval[0].q.val();
         for k in 1..self._w2 {
@@ -1143,14 +1148,6 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.wval[j].en.next = true;
             self.wval[j].d.next = self.vw.val() | (self.app.val() & self.vh.val());
         }
-        self.lastsel.next = self.last_idx.q.val();
-        for p in 0..self._lanes {
-            if self.h_cnt.val() == self.kc8[p + 1].val() {
-                self.lastsel.next = self.hidx[p].val();
-            }
-        }
-        self.last_idx.en.next = self.app.val();
-        self.last_idx.d.next = self.lastsel.val();
 
         // skip - dsk (dsk <= L): the high byte chosen by the low byte's borrow
         self.slo.next = bit_cast::<9, 8>(self.skip.q.val().get_bits::<8>(0)) - bit_cast::<9, 8>(self.dsk.val());
@@ -1260,7 +1257,9 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.dq_cnt[s].pop.next = self.fire.val();
         }
         self.s_pop.next = self.app.val();
-        self.sq.pop.next = self.s_pop.val();
+        for p in 0..self._lanes {
+            self.sq[p].pop.next = self.s_pop.val();
+        }
         self.d_occ.en.next = self.d_push.val() ^ self.fire.val();
         self.d_occ.d.next = self.d_occ.q.val() - self.one8.val();
         if self.d_push.val() {
