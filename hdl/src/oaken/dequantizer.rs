@@ -111,8 +111,13 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     t8: Signal<Local, Bits<8>>,
     // sparse beats, prepared as they enter: per lane the entry, bit 8 "from
     // a beat with s_count > L", bit 9 "index above the stream's previous
-    // entry's", bit 10 "lane below min(s_count, L)"
-    sq: Vec<FifoShift<11>>,
+    // entry's", bit 10 "lane below min(s_count, L)". The oldest beat is in
+    // a register (shead), the others in a FIFO behind it, so that the late
+    // "the head joins the window" only selects the register's next value.
+    sq: FifoCtrl,
+    sqm: Vec<FifoMem<11>>,
+    shead: Vec<Reg<Bits<11>>>,
+    to_head: Signal<Local, Bit>,
     s_cnt: Signal<Local, Bits<8>>,
     s_bad: Signal<Local, Bit>,
     pidx: Vec<Signal<Local, Bits<8>>>,
@@ -484,7 +489,10 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             n_in: Default::default(),
             bad_in: Default::default(),
             t8: Default::default(),
-            sq: (0..l).map(|_| FifoShift::new(FIFO_DEPTH)).collect(),
+            sq: FifoCtrl::new(FIFO_DEPTH - 1),
+            sqm: (0..l).map(|_| FifoMem::new(FIFO_DEPTH - 1)).collect(),
+            shead: regs(l),
+            to_head: Default::default(),
             s_cnt: Default::default(),
             s_bad: Default::default(),
             pidx: sigs(l),
@@ -897,11 +905,14 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         self.last_idx.en.next = self.s_push.val();
         self.last_idx.d.next = self.lastsel.val();
+        self.sq.clock.next = self.clock.val();
+        self.sq.reset.next = self.reset.val();
         for p in 0..self._lanes {
-            self.sq[p].clock.next = self.clock.val();
-            self.sq[p].reset.next = self.reset.val();
-            self.sq[p].push.next = self.s_push.val();
-            self.sq[p].wdata.next = self.pent[p].val();
+            self.sqm[p].clock.next = self.clock.val();
+            self.sqm[p].reset.next = self.reset.val();
+            self.sqm[p].waddr.next = self.sq.waddr.val();
+            self.sqm[p].wdata.next = self.pent[p].val();
+            self.sqm[p].raddr.next = self.sq.raddr.val();
         }
 
         // ---------------- aligner (spec §4.3) ----------------
@@ -1074,8 +1085,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         self.cs_oh[0].next = self.cs_oh[0].val() | self.idle.val();
         for p in 0..self._lanes {
-            self.hv[p].next = self.sq[p].rdata.val().get_bit(10);
-            self.hm[p].next = self.sq[p].rdata.val() & !self.cur11.val();
+            self.hv[p].next = self.shead[p].q.val().get_bit(10);
+            self.hm[p].next = self.shead[p].q.val() & !self.cur11.val();
         }
         self.wdec[0].next = !self.wval[0].q.val();
         for k in 1..self._w2 {
@@ -1257,8 +1268,22 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.dq_cnt[s].pop.next = self.fire.val();
         }
         self.s_pop.next = self.app.val();
+        // a beat entering an empty head register (or one emptied now) goes
+        // there, others queue behind it
+        self.to_head.next = self.s_push.val()
+            & ((self.s_occ.q.val() == self.zero8.val())
+                | ((self.s_occ.q.val() == self.one8.val()) & self.s_pop.val()));
+        self.sq.push.next = self.s_push.val() & !self.to_head.val();
+        self.sq.pop.next = self.s_pop.val() & !self.sq.empty.val();
         for p in 0..self._lanes {
-            self.sq[p].pop.next = self.s_pop.val();
+            self.sqm[p].we.next = self.s_push.val() & !self.to_head.val();
+            self.shead[p].clock.next = self.clock.val();
+            self.shead[p].reset.next = self.reset.val();
+            self.shead[p].en.next = self.s_pop.val() | self.to_head.val();
+            self.shead[p].d.next = self.sqm[p].rdata.val();
+            if self.to_head.val() {
+                self.shead[p].d.next = self.pent[p].val();
+            }
         }
         self.d_occ.en.next = self.d_push.val() ^ self.fire.val();
         self.d_occ.d.next = self.d_occ.q.val() - self.one8.val();
