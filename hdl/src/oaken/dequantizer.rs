@@ -22,7 +22,6 @@ use super::table::ThresholdTable;
 use crate::prim::fifo::{FifoCtrl, FifoMem, FifoShift};
 use crate::prim::fp16::{Fp16ToUnits, FX};
 use crate::prim::reg::Reg;
-use crate::prim::zero_insert::ZeroInsert;
 use rust_hdl::prelude::*;
 use sim::oaken::params::{MiddleMode, OakenParams, SEGMENT};
 
@@ -162,7 +161,6 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sth: Signal<Local, Bit>,
     catw: Vec<Signal<Local, Bit>>,
     cath: Vec<Signal<Local, Bit>>,
-    idx: Vec<Signal<Local, Bits<8>>>,
     ok: Vec<Signal<Local, Bit>>,
     px1: Vec<Signal<Local, Bit>>,
     px2: Vec<Signal<Local, Bit>>,
@@ -199,7 +197,6 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     srsel: Signal<Local, Bits<8>>,
     seg_done: Signal<Local, Bit>,
     bad_take: Signal<Local, Bit>,
-    lane_mask: Vec<Signal<Local, Bit>>,
     adv: Signal<Local, Bit>,
     k0_take: Signal<Local, Bit>,
     k0_free: Signal<Local, Bit>,
@@ -216,11 +213,17 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     k0_oob: Reg<Bit>,
     k0_dense: Vec<Reg<Bits<IB>>>,
     k0_ent: Vec<Reg<Bits<8>>>,
-    k0_mask: Vec<Reg<Bit>>,
+    // the window's first L entries and which of them are taken
+    k0_tk: Vec<Reg<Bit>>,
     k0_meta: Vec<Reg<Bits<8>>>,
     k0_thr: Reg<Bits<64>>,
     // ---- K1: entries in their lanes; token fields as magnitude and sign ----
-    zi: ZeroInsert<8>,
+    // expansion: each taken entry moves up by its lane less its position,
+    // in log2(L) stages of power-of-two moves, the largest first (the
+    // zero-insert network of §3.1 with its shifts known from the indices)
+    xe: Vec<Signal<Local, Bits<8>>>,
+    xv: Vec<Signal<Local, Bit>>,
+    xs: Vec<Signal<Local, Bits<8>>>,
     mv: Signal<Local, Bit>,
     san: Vec<Sanitize>,
     cvt: Vec<Fp16ToUnits>,
@@ -526,7 +529,6 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             sth: Default::default(),
             catw: sigs(3 * l),
             cath: sigs(3 * l),
-            idx: sigs(l),
             ok: sigs(l),
             px1: sigs(l),
             px2: sigs(l),
@@ -563,7 +565,6 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             srsel: Default::default(),
             seg_done: Default::default(),
             bad_take: Default::default(),
-            lane_mask: sigs(l),
             adv: Default::default(),
             k0_take: Default::default(),
             k0_free: Default::default(),
@@ -579,10 +580,12 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             k0_oob: Reg::default(),
             k0_dense: regs(l),
             k0_ent: regs(l),
-            k0_mask: regs(l),
+            k0_tk: regs(l),
             k0_meta: regs(12),
             k0_thr: Reg::default(),
-            zi: ZeroInsert::new(l, 0),
+            xe: sigs(7 * l),
+            xv: sigs(7 * l),
+            xs: sigs(6 * l),
             mv: Default::default(),
             san: (0..6).map(|_| Sanitize::default()).collect(),
             cvt: (0..10).map(|_| Fp16ToUnits::default()).collect(),
@@ -946,7 +949,6 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // (bit 9: its index is above its predecessor's), take[j] = ok[0] &
         // ... & ok[j]
         for j in 0..self._lanes {
-            self.idx[j].next = self.win[j].q.val().get_bits::<8>(0) >> self.two8.val();
             self.ok[j].next =
                 self.wval[j].q.val() & self.thr[j].q.val() & !self.behind.q.val() & self.win[j].q.val().get_bit(10);
         }
@@ -1002,16 +1004,6 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         for j in 0..self._lanes {
             if self.take[j].val() & self.win[j].q.val().get_bit(8) {
                 self.bad_take.next = true;
-            }
-        }
-        for p in 0..self._lanes {
-            self.lane_mask[p].next = false;
-        }
-        for j in 0..self._lanes {
-            for p in 0..self._lanes {
-                if self.take[j].val() & ((self.idx[j].val() & self.lmask8.val()) == self.kc8[p].val()) {
-                    self.lane_mask[p].next = true;
-                }
             }
         }
         // what depends on the count is chosen by the one-hot from values
@@ -1344,14 +1336,11 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.k0_ent[p].clock.next = self.clock.val();
             self.k0_ent[p].reset.next = self.reset.val();
             self.k0_ent[p].en.next = self.fire.val();
-            self.k0_ent[p].d.next = self.zero8.val();
-            if self.take[p].val() {
-                self.k0_ent[p].d.next = self.win[p].q.val().get_bits::<8>(0);
-            }
-            self.k0_mask[p].clock.next = self.clock.val();
-            self.k0_mask[p].reset.next = self.reset.val();
-            self.k0_mask[p].en.next = self.fire.val();
-            self.k0_mask[p].d.next = self.lane_mask[p].val();
+            self.k0_ent[p].d.next = self.win[p].q.val().get_bits::<8>(0);
+            self.k0_tk[p].clock.next = self.clock.val();
+            self.k0_tk[p].reset.next = self.reset.val();
+            self.k0_tk[p].en.next = self.fire.val();
+            self.k0_tk[p].d.next = self.take[p].val();
         }
         for i in 0..12 {
             self.k0_meta[i].clock.next = self.clock.val();
@@ -1360,27 +1349,130 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.k0_meta[i].d.next = self.dq_meta[i].rdata.val();
         }
 
-        // ---------------- K1: zero-insert; token fields converted ----------------
+        // ---------------- K1: taken entries to their lanes; token fields converted ----------------
         self.mv.next = self.k0_v.q.val() & !self.k0_hold.q.val();
-        self.zi.clock.next = self.clock.val();
-        self.zi.reset.next = self.reset.val();
-        self.zi.en.next = self.adv.val();
-        self.zi.in_valid.next = self.mv.val();
         for p in 0..self._lanes {
-            self.zi.data[p].next = self.k0_ent[p].q.val();
-            self.zi.mask[p].next = self.k0_mask[p].q.val();
-            self.k1_has[p].clock.next = self.clock.val();
-            self.k1_has[p].reset.next = self.reset.val();
-            self.k1_has[p].en.next = self.adv.val();
-            self.k1_has[p].d.next = self.k0_mask[p].q.val();
-            self.k1_ent[p].clock.next = self.clock.val();
-            self.k1_ent[p].reset.next = self.reset.val();
-            self.k1_ent[p].en.next = self.adv.val();
-            self.k1_ent[p].d.next = self.zi.out[p].val();
-            self.k1_dense[p].clock.next = self.clock.val();
-            self.k1_dense[p].reset.next = self.reset.val();
-            self.k1_dense[p].en.next = self.adv.val();
-            self.k1_dense[p].d.next = self.k0_dense[p].q.val();
+            self.xe[p].next = self.k0_ent[p].q.val();
+            self.xv[p].next = self.k0_tk[p].q.val();
+            self.xs[p].next = ((self.k0_ent[p].q.val() >> self.two8.val()) & self.lmask8.val()) - self.kc8[p].val();
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m32 {
+                self.xv[1 * ln + i].next = self.xv[0 * ln + i].val() & !self.xs[0 * ln + i].val().get_bit(5);
+                self.xe[1 * ln + i].next = self.xe[0 * ln + i].val();
+                self.xs[1 * ln + i].next = self.xs[0 * ln + i].val();
+            }
+            for i in self._m32..self._lanes {
+                self.xv[1 * ln + i].next = self.xv[0 * ln + i].val() & !self.xs[0 * ln + i].val().get_bit(5);
+                self.xe[1 * ln + i].next = self.xe[0 * ln + i].val();
+                self.xs[1 * ln + i].next = self.xs[0 * ln + i].val();
+                if self.xv[0 * ln + i - 32].val() & self.xs[0 * ln + i - 32].val().get_bit(5) {
+                    self.xv[1 * ln + i].next = true;
+                    self.xe[1 * ln + i].next = self.xe[0 * ln + i - 32].val();
+                    self.xs[1 * ln + i].next = self.xs[0 * ln + i - 32].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m16 {
+                self.xv[2 * ln + i].next = self.xv[1 * ln + i].val() & !self.xs[1 * ln + i].val().get_bit(4);
+                self.xe[2 * ln + i].next = self.xe[1 * ln + i].val();
+                self.xs[2 * ln + i].next = self.xs[1 * ln + i].val();
+            }
+            for i in self._m16..self._lanes {
+                self.xv[2 * ln + i].next = self.xv[1 * ln + i].val() & !self.xs[1 * ln + i].val().get_bit(4);
+                self.xe[2 * ln + i].next = self.xe[1 * ln + i].val();
+                self.xs[2 * ln + i].next = self.xs[1 * ln + i].val();
+                if self.xv[1 * ln + i - 16].val() & self.xs[1 * ln + i - 16].val().get_bit(4) {
+                    self.xv[2 * ln + i].next = true;
+                    self.xe[2 * ln + i].next = self.xe[1 * ln + i - 16].val();
+                    self.xs[2 * ln + i].next = self.xs[1 * ln + i - 16].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m8 {
+                self.xv[3 * ln + i].next = self.xv[2 * ln + i].val() & !self.xs[2 * ln + i].val().get_bit(3);
+                self.xe[3 * ln + i].next = self.xe[2 * ln + i].val();
+                self.xs[3 * ln + i].next = self.xs[2 * ln + i].val();
+            }
+            for i in self._m8..self._lanes {
+                self.xv[3 * ln + i].next = self.xv[2 * ln + i].val() & !self.xs[2 * ln + i].val().get_bit(3);
+                self.xe[3 * ln + i].next = self.xe[2 * ln + i].val();
+                self.xs[3 * ln + i].next = self.xs[2 * ln + i].val();
+                if self.xv[2 * ln + i - 8].val() & self.xs[2 * ln + i - 8].val().get_bit(3) {
+                    self.xv[3 * ln + i].next = true;
+                    self.xe[3 * ln + i].next = self.xe[2 * ln + i - 8].val();
+                    self.xs[3 * ln + i].next = self.xs[2 * ln + i - 8].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m4 {
+                self.xv[4 * ln + i].next = self.xv[3 * ln + i].val() & !self.xs[3 * ln + i].val().get_bit(2);
+                self.xe[4 * ln + i].next = self.xe[3 * ln + i].val();
+                self.xs[4 * ln + i].next = self.xs[3 * ln + i].val();
+            }
+            for i in self._m4..self._lanes {
+                self.xv[4 * ln + i].next = self.xv[3 * ln + i].val() & !self.xs[3 * ln + i].val().get_bit(2);
+                self.xe[4 * ln + i].next = self.xe[3 * ln + i].val();
+                self.xs[4 * ln + i].next = self.xs[3 * ln + i].val();
+                if self.xv[3 * ln + i - 4].val() & self.xs[3 * ln + i - 4].val().get_bit(2) {
+                    self.xv[4 * ln + i].next = true;
+                    self.xe[4 * ln + i].next = self.xe[3 * ln + i - 4].val();
+                    self.xs[4 * ln + i].next = self.xs[3 * ln + i - 4].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m2 {
+                self.xv[5 * ln + i].next = self.xv[4 * ln + i].val() & !self.xs[4 * ln + i].val().get_bit(1);
+                self.xe[5 * ln + i].next = self.xe[4 * ln + i].val();
+                self.xs[5 * ln + i].next = self.xs[4 * ln + i].val();
+            }
+            for i in self._m2..self._lanes {
+                self.xv[5 * ln + i].next = self.xv[4 * ln + i].val() & !self.xs[4 * ln + i].val().get_bit(1);
+                self.xe[5 * ln + i].next = self.xe[4 * ln + i].val();
+                self.xs[5 * ln + i].next = self.xs[4 * ln + i].val();
+                if self.xv[4 * ln + i - 2].val() & self.xs[4 * ln + i - 2].val().get_bit(1) {
+                    self.xv[5 * ln + i].next = true;
+                    self.xe[5 * ln + i].next = self.xe[4 * ln + i - 2].val();
+                    self.xs[5 * ln + i].next = self.xs[4 * ln + i - 2].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m1 {
+                self.xv[6 * ln + i].next = self.xv[5 * ln + i].val() & !self.xs[5 * ln + i].val().get_bit(0);
+                self.xe[6 * ln + i].next = self.xe[5 * ln + i].val();
+            }
+            for i in self._m1..self._lanes {
+                self.xv[6 * ln + i].next = self.xv[5 * ln + i].val() & !self.xs[5 * ln + i].val().get_bit(0);
+                self.xe[6 * ln + i].next = self.xe[5 * ln + i].val();
+                if self.xv[5 * ln + i - 1].val() & self.xs[5 * ln + i - 1].val().get_bit(0) {
+                    self.xv[6 * ln + i].next = true;
+                    self.xe[6 * ln + i].next = self.xe[5 * ln + i - 1].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for p in 0..self._lanes {
+                self.k1_has[p].clock.next = self.clock.val();
+                self.k1_has[p].reset.next = self.reset.val();
+                self.k1_has[p].en.next = self.adv.val();
+                self.k1_has[p].d.next = self.xv[6 * ln + p].val();
+                self.k1_ent[p].clock.next = self.clock.val();
+                self.k1_ent[p].reset.next = self.reset.val();
+                self.k1_ent[p].en.next = self.adv.val();
+                self.k1_ent[p].d.next = self.zero8.val();
+                if self.xv[6 * ln + p].val() {
+                    self.k1_ent[p].d.next = self.xe[6 * ln + p].val();
+                }
+                self.k1_dense[p].clock.next = self.clock.val();
+                self.k1_dense[p].reset.next = self.reset.val();
+                self.k1_dense[p].en.next = self.adv.val();
+                self.k1_dense[p].d.next = self.k0_dense[p].q.val();
+            }
         }
         // metadata min/step fields are sanitised (a corrupted word still
         // decodes to defined values, spec §4.4); table thresholds are legal
