@@ -10,6 +10,12 @@ both written by constraints/synth.sh, and the unit's manifest, re-emitted by
 rtl-gen from the parameters in the header of NETLIST_DIR/MODULE.v (the
 Verilog that was synthesized; the re-emitted Verilog must be identical, so
 the manifest belongs to that netlist). Writes DIR/ppa.md and DIR/ppa.json.
+
+Memories both ways: the netlist maps them to flip-flops (the area counts
+them). With --macros, every unit whose manifest lists memories is also
+synthesized with those modules left as black boxes (the emitted Yosys
+script's KVFORGE_BLACKBOX) and timed: logic area alone, plus the memory
+bits a macro would hold (DIR/NAME.macros.{area,timing}.txt).
 """
 
 import argparse
@@ -52,6 +58,10 @@ def elements_per_cycle(unit, params):
         return lanes, "lanes: one vector per cycle (spec §8.2)"
     if unit == "titanus-pruner":
         return 2 * lanes, "2 x lanes: K and V beats (spec §11.14.2)"
+    if unit == "titanus-quantizer":
+        return lanes, "lanes in the prefill replay, lanes / 2 in decode (spec §11.14.5)"
+    if unit == "titanus-dequantizer":
+        return lanes, "lanes: one beat per cycle (spec §11.14.3)"
     if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert"):
         return 1, "one operation per cycle (pipelined, `en` advances every stage)"
     return None, "not a per-element stream"
@@ -75,15 +85,40 @@ def toml_value(v):
     return json.dumps(str(v))
 
 
+def emit(rtlgen, unit, params, clock_ns, out):
+    cfg = out + ".toml"
+    with open(cfg, "w") as f:
+        for k, v in params.items():
+            f.write(f"{k} = {toml_value(v)}\n")
+    subprocess.run([rtlgen, "emit", unit, "--config", cfg, "--clock-ns", str(clock_ns), "-o", out],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def macros_synthesis(rtlgen, unit, params, clock_ns, module, mems, liberty, reports, name):
+    """Synthesis and timing with the memory modules black-boxed; the
+    reports' paths."""
+    area_txt = os.path.join(reports, f"{name}.macros.area.txt")
+    timing_txt = os.path.join(reports, f"{name}.macros.timing.txt")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        emit(rtlgen, unit, params, clock_ns, out)
+        env = dict(os.environ, LIBERTY=liberty, PERIOD_PS=str(int(round(clock_ns * 1000))),
+                   KVFORGE_BLACKBOX=" ".join(m["module"] for m in mems))
+        with open(os.path.join(reports, f"{name}.macros.yosys.log"), "w") as log:
+            subprocess.run(["yosys", "-q", "-c", f"{module}.yosys.tcl"], cwd=out, env=env, check=True,
+                           stdout=log, stderr=subprocess.STDOUT)
+        with open(timing_txt, "w") as t:
+            subprocess.run(["sta", "-no_splash", "-exit", f"{module}.sta.tcl"], cwd=out, env=env, check=True,
+                           stdout=t, stderr=subprocess.STDOUT)
+        with open(os.path.join(out, f"{module}.area.txt")) as a, open(area_txt, "w") as b:
+            b.write(a.read())
+    return area_txt, timing_txt
+
+
 def manifest(rtlgen, unit, params, clock_ns, module, verilog_path):
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = os.path.join(tmp, "params.toml")
-        with open(cfg, "w") as f:
-            for k, v in params.items():
-                f.write(f"{k} = {toml_value(v)}\n")
         out = os.path.join(tmp, "out")
-        subprocess.run([rtlgen, "emit", unit, "--config", cfg, "--clock-ns", str(clock_ns), "-o", out],
-                       check=True, stdout=subprocess.DEVNULL)
+        emit(rtlgen, unit, params, clock_ns, out)
         with open(os.path.join(out, f"{module}.v")) as a, open(verilog_path) as b:
             if a.read() != b.read():
                 sys.exit(f"ppa: rtl-gen emits other Verilog for {unit} {params} than {verilog_path}")
@@ -131,6 +166,10 @@ def main():
     ap.add_argument("--liberty", required=True)
     ap.add_argument("--clock-ns", type=float, required=True)
     ap.add_argument("--rtlgen", required=True)
+    ap.add_argument("--macros", action="store_true",
+                    help="also synthesize units with memories as black boxes (logic area + memory bits)")
+    ap.add_argument("--macros-only", action="append", default=[], metavar="UNIT",
+                    help="a unit at its defaults whose memories cannot be flip-flops: only the black-box run")
     ap.add_argument("models", nargs="+", help="NAME:MODULE:NETLIST_DIR")
     a = ap.parse_args()
     nand2 = liberty_area(a.liberty, "NAND2X1")
@@ -144,6 +183,14 @@ def main():
         epc, epc_src = elements_per_cycle(unit, params)
         lanes = params.get("lanes")
         mems = man.get("memories", [])
+        macros = None
+        if a.macros and mems:
+            at, tt = macros_synthesis(a.rtlgen, unit, params, a.clock_ns, module, mems, a.liberty, a.reports, name)
+            m_area, m_cells, m_flops = area_report(at)
+            m_crit = critical_path(tt, a.clock_ns)
+            macros = {"area_um2": m_area, "nand2_eq": m_area / nand2, "cells": m_cells, "flip_flops": m_flops,
+                      "critical_path_ns": round(m_crit, 3), "max_clock_mhz": round(1000.0 / m_crit, 1),
+                      "memory_modules": [m["module"] for m in mems]}
         rows.append({
             "model": name,
             "unit": unit,
@@ -165,6 +212,37 @@ def main():
             "lanes": lanes,
             "area_per_lane_um2": area / lanes if lanes else None,
             "nand2_eq_per_lane": area / nand2 / lanes if lanes else None,
+            "memories_as_macros": macros,
+        })
+    for unit in a.macros_only:
+        module = unit.replace("-", "_")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            emit(a.rtlgen, unit, {}, a.clock_ns, out)
+            with open(os.path.join(out, f"{module}.json")) as f:
+                man = json.load(f)
+        mems = man.get("memories", [])
+        if not mems:
+            sys.exit(f"ppa: --macros-only {unit}: its manifest lists no memories")
+        name = f"{module}_defaults"
+        at, tt = macros_synthesis(a.rtlgen, unit, {}, a.clock_ns, module, mems, a.liberty, a.reports, name)
+        m_area, m_cells, m_flops = area_report(at)
+        m_crit = critical_path(tt, a.clock_ns)
+        epc, epc_src = elements_per_cycle(unit, man.get("params", {}))
+        rows.append({
+            "model": name, "unit": unit, "module": module, "params": man.get("params", {}),
+            "cells": None, "flip_flops": None, "area_um2": None, "nand2_eq": None,
+            "memory_bits": sum(m["bits"] for m in mems),
+            "memories": [{k: m[k] for k in ("name", "depth", "width", "bits")} for m in mems],
+            "critical_path_ns": round(m_crit, 3), "max_clock_mhz": round(1000.0 / m_crit, 1),
+            "target_clock_ns": a.clock_ns, "meets_target": m_crit <= a.clock_ns,
+            "elements_per_cycle": epc, "elements_per_cycle_source": epc_src,
+            "latency_cycles": man.get("latency"), "lanes": None,
+            "area_per_lane_um2": None, "nand2_eq_per_lane": None,
+            "memories_as_macros": {"area_um2": m_area, "nand2_eq": m_area / nand2, "cells": m_cells,
+                                   "flip_flops": m_flops, "critical_path_ns": round(m_crit, 3),
+                                   "max_clock_mhz": round(1000.0 / m_crit, 1),
+                                   "memory_modules": [m["module"] for m in mems]},
         })
     papers = []
     for paper, block, node, clock, um2, ours in PAPER:
@@ -182,6 +260,8 @@ def main():
             "area, cells, flip-flops": "Yosys stat -liberty on the netlist (NAME.area.txt)",
             "critical path": "OpenSTA report_checks: period - worst slack (NAME.timing.txt)",
             "memory bits": "rtl-gen manifest `memories` (Yosys maps them to flip-flops, counted in the area)",
+            "memories_as_macros": "the same unit synthesized with its memory modules black-boxed "
+                                  "(KVFORGE_BLACKBOX): logic only; paths into and out of the memories untimed",
             "latency": "rtl-gen manifest `latency` (cycles from an input beat's acceptance to its first output)",
         },
     }
@@ -207,6 +287,21 @@ def main():
                                                           for r in rows})) + ".")
     md.append("Latency: the rtl-gen manifest (`latency`, cycles from an input beat's acceptance to its first "
               "output; `-` where it is not fixed). Memory bits: the manifest's `memories`.\n")
+    mrows = [r for r in rows if r["memories_as_macros"]]
+    if mrows:
+        md.append("## Memories as macros\n")
+        md.append("The units with memories, synthesized again with the memory modules as black boxes "
+                  "(`KVFORGE_BLACKBOX`): the logic a design with memory macros would keep, and the bits the "
+                  "macros would hold. Paths into and out of the black boxes are untimed.\n")
+        md.append("| model | flip-flops as memory: NAND2-eq | logic only: cells | flip-flops | area (um^2) | "
+                  "NAND2-eq | + memory bits | critical path (ns) | max clock (MHz) |")
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in mrows:
+            m = r["memories_as_macros"]
+            md.append(f"| {r['model']} | {fmt(r['nand2_eq'])} | {fmt(m['cells'])} | {fmt(m['flip_flops'])} | "
+                      f"{fmt(m['area_um2'])} | {fmt(m['nand2_eq'])} | {fmt(r['memory_bits'])} | "
+                      f"{m['critical_path_ns']:.2f} | {m['max_clock_mhz']:.1f} |")
+        md.append("")
     md.append("## The papers' figures, converted to NAND2-eq\n")
     md.append("| paper | block | node, clock | area (um^2) | NAND2 assumed (um^2) | NAND2-eq | ours |")
     md.append("|---|---|---|---:|---:|---:|---|")

@@ -70,7 +70,7 @@ pub const UNITS: &[UnitInfo] = &[
     UnitInfo {
         name: "mul-pipe",
         module: "mul_pipe",
-        summary: "pipelined W x W multiply from 16x16 pieces",
+        summary: "pipelined W x W multiply from 16x8 pieces",
         spec: "§5.2",
     },
     UnitInfo {
@@ -89,7 +89,7 @@ pub const UNITS: &[UnitInfo] = &[
         name: "fp16-convert",
         module: "fp16_convert",
         summary: "FP16 <-> 2^-24 units, with the RD/RU/RNE rounder",
-        spec: "§2.2",
+        spec: "§2.2, §5.6",
     },
 ];
 
@@ -132,6 +132,8 @@ impl Default for MulParams {
 
 fn build_mul(t: &toml::Table) -> Result<Built, GenError> {
     let p: MulParams = parse("mul-pipe", t)?;
+    let lat = hdl::prim::mul::latency(p.width);
+    let p_doc = format!("product a*b, {lat} advancing cycles after the operands");
     let docs: Vec<(&str, &str)> = PIPE_DOCS
         .iter()
         .copied()
@@ -139,7 +141,7 @@ fn build_mul(t: &toml::Table) -> Result<Built, GenError> {
             ("a", "operand a, valid with in_valid"),
             ("b", "operand b, valid with in_valid"),
             ("in_valid", "operands valid"),
-            ("p", "product a*b, two advancing cycles after the operands"),
+            ("p", p_doc.as_str()),
             ("out_valid", "product valid"),
         ])
         .collect();
@@ -151,7 +153,7 @@ fn build_mul(t: &toml::Table) -> Result<Built, GenError> {
         64 => elaborate(MulPipe::<64, 128>::default(), m, &docs),
         w => return Err(GenError(format!("mul-pipe: width must be 16, 32, 48 or 64, got {w}"))),
     }?;
-    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(2) })
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -327,14 +329,19 @@ fn build_fp16(t: &toml::Table) -> Result<Built, GenError> {
         .copied()
         .chain([
             ("x", "FP16 pattern (finite)"),
-            ("u", "units(x), 42-bit two's complement, combinational"),
+            ("u", "units(x), 42-bit two's complement; three advancing cycles later"),
             ("v", "value in units, 42-bit two's complement"),
             ("mode", "0 RD, 1 RU, 2 RNE"),
             ("y", "FP16 of v rounded by mode, saturating; three advancing cycles later"),
         ])
         .collect();
     let e = elaborate(Fp16Convert::default(), "fp16_convert", &docs)?;
-    Ok(Built { module: "fp16_convert".into(), params: json(&p), elaborated: e, latency: Some(3) })
+    Ok(Built {
+        module: "fp16_convert".into(),
+        params: json(&p),
+        elaborated: e,
+        latency: Some(Fp16Convert::LATENCY as u32),
+    })
 }
 
 const QUANTIZER_DOCS: &[(&str, &str)] = &[

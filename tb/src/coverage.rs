@@ -41,6 +41,14 @@ impl Coverage {
         self.add(point, cond as u64);
     }
 
+    /// Adds every count of `other` (same points) to this table.
+    pub fn absorb(&self, other: &Coverage) {
+        let theirs = other.points.lock().unwrap().clone();
+        for (p, c) in theirs {
+            self.add(p, c);
+        }
+    }
+
     pub fn count(&self, point: &str) -> u64 {
         let ps = self.points.lock().unwrap();
         ps.iter().find(|(p, _)| *p == point).map(|(_, c)| *c).unwrap_or_else(|| panic!("no point '{point}'"))

@@ -9,8 +9,7 @@
 //! m.set(a, 6);
 //! m.set(b, 7);
 //! m.set(en, 1);
-//! m.tick();
-//! m.tick();
+//! m.ticks(3); // mul-pipe's latency at 32 bits
 //! assert_eq!(m.get(p), 42);
 //! ```
 //!
@@ -23,7 +22,7 @@
 //!     m.set(a, x);
 //!     m.set(b, y);
 //!     m.set(en, 1);
-//!     m.ticks(2);
+//!     m.ticks(3);
 //!     if m.get(p) == x * y { Ok(()) } else { Err(format!("p = {}", m.get(p))) }
 //! });
 //! ```

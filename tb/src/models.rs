@@ -242,6 +242,15 @@ pub fn load(name: &str, trace: bool) -> Result<&'static ModelInfo, String> {
     })
 }
 
+/// Whether the OSU018 netlist of entry `name` is in the cache already, so
+/// that loading `<name>_net` synthesizes nothing (an extended netlist
+/// costs minutes of Yosys).
+pub fn netlist_cached(name: &str) -> Result<bool, String> {
+    let (spec, _) = resolve(&format!("{name}_net"))?;
+    let key = build::netlist_key(source(spec)?, (clock_ns() * 1000.0).round() as u64)?;
+    Ok(store().contains("netlist", &key))
+}
+
 /// The OSU018 netlist of `name` (`x_net`) under Verilator instead, with
 /// Yosys's Verilog of the Liberty cell functions: the reference the netlist
 /// simulator is checked against.

@@ -14,6 +14,7 @@
 use crate::oaken::{TableWrite, Token};
 use crate::stalls::{self, Stall};
 use proptest::prelude::*;
+use sim::fp16;
 use sim::oaken::params::OakenParams;
 use sim::oaken::thresholds::{Kv, ThresholdSet, ThresholdTable};
 use sim::testgen::{self, KvPool};
@@ -27,6 +28,13 @@ pub enum TokKind {
     Tie(u64),
     /// `testgen::edge_token_seeded` with this seed.
     Edge(u64),
+    /// The pool's token with this index, head 0's elements all in the
+    /// middle of the set's upper middle range: a head with no outliers
+    /// beside heads with some (directed cases only; counted as edge-case).
+    QuietHead(usize),
+    /// Every element +0 (a padding token: one value, all in the inner
+    /// group; directed cases only, counted as edge-case).
+    Zeros,
 }
 
 #[derive(Clone, Debug)]
@@ -206,6 +214,25 @@ fn write_of(pool: &KvPool, w: &WritePlan) -> TableWrite {
     TableWrite { layer: w.layer, v: w.v, raw }
 }
 
+/// A segment's writes before its stream, and the table after them (from
+/// reset).
+fn writes_of(p: &OakenParams, pool: &KvPool, sp: &SegPlan) -> (Vec<TableWrite>, ThresholdTable) {
+    let mut writes = Vec::new();
+    if sp.load {
+        for l in 0..real_layers(p) {
+            for v in [false, true] {
+                writes.push(write_of(pool, &WritePlan { layer: l, v, kind: WriteKind::Profiled }));
+            }
+        }
+    }
+    writes.extend(sp.writes.iter().map(|w| write_of(pool, w)));
+    let mut table = ThresholdTable::new(p.layers);
+    for w in &writes {
+        let _ = table.write(w.layer as usize, if w.v { Kv::V } else { Kv::K }, w.raw);
+    }
+    (writes, table)
+}
+
 /// Turns a plan into segments. Tokens are drawn for the set their (layer,
 /// K/V) holds after the segment's writes (from reset for each segment: a
 /// reset clears the table, spec §2.13).
@@ -214,19 +241,7 @@ pub fn materialize(p: &OakenParams, plan: &CasePlan) -> Vec<Segment> {
     plan.segments
         .iter()
         .map(|sp| {
-            let mut writes = Vec::new();
-            if sp.load {
-                for l in 0..real_layers(p) {
-                    for v in [false, true] {
-                        writes.push(write_of(&pool, &WritePlan { layer: l, v, kind: WriteKind::Profiled }));
-                    }
-                }
-            }
-            writes.extend(sp.writes.iter().map(|w| write_of(&pool, w)));
-            let mut table = ThresholdTable::new(p.layers);
-            for w in &writes {
-                let _ = table.write(w.layer as usize, if w.v { Kv::V } else { Kv::K }, w.raw);
-            }
+            let (writes, table) = writes_of(p, &pool, sp);
             let mut kinds = Vec::new();
             let tokens = sp
                 .tokens
@@ -241,6 +256,13 @@ pub fn materialize(p: &OakenParams, plan: &CasePlan) -> Vec<Segment> {
                             None => (0, pool.token(t.layer as usize, kv, s as usize).to_vec()),
                         },
                         TokKind::Edge(s) => (2, testgen::edge_token_seeded(p.vector_len(), set, s).1),
+                        TokKind::QuietHead(i) => {
+                            let mut x = pool.token(t.layer as usize, kv, i).to_vec();
+                            let mid = (fp16::to_f32(set.hi_inner) + fp16::to_f32(set.hi_outer)) / 2.0;
+                            x[..p.head_dim].fill(fp16::from_f32(mid));
+                            (2, x)
+                        }
+                        TokKind::Zeros => (2, vec![0; p.vector_len()]),
                     };
                     kinds.push(kind);
                     Token { layer: t.layer, v: t.v, x }
@@ -258,4 +280,75 @@ pub fn materialize(p: &OakenParams, plan: &CasePlan) -> Vec<Segment> {
             }
         })
         .collect()
+}
+
+/// One short directed case that reaches the rare coverage points of the
+/// engines' tests whatever the seed (few random cases, as on netlists, may
+/// miss them). A segment cut by a reset while tokens are inside (the
+/// output blocked from the start); then, from reset, the profiled sets
+/// loaded and a non-finite, an out-of-order and an out-of-range write and a
+/// legal one; realistic tokens of every used layer and K/V, tie tokens
+/// with a rounding tie in each group, edge-case tokens of every kind, a
+/// token with one head free of outliers, a token of zeros and a token of a
+/// layer out of range, the output blocked long enough to fill the buffers,
+/// the inputs stalled at random, and during the traffic a reload of a
+/// profiled set (the same values, so each token's set does not hang on
+/// when the write lands). `three_ends` as for `case`.
+pub fn directed_case(p: &OakenParams, three_ends: bool) -> CasePlan {
+    let real = real_layers(p);
+    let oob = p.layers.min(255) as u8;
+    let tok = |k: usize, kind: TokKind| TokPlan { layer: (k / 2 % real as usize) as u8, v: k % 2 == 1, kind };
+    let input = if three_ends { Stall::Random { p: 60 } } else { Stall::Never };
+    let cut = SegPlan {
+        load: true,
+        writes: vec![],
+        tokens: (0..4).map(|k| tok(k, TokKind::Real(k))).collect(),
+        live: vec![],
+        reset_at: Some(24),
+        reset_cycles: 2,
+        stalls: [Stall::Never, Stall::Never, Stall::Block { start: 0, len: 100_000 }],
+        seed: 0x0a4e_0001,
+    };
+    let t = testgen::realistic_thresholds(1.0);
+    let swapped = [t.hi_outer, t.lo_inner, t.hi_inner, t.lo_outer];
+    let mut tokens: Vec<TokPlan> = (0..2 * real as usize).map(|k| tok(k, TokKind::Real(3 * k))).collect();
+    // edge-case tokens of each kind (mixed, constant, all outliers: the
+    // kind hangs on the seed alone), three in a row of the last
+    let kind = |s: u64| testgen::edge_token_seeded(1, t, s).0;
+    let seeds = |k: u8, n: usize| (0u64..4096).filter(move |&s| kind(s) == k).take(n);
+    let edge: Vec<u64> = seeds(0, 3).chain(seeds(1, 2)).chain(seeds(2, 3)).collect();
+    tokens.extend(edge.iter().enumerate().map(|(k, &s)| tok(k, TokKind::Edge(s))));
+    tokens.extend([tok(0, TokKind::QuietHead(5)), tok(1, TokKind::Zeros)]);
+    tokens.push(TokPlan { layer: oob, v: false, kind: TokKind::Real(1) });
+    let mut traffic = SegPlan {
+        load: true,
+        writes: vec![
+            WritePlan { layer: 0, v: false, kind: WriteKind::Raw([0x7E00, t.lo_inner, t.hi_inner, t.hi_outer]) },
+            WritePlan { layer: 0, v: true, kind: WriteKind::Raw(swapped) },
+            WritePlan { layer: oob, v: false, kind: WriteKind::Scaled(1.0) },
+            WritePlan { layer: real - 1, v: true, kind: WriteKind::Scaled(0.5) },
+        ],
+        tokens,
+        live: vec![(120, WritePlan { layer: 0, v: false, kind: WriteKind::Profiled })],
+        reset_at: None,
+        reset_cycles: 1,
+        stalls: [Stall::Random { p: 40 }, input, Stall::Block { start: 16, len: 300 }],
+        seed: 0x0a4e_0002,
+    };
+    // tie tokens of layer 0's K set: the first seeds whose token has a
+    // rounding tie in each group (searched here, as the set is known)
+    let pool_seed = 0x0a4e;
+    let (_, table) = writes_of(p, &pool(p, pool_seed), &traffic);
+    let (set, _) = table.lookup(0, Kv::K);
+    let mut ties: Vec<u64> = (0..3)
+        .filter_map(|g| {
+            (0..256u64)
+                .find(|&s| testgen::tie_token(p, &set, s).is_some_and(|x| testgen::rounding_ties(p, &set, &x)[g] > 0))
+        })
+        .collect();
+    ties.sort_unstable();
+    ties.dedup();
+    let at = 2 * real as usize;
+    traffic.tokens.splice(at..at, ties.into_iter().map(|s| TokPlan { layer: 0, v: false, kind: TokKind::Tie(s) }));
+    CasePlan { pool_seed, segments: vec![cut, traffic] }
 }

@@ -305,6 +305,8 @@ pub struct SegRun {
     /// Per command taken: for each response beat taken, the cycles from the
     /// command's acceptance to that beat's transfer.
     pub beat_cycles: Vec<Vec<u64>>,
+    /// Per command taken: the segment cycle it was taken in.
+    pub accepted: Vec<u64>,
     /// A reset cut the segment.
     pub cut: bool,
     /// The reset came while a command was in flight.
@@ -415,6 +417,7 @@ pub fn run_segment(m: &mut Model, mmu: &mut Mmu, seg: &Segment, timeout: u64) ->
             want.extend(beats);
             run.outcomes.push(o);
             run.beat_cycles.push(Vec::new());
+            run.accepted.push(cyc);
             flight.push_back((next, cyc, 0));
             next += 1;
             offered = false;
@@ -456,8 +459,8 @@ pub fn counts(p: &MmuParams) -> impl Strategy<Value = Vec<u8>> {
                 let len = len as u32;
                 (match mode {
                     0 => 0,
-                    1 | 2 => len,                     // full segments
-                    3 => x % (len + 1),               // anything legal
+                    1 | 2 => len,                        // full segments
+                    3 => x % (len + 1),                  // anything legal
                     _ => x % (len / 8 + 2).min(len + 1), // a few outliers
                 }) as u8
             })
@@ -475,9 +478,8 @@ pub fn counts(p: &MmuParams) -> impl Strategy<Value = Vec<u8>> {
 /// out of range, or opcode 3.
 pub fn cmd(p: &MmuParams, ids: u16) -> impl Strategy<Value = Cmd> {
     let (layers, heads) = (p.layers as u32, p.heads as u32);
-    let layer = move || {
-        prop_oneof![40 => (0..layers).prop_map(|l| l as u8), 1 => (layers..=255u32).prop_map(|l| l as u8)]
-    };
+    let layer =
+        move || prop_oneof![40 => (0..layers).prop_map(|l| l as u8), 1 => (layers..=255u32).prop_map(|l| l as u8)];
     let head = prop_oneof![30 => (0..heads).prop_map(|h| h as u8), 1 => (heads..=255u32).prop_map(|h| h as u8)];
     prop_oneof![
         60 => (0..ids, layer(), counts(p)).prop_map(|(seq, layer, counts)| Cmd::Write { seq, layer, counts }),
@@ -642,4 +644,153 @@ pub fn cover(cov: &crate::coverage::Coverage, p: &MmuParams, run: &SegRun, exhau
     cov.add("idle command cycle with noise", run.idle_cycles);
     cov.hit_if("reset mid-command", run.reset_mid_command);
     cov.hit_if("reset mid-response", run.reset_mid_response);
+}
+
+// ---------------------------------------------------------------- directed case
+
+/// Applies `c` to `mmu` and appends it to `cmds`; the model's outcome.
+fn step(mmu: &mut Mmu, cmds: &mut Vec<Cmd>, c: Cmd) -> Outcome {
+    let (_, o) = expect(mmu, &c);
+    cmds.push(c);
+    o
+}
+
+/// One short directed case that reaches every coverage point the
+/// parameters allow, whatever the seed (few random cases, as on netlists,
+/// may miss the rare ones). First, segments cut by a reset during a long
+/// write (before its first beat, then after some); then, from reset, bad
+/// commands of every kind, unknown ids, a sparse stream alone growing into
+/// the next page, full tokens over every slot until the pages run out,
+/// empty ones until they run out again, writes taking the last pages one
+/// by one, a write with no slot left, reads of every head, a double free,
+/// a freed slot and its pages reused, a sequence run past its length; the
+/// response channel stalled at random, the command source idling. The
+/// commands are chosen by running `sim`'s MMU alongside (stimulus only:
+/// every beat is still checked against the model as it comes).
+pub fn directed_case(p: &MmuParams) -> Vec<Segment> {
+    let mut mmu = Mmu::new(p.clone()).expect("model parameters are valid");
+    let mut cmds = Vec::new();
+    let seg = p.segments();
+    let n = p.heads * seg;
+    let full: Vec<u8> = (0..n).map(|i| p.segment_len(i % seg) as u8).collect();
+    let none = vec![0u8; n];
+    let mut bad = none.clone();
+    bad[0] = (p.segment_len(0) + 1).min(255) as u8;
+    let seqs = p.max_seqs as u16;
+    let layer = |k: usize| (k % p.layers) as u8;
+    // unknown ids and bad commands
+    step(&mut mmu, &mut cmds, Cmd::Bad { seq: 0 });
+    step(&mut mmu, &mut cmds, Cmd::Read { seq: 0, layer: 0, head: 0 });
+    step(&mut mmu, &mut cmds, Cmd::Free { seq: 0 });
+    step(&mut mmu, &mut cmds, Cmd::Write { seq: 0, layer: p.layers.min(255) as u8, counts: none.clone() });
+    step(&mut mmu, &mut cmds, Cmd::Write { seq: 0, layer: 0, counts: bad });
+    // from the fresh free list, two tokens whose only outliers are the last
+    // head's: its sparse stream, the last to take a page, later crosses a
+    // page alone, into the next one (a burst merged over two pages)
+    let mut last = none.clone();
+    for (i, c) in last.iter_mut().enumerate().skip((p.heads - 1) * seg) {
+        *c = p.segment_len(i % seg) as u8;
+    }
+    for _ in 0..2 {
+        step(&mut mmu, &mut cmds, Cmd::Write { seq: 0, layer: 0, counts: last.clone() });
+    }
+    // full tokens over every slot, then empty ones, until the pages run out
+    // (or until every slot and layer is full: a run of refusals)
+    for counts in [&full, &none] {
+        let (mut k, mut refused) = (0usize, 0usize);
+        loop {
+            let s = (k % p.max_seqs) as u16;
+            let o =
+                step(&mut mmu, &mut cmds, Cmd::Write { seq: s, layer: layer(k / p.max_seqs), counts: counts.clone() });
+            k += 1;
+            refused = if o.result.is_ok() { 0 } else { refused + 1 };
+            if matches!(o.result, Err(MmuError::OutOfPages { .. })) || refused >= 2 * p.max_seqs * p.layers {
+                break;
+            }
+        }
+    }
+    // the last free pages, each time by a write that takes the fewest (so
+    // one takes exactly the last: the free list emptied)
+    let mut one = none.clone();
+    one[0] = 1;
+    let shapes = [none.clone(), one, last, full.clone()];
+    for _ in 0..4 * p.phys_pages {
+        if mmu.free_pages() == 0 {
+            break;
+        }
+        let mut best: Option<(u32, Cmd)> = None;
+        for s in 0..seqs {
+            for l in 0..p.layers {
+                for c in &shapes {
+                    let Ok(w) = mmu.clone().write(s, l, c) else { continue };
+                    let taken = match w.pages_taken {
+                        n if n as usize == mmu.free_pages() => 0,
+                        0 => u32::MAX,
+                        n => n,
+                    };
+                    if best.as_ref().is_none_or(|b| taken < b.0) {
+                        best = Some((taken, Cmd::Write { seq: s, layer: l as u8, counts: c.clone() }));
+                    }
+                }
+            }
+        }
+        let Some((_, c)) = best else { break };
+        step(&mut mmu, &mut cmds, c);
+    }
+    step(&mut mmu, &mut cmds, Cmd::Write { seq: seqs, layer: 0, counts: none.clone() });
+    for h in 0..=p.heads.min(255) {
+        step(&mut mmu, &mut cmds, Cmd::Read { seq: 0, layer: 0, head: h as u8 });
+    }
+    // free, free again, reuse the slot and the pages
+    step(&mut mmu, &mut cmds, Cmd::Free { seq: 0 });
+    step(&mut mmu, &mut cmds, Cmd::Free { seq: 0 });
+    step(&mut mmu, &mut cmds, Cmd::Write { seq: seqs, layer: 0, counts: full.clone() });
+    // more pages: a sequence run past its length (or out of pages again)
+    for s in 1..seqs {
+        step(&mut mmu, &mut cmds, Cmd::Free { seq: s });
+    }
+    for _ in 0..=p.max_seq_len {
+        let o = step(&mut mmu, &mut cmds, Cmd::Write { seq: seqs, layer: 0, counts: none.clone() });
+        if o.result.is_err() {
+            break;
+        }
+    }
+    for h in 0..p.heads {
+        step(&mut mmu, &mut cmds, Cmd::Read { seq: seqs, layer: 0, head: h as u8 });
+    }
+    let traffic = Segment {
+        cmds,
+        idle: Stall::Random { p: 40 },
+        stall: Stall::Random { p: 100 },
+        reset_at: None,
+        seed: 0x6d6d_7531,
+    };
+    // first, from reset: a full token's write, its response blocked from
+    // cycle `s` on, reset 20 cycles later. The block keeps a command in
+    // flight, so every one of these is cut (and leaves the MMU reset): an
+    // early `s` cuts it before its first beat (mid-command), a later one
+    // after some of its beats (mid-response), whatever the unit's latency.
+    let mut segs: Vec<Segment> = (0..13u32)
+        .map(|k| Segment {
+            cmds: vec![Cmd::Write { seq: 1, layer: 0, counts: full.clone() }, Cmd::Free { seq: 1 }],
+            idle: Stall::Never,
+            stall: Stall::Block { start: 2 * k, len: 100_000 },
+            reset_at: Some(2 * k + 20),
+            seed: 0x6d6d_7532 + k as u64,
+        })
+        .collect();
+    segs.push(traffic);
+    segs
+}
+
+/// What the model alone says the commands of `segs` do (segments cut by
+/// a reset left out: where they are cut is the hardware's timing).
+pub fn model_outcomes(p: &MmuParams, segs: &[Segment]) -> Vec<SegRun> {
+    segs.iter()
+        .filter(|s| s.reset_at.is_none())
+        .map(|s| {
+            let mut mmu = Mmu::new(p.clone()).expect("model parameters are valid");
+            SegRun { outcomes: s.cmds.iter().map(|c| expect(&mut mmu, c).1).collect(), ..Default::default() }
+        })
+        .collect()
 }

@@ -235,6 +235,23 @@ fn compare<U: Unit>(u: &U, cyc: u64, shown: &U::Out, want: &U::Out, k: usize, c:
 /// Runs `c` on `m` (just out of reset) and checks every cycle (see the
 /// module comment); counts `POINTS` and the unit's points into `cov`.
 pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Coverage>) -> Result<(), String> {
+    check_timed(m, u, c, cov).map(|_| ())
+}
+
+/// When each beat of a checked case moved, in case cycles (0 = the first
+/// cycle after reset), for throughput and latency figures.
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    /// Per beat: the cycle it was accepted, first shown, and taken.
+    pub accepted: Vec<u64>,
+    pub shown: Vec<u64>,
+    pub taken: Vec<u64>,
+    /// Cycles run.
+    pub cycles: u64,
+}
+
+/// `check`, also returning when each beat moved.
+pub fn check_timed<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Coverage>) -> Result<Timing, String> {
     let hit = |point: &str, cond: bool| {
         if let Some(cov) = cov {
             cov.hit_if(point, cond)
@@ -250,6 +267,7 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
     let mut held_for = 0u64;
     let mut done = 0usize;
     let limit = c.limit(&stalled, latency);
+    let mut t = Timing::default();
 
     m.eval();
     if m.get(p.out_valid) != 0 {
@@ -276,6 +294,7 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
         if let Some(k) = offer.beat.filter(|_| in_ready) {
             owed.push_back(Owed { expect: u.expected(&c.beats[k]), beat: k, accepted: cyc, shown: None });
             feed.accepted();
+            t.accepted.push(cyc);
         }
 
         let out_valid = m.get(p.out_valid) == 1;
@@ -306,6 +325,8 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
                 }
                 if ready {
                     let k = o.beat;
+                    t.shown.push(first);
+                    t.taken.push(cyc);
                     owed.pop_front();
                     done += 1;
                     hit("beats", true);
@@ -329,6 +350,7 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
         held_for = if held.is_some() { held_for + 1 } else { 0 };
         hit("output held 32+ cycles", held_for == 32);
         m.tick();
+        t.cycles = cyc + 1;
         if done == c.beats.len() {
             break;
         }
@@ -341,7 +363,8 @@ pub fn check<U: Unit>(m: &mut Model, u: &U, c: &Case<U::Beat>, cov: Option<&Cove
             c.beats.len() - feed.taken()
         ));
     }
-    drained(m)
+    drained(m)?;
+    Ok(t)
 }
 
 /// After the last beat came out: one more cycle with `in_valid` low and
@@ -373,8 +396,10 @@ pub fn every_model(unit: &str) -> Vec<&'static ModelInfo> {
 
 /// `check` as a property test named `<test>_<model>` on every model of
 /// `unit` at one level, with `cases(info)` cases and `unit_of(model)` for
-/// the unit. Coverage: `POINTS` and the unit's `points`, printed and
-/// checked at the end.
+/// the unit, then once on each of `directed(info)` (fixed cases that reach
+/// the points whatever the seed). Coverage: `POINTS` and the unit's `points`,
+/// printed and checked at the end.
+#[allow(clippy::too_many_arguments)]
 pub fn sweep<U, S>(
     test: &str,
     unit: &str,
@@ -383,8 +408,10 @@ pub fn sweep<U, S>(
     points: &[&'static str],
     unit_of: impl Fn(&Model) -> U,
     strategy: impl Fn(&'static ModelInfo) -> S,
+    directed: impl Fn(&'static ModelInfo) -> Vec<Case<U::Beat>>,
 ) where
     U: Unit,
+    U::Beat: Clone + Debug,
     S: Strategy<Value = Case<U::Beat>>,
 {
     let level = if gate_level { "netlists" } else { "RTL" };
@@ -394,6 +421,12 @@ pub fn sweep<U, S>(
             let u = unit_of(m);
             check(m, &u, c, Some(&cov))
         });
+        for (k, c) in directed(info).into_iter().enumerate() {
+            run_property(&format!("{test}_{}_directed{k}", info.name), info, Just(c), 1, |m, c| {
+                let u = unit_of(m);
+                check(m, &u, c, Some(&cov))
+            });
+        }
     }
     cov.check();
 }
@@ -541,6 +574,32 @@ pub fn lane_values(n: usize, w: usize) -> impl Strategy<Value = Vec<u64>> {
 /// `lane_values` under a `lane_mask`.
 pub fn masked_beat(n: usize, w: usize) -> impl Strategy<Value = MaskedBeat> {
     (lane_values(n, w), lane_mask(n)).prop_map(|(data, mask)| MaskedBeat { data, mask })
+}
+
+/// The directed cases of a masked unit: every mask kind (all, none, one
+/// lane at each end, all but one, alternate lanes) over all-ones data (so
+/// lanes past the mask's count carry noise) and random data; once with the
+/// output never stalled, an idle gap and a withdrawn offer, once with the
+/// output blocked for 40 cycles while beats are offered. The points of
+/// `POINTS` and of the shifters' own tables follow from these schedules and
+/// masks on every model, whatever the seed.
+pub fn directed_masked_cases(info: &'static ModelInfo) -> Vec<Case<MaskedBeat>> {
+    let (n, w) = lanes(info);
+    let all = full(n);
+    let alternate = all & (u128::MAX / 3);
+    let masks = [all, 0, 1, 1u128 << (n - 1), all & !1, all & !(1u128 << (n - 1)), alternate, all];
+    let mut r = Xorshift::new(0xd1ec);
+    let mut beats: Vec<MaskedBeat> = masks.iter().map(|&mask| MaskedBeat { data: vec![wmask(w); n], mask }).collect();
+    beats
+        .extend(masks.iter().map(|&mask| MaskedBeat { data: (0..n).map(|_| r.next_u64() & wmask(w)).collect(), mask }));
+    // idle at cycles 4 and 5, withdrawn at 7 (a beat is on the bus then)
+    let idle: Vec<bool> = (0..8).map(|i| i == 4 || i == 5).collect();
+    let withdraw: Vec<bool> = (0..8).map(|i| i == 7).collect();
+    let free = Case { beats: beats.clone(), idle, stall: vec![], withdraw, bursts: Stall::Never, seed: 0xd1ec };
+    // the output blocked from cycle 4 to 43 with every beat offered
+    let stall = (0..44).map(|i| i >= 4).collect();
+    let blocked = Case { beats, idle: vec![], stall, withdraw: vec![], bursts: Stall::Never, seed: 0xd1ed };
+    vec![free, blocked]
 }
 
 /// Cases of 1 to 39 `masked_beat`s for `info`'s lanes and width.

@@ -33,17 +33,24 @@ pub struct DeqParams {
 
 impl DeqParams {
     pub fn titanus(&self) -> TitanusParams {
-        TitanusParams {
-            channels: self.channels,
-            lanes: self.lanes,
-            max_levels: self.max_levels,
-            ..Default::default()
-        }
+        TitanusParams { channels: self.channels, lanes: self.lanes, max_levels: self.max_levels, ..Default::default() }
     }
 }
 
 pub fn params_of(m: &Model) -> DeqParams {
     serde_json::from_str(m.info().params_json).expect("model parameters are titanus-dequantizer's")
+}
+
+/// The parameters of a tb/models.toml entry without building its model
+/// (spec §11.1's defaults).
+pub fn params_of_spec(params: &toml::Table) -> DeqParams {
+    let d = TitanusParams::default();
+    let get = |k: &str, v: usize| params.get(k).and_then(|x| x.as_integer()).map_or(v, |x| x as usize);
+    DeqParams {
+        channels: get("channels", d.channels),
+        lanes: get("lanes", d.lanes),
+        max_levels: get("max-levels", d.max_levels),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -67,11 +74,8 @@ fn entry(r: &mut Xorshift, p: &DeqParams) -> SzEntry {
     } else {
         (r.next_u64() % p.channels as u64) as u16
     };
-    let level = if r.next_u64() % 16 == 0 {
-        (r.next_u64() % 16) as u8
-    } else {
-        (r.next_u64() % p.max_levels as u64) as u8
-    };
+    let level =
+        if r.next_u64() % 16 == 0 { (r.next_u64() % 16) as u8 } else { (r.next_u64() % p.max_levels as u64) as u8 };
     let scale = match r.next_u64() % 8 {
         0 => 256,
         1 => r.next_u64() as u16,
@@ -98,8 +102,7 @@ fn token(r: &mut Xorshift, p: &DeqParams) -> Op {
 
 pub fn case_of(p: &DeqParams, n: usize, seed: u64, in_stall: Stall, out_stall: Stall) -> Case {
     let mut r = Xorshift::new(seed);
-    let mut ops: Vec<Op> =
-        (0..p.channels * p.max_levels / 2 + 2).map(|_| Op::Load(entry(&mut r, p))).collect();
+    let mut ops: Vec<Op> = (0..p.channels * p.max_levels / 2 + 2).map(|_| Op::Load(entry(&mut r, p))).collect();
     for _ in 0..n {
         match r.next_u64() % 10 {
             0..=2 => ops.push(Op::Load(entry(&mut r, p))),
@@ -139,8 +142,7 @@ fn beats_of(p: &DeqParams, pos: u16, rec: &Record) -> Vec<InBeat> {
                     cs.push(*codes.next().unwrap() as u64);
                 }
             }
-            let bits =
-                |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
+            let bits = |v: &[bool]| v[ch.clone()].iter().enumerate().fold(0u128, |a, (i, &x)| a | (x as u128) << i);
             InBeat {
                 pos,
                 index: bits(&rec.index),
@@ -180,6 +182,10 @@ pub struct Run {
     pub sat_high: u64,
     pub all_pruned_tokens: u64,
     pub first_latency: Option<u64>,
+    /// Model cycle of each accepted record beat and of each output beat
+    /// taken (for throughput).
+    pub in_cycles: Vec<u64>,
+    pub out_cycles: Vec<u64>,
 }
 
 pub const POINTS: &[&str] = &[
@@ -251,6 +257,108 @@ fn sz_code(r: Result<(), SzError>) -> u64 {
     }
 }
 
+/// `dq`'s output for a token, with the coverage read off the model.
+fn dequantize(p: &DeqParams, dq: &mut Dequantizer, pos: u16, rec: &Record, run: &mut Run) -> Vec<i8> {
+    let x = dq.dequantize(pos as u32, rec);
+    run.all_pruned_tokens += rec.index.iter().all(|&k| !k) as u64;
+    let mut codes = rec.codes.iter();
+    for ch in 0..p.channels {
+        if !rec.index[ch] {
+            continue;
+        }
+        let code = if rec.label[ch] { *codes.next().unwrap() } else { 0 };
+        if let Some(e) = dq.table.lookup(ch, pos as u32) {
+            run.upper_level += (e.level > 0) as u64;
+            if code != 0 && code as i32 != e.zero as i32 {
+                let v = reconstruct(e.scale as u32, e.zero as i32, code);
+                run.sat_low += (v == -128) as u64;
+                run.sat_high += (v == 127) as u64;
+            }
+        }
+    }
+    x
+}
+
+/// What `sim` alone says a case does (the points the model decides; an
+/// operation starts when the previous one is accepted, so these do not hang
+/// on the hardware's timing).
+pub fn model_run(p: &DeqParams, c: &Case) -> Run {
+    let mut dq = Dequantizer::new(&p.titanus());
+    let mut run = Run::default();
+    for op in &c.ops {
+        match op {
+            Op::Load(e) => run.sz_codes.push(sz_code(dq.table.load(e))),
+            Op::Clear => {
+                dq.table.clear();
+                run.clears += 1;
+                run.sz_codes.push(0);
+            }
+            Op::Token { pos, rec } => {
+                dequantize(p, &mut dq, *pos, rec, &mut run);
+                run.beats += p.channels / p.lanes;
+            }
+        }
+    }
+    let k = dq.counters;
+    run.counters = [k.pruned, k.label_zero, k.zero_point, k.multiplies, k.missing_level];
+    run
+}
+
+/// One short directed case that reaches every coverage point the
+/// parameters allow, whatever the seed (few random cases, as on netlists,
+/// may miss the rare ones): loads rejected for the channel and for the
+/// level, a zero point a code meets, scales that saturate both ways, a
+/// second level from position 4, a channel with no entry, tokens with
+/// pruned, label-zero and coded channels, an all-pruned token, a clear;
+/// a load after each token while its beats wait behind a blocked output.
+fn directed_case(p: &DeqParams) -> Case {
+    let c = p.channels;
+    let load = |channel: usize, level: usize, scale: u16, zero: i16, start: u16| {
+        Op::Load(SzEntry { channel: channel.min(1023) as u16, level: level.min(15) as u8, scale, zero, start })
+    };
+    let mut ops = vec![
+        load(c, 0, 256, 0, 0),
+        load(0, p.max_levels, 256, 0, 0),
+        load(0, 0, 256, 3, 0),
+        load(1, 0, 65535, -256, 0),
+        load(2, 0, 65535, 255, 0),
+        load(4, 0, 300, 2, 0),
+    ];
+    if p.max_levels > 1 {
+        ops.push(load(0, 1, 512, 1, 4));
+    }
+    // channel 0 codes its zero point, 1 and 2 saturate, 3 has no entry,
+    // 4 is kept with label 0, 5 pruned; the rest kept and coded (those
+    // past 5 have no entry either)
+    let token = |pos: u16, code0: u8| {
+        let index: Vec<bool> = (0..c).map(|ch| ch != 5).collect();
+        let label: Vec<bool> = (0..c).map(|ch| ch != 5 && ch != 4).collect();
+        let codes = (0..c)
+            .filter(|&ch| label[ch])
+            .map(|ch| match ch {
+                0 => code0,
+                1 => 15,
+                2 => 1,
+                _ => 1 + (ch % 15) as u8,
+            })
+            .collect();
+        Op::Token { pos, rec: Record { index, label, codes } }
+    };
+    let pruned = Op::Token { pos: 2, rec: Record { index: vec![false; c], label: vec![false; c], codes: vec![] } };
+    let again = load(1, 0, 65535, -256, 0);
+    ops.extend([token(0, 3), again.clone(), token(10, 7), again.clone(), pruned, again.clone(), token(20, 9)]);
+    ops.extend([Op::Clear, token(1, 3), again]);
+    Case { ops, in_stall: Stall::Never, out_stall: Stall::Block { start: 2, len: 60 }, seed: 0x7d0 }
+}
+
+/// The directed case twice: its output blocked, then stalled at random
+/// (loads then land at every distance behind the last beat of a token).
+pub fn directed_cases(p: &DeqParams) -> Vec<Case> {
+    let c = directed_case(p);
+    let random = Case { out_stall: Stall::Random { p: 90 }, seed: 0x7d1, ..c.clone() };
+    vec![c, random]
+}
+
 /// Cycles a load keeps the table port (and record input) busy, its own
 /// cycle included, when no record beat accepted before it waits.
 pub const LOAD_CYCLES: u64 = 4;
@@ -292,8 +400,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
     // pipeline advances since the last beat was accepted, that cycle
     // included: below 2, that beat is still in the skid or S1
     let mut advances = u64::MAX / 2;
-    let total: usize =
-        c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
+    let total: usize = c.ops.iter().filter(|o| matches!(o, Op::Token { .. })).count() * (p.channels / p.lanes);
     // generous: a bursty sink may stall 97% of the time in bursts of hundreds of cycles
     let timeout = 5000 + 100 * (c.ops.len() as u64) + 400 * total as u64;
     let mut cyc = 0u64;
@@ -308,11 +415,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
             break;
         }
         if cyc > timeout {
-            return Err(format!(
-                "timeout after {cyc} cycles: {} of {} beats out",
-                sink.beats.len(),
-                expected.len()
-            ));
+            return Err(format!("timeout after {cyc} cycles: {} of {} beats out", sink.beats.len(), expected.len()));
         }
         // drive
         let load = match cur {
@@ -331,9 +434,8 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
                 m.set(io.in_pos, b.pos as u64);
                 m.set_u128(io.in_index, b.index);
                 m.set_u128(io.in_label, b.label);
-                let lanes: Vec<u64> = (0..p.lanes)
-                    .map(|i| if i < b.count { b.codes[i] } else { rng.next_u64() & 0xF })
-                    .collect();
+                let lanes: Vec<u64> =
+                    (0..p.lanes).map(|i| if i < b.count { b.codes[i] } else { rng.next_u64() & 0xF }).collect();
                 m.set_lanes(io.in_codes, &lanes);
                 m.set(io.in_last, b.last as u64);
             }
@@ -367,10 +469,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
         }
         let cycle = m.cycle();
         if sink
-            .sample(cycle, valid, ready, || OutBeat {
-                data: m.get_lanes(io.out_data),
-                last: m.get(io.out_last) == 1,
-            })?
+            .sample(cycle, valid, ready, || OutBeat { data: m.get_lanes(io.out_data), last: m.get(io.out_last) == 1 })?
             .is_some()
             && run.first_latency.is_none()
         {
@@ -383,26 +482,10 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
                 advances = !(valid && !ready) as u64;
                 src.take();
                 first_accept.get_or_insert(cycle);
+                run.in_cycles.push(cycle);
                 if first {
                     let Some(Op::Token { pos, rec }) = cur else { unreachable!() };
-                    let x = dq.dequantize(*pos as u32, rec);
-                    run.all_pruned_tokens += rec.index.iter().all(|&k| !k) as u64;
-                    // coverage read off the model
-                    let mut codes = rec.codes.iter();
-                    for ch in 0..p.channels {
-                        if !rec.index[ch] {
-                            continue;
-                        }
-                        let code = if rec.label[ch] { *codes.next().unwrap() } else { 0 };
-                        if let Some(e) = dq.table.lookup(ch, *pos as u32) {
-                            run.upper_level += (e.level > 0) as u64;
-                            if code != 0 && code as i32 != e.zero as i32 {
-                                let v = reconstruct(e.scale as u32, e.zero as i32, code);
-                                run.sat_low += (v == -128) as u64;
-                                run.sat_high += (v == 127) as u64;
-                            }
-                        }
-                    }
+                    let x = dequantize(p, &mut dq, *pos, rec, &mut run);
                     for (k, chunk) in x.chunks(p.lanes).enumerate() {
                         expected.push(OutBeat {
                             data: chunk.iter().map(|&v| v as u8 as u64).collect(),
@@ -474,5 +557,6 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
     run.counters = want;
     run.beats = expected.len();
     run.cycles = cyc;
+    run.out_cycles = sink.cycles;
     Ok(run)
 }

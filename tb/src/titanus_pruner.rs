@@ -35,6 +35,19 @@ pub fn params_of(m: &Model) -> PrunerParams {
     serde_json::from_str(m.info().params_json).expect("model parameters are titanus-pruner's")
 }
 
+/// The parameters of a tb/models.toml entry without building its model
+/// (spec §11.1's defaults; `pipeline` is the hardware's alone, so any).
+pub fn params_of_spec(params: &toml::Table) -> PrunerParams {
+    let d = sim::titanus::params::TitanusParams::default();
+    let get = |k: &str, v: usize| params.get(k).and_then(|x| x.as_integer()).map_or(v, |x| x as usize);
+    PrunerParams {
+        channels: get("channels", d.channels),
+        lanes: get("lanes", d.lanes),
+        layers: get("layers", d.layers),
+        pipeline: get("pipeline", 0),
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Token {
     pub layer: u8,
@@ -145,6 +158,81 @@ pub fn case_of(p: &PrunerParams, n: usize, seed: u64, in_stall: Stall, out_stall
     Case { writes, tokens, live, in_stall, out_stall, seed: r.next_u64() }
 }
 
+/// One short directed case that reaches every coverage point the
+/// parameters allow, whatever the seed (few random cases, as on netlists,
+/// may miss the rare ones): writes accepted, one of a layer out of range,
+/// one of a bad width; K kept above a threshold of 5 (elements at it, at
+/// -128 and 127), V under 200 (everything pruned); a token of a layer out
+/// of range; the output blocked while the input keeps offering, and a
+/// rejected write while beats are in flight (rejected, so the table each
+/// beat sees does not hang on when it lands).
+pub fn directed_case(p: &PrunerParams) -> Case {
+    let w = |layer: usize, v: bool, threshold: u8, bits: u8| Write { layer: layer.min(255) as u8, v, threshold, bits };
+    let writes = vec![w(0, false, 5, 4), w(0, true, 200, 4), w(p.layers, false, 1, 4), w(0, false, 9, 1)];
+    let ks = [5i8, -5, -128, 127, 6, -40, 64, -6];
+    let vs = [-128i8, 127, 0, 3, -100, 50, 1, -1];
+    let token = |layer: u8, s: usize| Token {
+        layer,
+        k: (0..p.channels).map(|i| ks[(i + s) % ks.len()]).collect(),
+        v: (0..p.channels).map(|i| vs[(i + s) % vs.len()]).collect(),
+    };
+    let mut tokens: Vec<Token> = (0..6).map(|s| token(0, s)).collect();
+    if p.layers < 256 {
+        tokens.push(token(p.layers as u8, 0));
+    }
+    Case {
+        writes,
+        tokens,
+        live: vec![(4, w(0, true, 3, 0))],
+        in_stall: Stall::Never,
+        out_stall: Stall::Block { start: 2, len: 40 },
+        seed: 0x9e,
+    }
+}
+
+/// What `sim` alone says a case does: the table-write codes in order and,
+/// for every beat, the points read off the model with the table after the
+/// writes before the stream (so only for cases whose live writes are all
+/// rejected, as the directed case's; panics otherwise).
+pub fn model_run(p: &PrunerParams, c: &Case) -> Run {
+    let mut table = ConfigTable::new(p.layers);
+    let mut run = Run::default();
+    for w in &c.writes {
+        run.tw_codes.push(crate::titanus_table::apply(&mut table, w));
+    }
+    let n = p.channels / p.lanes;
+    for t in &c.tokens {
+        for b in 0..n {
+            let beat = InBeat {
+                layer: t.layer,
+                k: t.k[b * p.lanes..(b + 1) * p.lanes].to_vec(),
+                v: t.v[b * p.lanes..(b + 1) * p.lanes].to_vec(),
+                last: b + 1 == n,
+            };
+            count_beat(&table, &beat, &mut run);
+            run.expected.push(expect(p, &table, &beat));
+        }
+    }
+    for (_, w) in &c.live {
+        let code = crate::titanus_table::apply(&mut table, w);
+        assert_ne!(code, 0, "model_run: a live write that changes the table");
+        run.tw_codes.push(code);
+    }
+    run.beats = run.expected.len();
+    run
+}
+
+/// The points of an accepted beat, with the thresholds in effect.
+fn count_beat(table: &ConfigTable, b: &InBeat, run: &mut Run) {
+    for (side, xs) in [(Kv::K, &b.k), (Kv::V, &b.v)] {
+        let t = table.lookup(b.layer as usize, side).0.threshold;
+        run.eq_threshold += xs.iter().filter(|&&x| t > 0 && x.unsigned_abs() == t).count() as u64;
+        run.m128_kept += xs.iter().filter(|&&x| x == -128 && t <= 128).count() as u64;
+        run.m128_pruned += xs.iter().filter(|&&x| x == -128 && t > 128).count() as u64;
+        run.prune_all += (t >= 129) as u64;
+    }
+}
+
 pub fn case(p: PrunerParams, tokens: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
     (tokens, any::<u64>(), stalls::stall(), prop_oneof![3 => stalls::stall(), 1 => stalls::long_stall()])
         .prop_map(move |(n, seed, i, o)| case_of(&p, n, seed, i, o))
@@ -229,6 +317,10 @@ pub struct Run {
     pub back_to_back: u64,
     /// Cycles from the first acceptance to the first output beat.
     pub first_latency: Option<u64>,
+    /// Model cycle of each accepted input beat and of each output beat
+    /// taken (for throughput).
+    pub in_cycles: Vec<u64>,
+    pub out_cycles: Vec<u64>,
     pub tw_codes: Vec<u64>,
     /// Live writes that landed while beats were in flight.
     pub writes_in_flight: u64,
@@ -341,13 +433,8 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
             if in_ready {
                 src.take();
                 first_accept.get_or_insert(cycle);
-                for (side, xs) in [(Kv::K, &b.k), (Kv::V, &b.v)] {
-                    let t = table.lookup(b.layer as usize, side).0.threshold;
-                    run.eq_threshold += xs.iter().filter(|&&x| t > 0 && x.unsigned_abs() == t).count() as u64;
-                    run.m128_kept += xs.iter().filter(|&&x| x == -128 && t <= 128).count() as u64;
-                    run.m128_pruned += xs.iter().filter(|&&x| x == -128 && t > 128).count() as u64;
-                    run.prune_all += (t >= 129) as u64;
-                }
+                run.in_cycles.push(cycle);
+                count_beat(&table, &b, &mut run);
                 run.expected.push(expect(p, &table, &b));
             }
         }
@@ -377,6 +464,7 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
     run.cycles = cyc;
     run.tw_codes = tw.codes;
     run.beats = total;
+    run.out_cycles = sink.cycles;
     Ok(run)
 }
 

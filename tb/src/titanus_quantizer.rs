@@ -777,6 +777,11 @@ pub struct Run {
     pub rec: Vec<RecBeat>,
     pub sz: Vec<u64>,
     pub tokens: Vec<(usize, TokenOut)>,
+    /// Model cycle of each accepted input beat, of each record beat and of
+    /// each `sz` word taken (for throughput).
+    pub in_cycles: Vec<u64>,
+    pub rec_cycles: Vec<u64>,
+    pub sz_cycles: Vec<u64>,
 }
 
 fn mask_bits(lanes: usize) -> u128 {
@@ -895,6 +900,7 @@ pub fn run_inputs(
         if let Some(b) = offer {
             if in_ready {
                 src.take();
+                run.in_cycles.push(cycle);
                 if b.last {
                     ex.apply(&inputs[b.op])?;
                     done += 1;
@@ -957,7 +963,9 @@ pub fn run_inputs(
     run.tw_codes = tw.codes;
     run.ev = ex.ev;
     run.rec = rec.beats;
+    run.rec_cycles = rec.cycles;
     run.sz = sz.beats;
+    run.sz_cycles = sz.cycles;
     run.tokens = ex.tokens;
     Ok(run)
 }

@@ -1,10 +1,11 @@
-//! fp16-convert (spec §2.2.3, §2.2.4) against the golden functions of
+//! fp16-convert (spec §2.2.3, §2.2.4, §5.6) against the golden functions of
 //! `sim::fp16`, on every `fp16-convert` model of tb/models.toml, RTL and
 //! gate level:
-//! - `x -> u` (combinational) equals `to_units` for every finite FP16 pattern;
-//! - `v, mode -> y` (pipelined, `en` advances every stage) equals
-//!   `round_down` / `round_up` / `round_nearest_even` for values around
-//!   every kind of grid point, with random `en` stalls.
+//! - `x -> u` equals `to_units` for every finite FP16 pattern;
+//! - `v, mode -> y` equals `round_down` / `round_up` / `round_nearest_even`
+//!   for values around every kind of grid point;
+//! both pipelined, three stages that `en` advances (LATENCY), tested at full
+//! rate and with random `en` stalls.
 //!
 //! The rounder takes `|v| < 2^41` (42-bit two's complement, hdl/src/prim/fp16.rs).
 
@@ -16,6 +17,8 @@ use tb::{models, run_property, Model, ModelInfo};
 const CASES: u32 = 1000;
 const NET_CASES: u32 = 400;
 const FX: u32 = 42;
+/// Advancing cycles from `x` to `u` and from `v` to `y` (spec §5.6).
+const LATENCY: usize = 3;
 /// Largest magnitude the rounder takes.
 const VMAX: i64 = (1 << (FX - 1)) - 1;
 
@@ -37,32 +40,33 @@ fn from_port(u: u64) -> i64 {
 }
 
 fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
-    let v: Vec<_> =
-        models::of_unit("fp16-convert", gate_level);
+    let v: Vec<_> = models::of_unit("fp16-convert", gate_level);
     assert!(!v.is_empty(), "no fp16-convert models (gate level: {gate_level}) in tb/models.toml");
     v
 }
 
 /// Every one of the 63488 finite patterns (both zeros, every subnormal and
-/// normal of either sign).
+/// normal of either sign), one a cycle.
 #[test]
 fn to_units_every_finite_pattern() {
+    let patterns: Vec<u16> = (0..=u16::MAX).filter(|&p| sim::fp16::is_finite(p)).collect();
+    assert_eq!(patterns.len(), 63488);
     for info in models::of_unit("fp16-convert", false).into_iter().chain(models::of_unit("fp16-convert", true)) {
         let mut m = Model::new(info);
-        let (x, u) = (m.port("x"), m.port("u"));
+        let (x, u, en) = (m.port("x"), m.port("u"), m.port("en"));
         m.reset(1);
+        m.set(en, 1);
         let mut n = 0;
-        for p in 0..=u16::MAX {
-            if !sim::fp16::is_finite(p) {
-                continue;
+        for i in 0..patterns.len() + LATENCY {
+            m.set(x, patterns.get(i).copied().unwrap_or(0) as u64);
+            m.tick();
+            if let Some(&p) = (i + 1).checked_sub(LATENCY).and_then(|j| patterns.get(j)) {
+                let got = m.get(u);
+                assert_eq!(from_port(got), to_units(p), "{}: x = {p:#06x}, u = {got:#x}", info.name);
+                n += 1;
             }
-            m.set(x, p as u64);
-            m.eval();
-            let got = m.get(u);
-            assert_eq!(from_port(got), to_units(p), "{}: x = {p:#06x}, u = {got:#x}", info.name);
-            n += 1;
         }
-        assert_eq!(n, 63488);
+        assert_eq!(n, patterns.len(), "{}: every pattern compared", info.name);
     }
 }
 
@@ -134,13 +138,12 @@ fn stimulus() -> impl Strategy<Value = Vec<Cycle>> {
 }
 
 /// Stages that load only with `en`; `None` until loaded after reset (the
-/// rounding of a stage's reset contents is left open).
+/// outputs of a stage's reset contents are left open).
 fn check(m: &mut Model, cycles: &[Cycle]) -> Result<(), String> {
-    let latency = m.info().latency().expect("fixed latency") as usize;
     let (v, mode, en, x, u, y) = (m.port("v"), m.port("mode"), m.port("en"), m.port("x"), m.port("u"), m.port("y"));
-    let mut stages: Vec<Option<(i64, u8, u16)>> = vec![None; latency];
+    let mut stages: Vec<Option<(i64, u8, u16, u16)>> = vec![None; LATENCY];
     let flush = Cycle { v: 0, mode: 0, en: true, x: 0 };
-    for (i, c) in cycles.iter().chain(std::iter::repeat_n(&flush, latency)).enumerate() {
+    for (i, c) in cycles.iter().chain(std::iter::repeat_n(&flush, LATENCY)).enumerate() {
         m.set(v, to_port(c.v));
         m.set(mode, c.mode as u64);
         m.set(en, c.en as u64);
@@ -148,13 +151,13 @@ fn check(m: &mut Model, cycles: &[Cycle]) -> Result<(), String> {
         m.tick();
         if c.en {
             stages.pop();
-            stages.insert(0, Some((c.v, c.mode, expected(c.v, c.mode))));
+            stages.insert(0, Some((c.v, c.mode, expected(c.v, c.mode), c.x)));
         }
-        let got_u = from_port(m.get(u));
-        if got_u != to_units(c.x) {
-            return Err(format!("cycle {i}: x = {:#06x}: u = {got_u}, expected {}", c.x, to_units(c.x)));
-        }
-        if let Some((val, md, want)) = stages[latency - 1] {
+        if let Some((val, md, want, px)) = stages[LATENCY - 1] {
+            let got_u = from_port(m.get(u));
+            if got_u != to_units(px) {
+                return Err(format!("cycle {i}: x = {px:#06x}: u = {got_u}, expected {}", to_units(px)));
+            }
             let got = m.get(y) as u16;
             if got != want {
                 return Err(format!(
@@ -202,7 +205,7 @@ fn grid_values() -> Vec<i64> {
 fn every_grid_point_and_tie() {
     let vs = grid_values();
     for info in models::of_unit("fp16-convert", false).into_iter().chain(models::of_unit("fp16-convert", true)) {
-        let latency = info.latency().unwrap() as usize;
+        let latency = LATENCY;
         let mut m = Model::new(info);
         let (v, mode, en, y) = (m.port("v"), m.port("mode"), m.port("en"), m.port("y"));
         m.reset(1);
@@ -221,31 +224,38 @@ fn every_grid_point_and_tie() {
     }
 }
 
-/// `y` follows `v` by exactly the manifest's latency in advancing cycles,
-/// however long `en` stays low in between.
+/// `y` follows `v`, and `u` follows `x`, by exactly LATENCY advancing
+/// cycles, however long `en` stays low in between; the manifest says the
+/// same.
 #[test]
 fn latency_matches_manifest_across_stalls() {
     for info in models::of_unit("fp16-convert", false).into_iter().chain(models::of_unit("fp16-convert", true)) {
-        let latency = info.latency().expect("fixed latency");
+        assert_eq!(info.latency(), Some(LATENCY as u64), "{}: manifest latency", info.name);
         let mut m = Model::new(info);
-        let (v, mode, en, y) = (m.port("v"), m.port("mode"), m.port("en"), m.port("y"));
+        let (v, mode, en, y, x, u) = (m.port("v"), m.port("mode"), m.port("en"), m.port("y"), m.port("x"), m.port("u"));
         m.reset(1);
         m.set(en, 1);
         m.set(mode, 2);
-        m.ticks(8); // every stage holds the rounding of 0
+        m.ticks(8); // every stage holds the conversions of 0
         m.set(v, 3);
-        let mut advanced = 0;
-        let seen = loop {
+        m.set(x, 0x3C00); // 1.0 = 2^24 units
+        let (mut advanced, mut seen_y, mut seen_u) = (0, None, None);
+        while advanced < 8 && (seen_y.is_none() || seen_u.is_none()) {
             m.set(en, 1);
             m.tick();
             advanced += 1;
             m.set(v, 0);
+            m.set(x, 0);
             m.set(en, 0);
             m.ticks(3);
-            if m.get(y) == 3 || advanced > 8 {
-                break advanced;
+            if m.get(y) == 3 && seen_y.is_none() {
+                seen_y = Some(advanced);
             }
-        };
-        assert_eq!(seen, latency, "{}: y shows v = 3 after {seen} advancing cycles", info.name);
+            if m.get(u) == 1 << 24 && seen_u.is_none() {
+                seen_u = Some(advanced);
+            }
+        }
+        assert_eq!(seen_y, Some(LATENCY), "{}: advancing cycles until y shows v = 3", info.name);
+        assert_eq!(seen_u, Some(LATENCY), "{}: advancing cycles until u shows x = 1.0", info.name);
     }
 }

@@ -14,6 +14,7 @@ use tb::{models, prop::vcd_path, run_property, Dir, Model};
 #[test]
 fn failing_property_writes_vcd_of_minimal_case() {
     let info = models::get("mul_pipe16");
+    let latency = info.latency().expect("mul-pipe has a fixed latency") as u64;
     let path = vcd_path("harness_selftest", info);
     let _ = std::fs::remove_file(&path);
     let ops = (1u64..=0xffff, 1u64..=0xffff);
@@ -23,7 +24,7 @@ fn failing_property_writes_vcd_of_minimal_case() {
             m.set(a, x);
             m.set(b, y);
             m.set(en, 1);
-            m.ticks(2);
+            m.ticks(latency);
             let got = m.get(p);
             if got == x * y + 1 {
                 Ok(())
@@ -58,7 +59,8 @@ fn failing_property_writes_vcd_of_minimal_case() {
     for port in info.ports {
         assert!(ids.contains_key(port.name), "VCD lacks port {}; has {:?}", port.name, ids.keys());
     }
-    // Replay: reset high at the first rising edge, then 2 cycles of the case.
+    // Replay: reset high at the first rising edge, then `latency` cycles of
+    // the case.
     let (clock, reset, p) = (ids["clock"], ids["reset"], ids["p"]);
     let (mut time, mut rising, mut reset_at_first_edge) = (0u64, 0, None);
     let mut last: HashMap<vcd::IdCode, String> = HashMap::new();
@@ -80,8 +82,8 @@ fn failing_property_writes_vcd_of_minimal_case() {
             _ => {}
         }
     }
-    assert_eq!(rising, 3, "1 reset cycle + 2 cycles of the case");
-    assert_eq!(time, 25, "10 ns per cycle, last rising edge at 25 ns");
+    assert_eq!(rising, 1 + latency, "1 reset cycle + {latency} cycles of the case");
+    assert_eq!(time, 10 * (1 + latency) - 5, "10 ns per cycle, rising edges at 5, 15, ... ns");
     assert_eq!(reset_at_first_edge.as_deref(), Some("1"));
     let p_bits = &last[&p];
     assert_eq!(u64::from_str_radix(p_bits, 2).unwrap(), 1, "p = 1*1 at the end of the trace");
@@ -99,13 +101,13 @@ fn registry_lists_rtl_and_netlist_models() {
     assert_eq!(sig(net), sig(rtl), "the netlist keeps the port list");
     assert_eq!(rtl.params()["width"], 32);
     assert_eq!(rtl.manifest()["module"], "mul_pipe");
-    assert_eq!(rtl.latency(), Some(2));
+    assert_eq!(rtl.latency(), Some(3));
     let mut names = models::names();
     let n = names.len();
     names.sort();
     names.dedup();
     assert_eq!(names.len(), n, "model names are unique");
-    assert!(names.contains(&"mul_pipe32_net".to_string()) && !names.contains(&"mul_pipe48_net".to_string()));
+    assert!(names.contains(&"mul_pipe32_net".to_string()) && !names.contains(&"mul_pipe64_net".to_string()));
     assert!(models::by_name("nope").is_none());
     let p = &models::get("mul_pipe64").ports[models::get("mul_pipe64").port_index("p").unwrap()];
     assert_eq!((p.dir, p.width, p.words()), (Dir::Out, 128, 4));
@@ -149,7 +151,9 @@ fn get_rejects_wide_ports() {
 /// 64-bit inputs (QData) and a 128-bit output (VlWide<4>) through words.
 #[test]
 fn wide_ports_round_trip_words() {
-    let mut m = Model::new(models::get("mul_pipe64"));
+    let info = models::get("mul_pipe64");
+    let latency = info.latency().expect("mul-pipe has a fixed latency") as u64;
+    let mut m = Model::new(info);
     let (a, b, en, p) = (m.port("a"), m.port("b"), m.port("en"), m.port("p"));
     m.reset(1);
     let (x, y) = (0xfedc_ba98_7654_3210u64, 0x0123_4567_89ab_cdefu64);
@@ -158,10 +162,10 @@ fn wide_ports_round_trip_words() {
     assert_eq!(m.get_words(a), vec![x as u32, (x >> 32) as u32], "inputs read back");
     assert_eq!(m.get(b), y);
     m.set(en, 1);
-    m.ticks(2);
+    m.ticks(latency);
     let want = x as u128 * y as u128;
     assert_eq!(m.get_words(p), tb::lanes::from_u128(want, 4));
-    assert_eq!(m.cycle(), 3);
+    assert_eq!(m.cycle(), 1 + latency);
 }
 
 /// Verilator `--x-initial unique` with randReset(2): before reset the
@@ -213,6 +217,8 @@ fn models_run_in_parallel_threads() {
         .map(|k| {
             std::thread::spawn(move || {
                 let info = if k % 2 == 0 { models::get("mul_pipe32") } else { models::get("mul_pipe32_net") };
+                // operands of tick i show after tick i + lag
+                let lag = info.latency().expect("mul-pipe has a fixed latency") as u64 - 1;
                 let mut m = Model::with_seed(info, k as u32 + 1);
                 let (a, b, en, p) = (m.port("a"), m.port("b"), m.port("en"), m.port("p"));
                 m.reset(1);
@@ -222,8 +228,8 @@ fn models_run_in_parallel_threads() {
                     m.set(a, x);
                     m.set(b, y);
                     m.tick();
-                    if i >= 1 {
-                        let (px, py) = (((i - 1) * 7919 + k) & 0xffff_ffff, ((i - 1) * 104_729) & 0xffff_ffff);
+                    if i >= lag {
+                        let (px, py) = (((i - lag) * 7919 + k) & 0xffff_ffff, ((i - lag) * 104_729) & 0xffff_ffff);
                         assert_eq!(m.get(p), px * py, "thread {k} cycle {i}");
                     }
                 }

@@ -37,10 +37,42 @@ fn run_case(m: &mut Model, p: &MmuParams, segs: &[Segment], cov: &Coverage) -> R
 fn check(info: &'static ModelInfo, cases: u32, cov: &Coverage) {
     let p = params_of(&Model::new(info));
     let name = if info.gate_level { info.name.to_string() } else { format!("{}_rtl", info.name) };
-    run_property(&name, info, oaken_mmu::case(&p, 3, 20..160), cases, |m, segs| {
+    run_property(&name, info, oaken_mmu::case(&p, 3, 20..160), cases, |m, segs| run_case(m, &p, segs, cov));
+}
+
+/// The directed case, once (its rare points whatever the seed).
+fn directed(info: &'static ModelInfo, cov: &Coverage) {
+    let p = params_of(&Model::new(info));
+    let name = format!("{}_directed", info.name);
+    run_property(&name, info, proptest::strategy::Just(oaken_mmu::directed_case(&p)), 1, |m, segs| {
         run_case(m, &p, segs, cov)
     });
 }
+
+/// Points only the hardware's timing reaches (the directed case's stalls,
+/// idles and resets reach them on every model).
+const HW_POINTS: &[&str] = &[
+    "rsp backpressure mid-response",
+    "cmd offered while busy",
+    "idle command cycle with noise",
+    "reset mid-command",
+    "reset mid-response",
+];
+
+/// The points the netlist runs require.
+const NET_POINTS: &[&str] = &[
+    "write ok",
+    "read with tokens (counts beats)",
+    "free ok",
+    "NoSlot",
+    "OutOfPages (exhaustion)",
+    "recovery after exhaustion",
+    "UnknownSeq",
+    "token spans a page boundary",
+    "burst merged over 2+ pages",
+    "rsp backpressure mid-response",
+    "reset mid-command",
+];
 
 /// Every MMU model of tb/models.toml, on RTL; coverage over all of them.
 #[test]
@@ -50,6 +82,7 @@ fn rtl_matches_model() {
     let cov = Coverage::new("oaken_mmu (RTL)", POINTS);
     for info in infos {
         check(info, prop::cases(160), &cov);
+        directed(info, &cov);
     }
     cov.check();
 }
@@ -64,20 +97,36 @@ fn netlists_match_model() {
     let cov = Coverage::new("oaken_mmu (netlists)", POINTS);
     for info in nets {
         check(info, prop::cases(24), &cov);
+        directed(info, &cov);
     }
-    cov.check_points(&[
-        "write ok",
-        "read with tokens (counts beats)",
-        "free ok",
-        "NoSlot",
-        "OutOfPages (exhaustion)",
-        "recovery after exhaustion",
-        "UnknownSeq",
-        "token spans a page boundary",
-        "burst merged over 2+ pages",
-        "rsp backpressure mid-response",
-        "reset mid-command",
-    ]);
+    cov.check_points(NET_POINTS);
+}
+
+/// The directed case alone, on `sim` (no hardware): at every MMU set with
+/// a netlist it reaches every point the netlist runs require that the
+/// model decides, and over all the sets every such point of the RTL runs,
+/// so that neither hangs on the random seed.
+#[test]
+fn directed_case_reaches_every_event_on_the_model() {
+    let specs: Vec<_> = models::specs().iter().filter(|s| s.unit == UNIT).collect();
+    assert!(specs.len() >= 3, "tb/models.toml has {} MMU entries", specs.len());
+    assert!(specs.iter().any(|s| s.netlist), "no MMU set with a netlist");
+    let all = Coverage::new("oaken_mmu directed case (model only, every set)", POINTS);
+    for s in &specs {
+        let p: MmuParams = toml::Value::Table(s.params.clone()).try_into().expect("MMU parameters");
+        let cov = Coverage::new(&format!("oaken_mmu directed case ({})", s.name), POINTS);
+        let (mut one, mut every) = ((false, false), (false, false));
+        for run in oaken_mmu::model_outcomes(&p, &oaken_mmu::directed_case(&p)) {
+            cover(&cov, &p, &run, &mut one);
+            cover(&all, &p, &run, &mut every);
+        }
+        if s.netlist {
+            let required: Vec<&str> = NET_POINTS.iter().copied().filter(|q| !HW_POINTS.contains(q)).collect();
+            cov.check_points(&required);
+        }
+    }
+    let required: Vec<&str> = POINTS.iter().copied().filter(|q| !HW_POINTS.contains(q)).collect();
+    all.check_points(&required);
 }
 
 fn write(seq: u16, counts: &[u8]) -> Cmd {

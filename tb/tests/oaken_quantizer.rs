@@ -8,14 +8,15 @@
 //! during traffic, stalls long enough to fill the token buffer. The coverage
 //! points below are counted on every run and must all be reached.
 
+use proptest::strategy::Just;
 use sim::oaken::params::{Group, OakenParams};
 use sim::oaken::quantizer::quantize_token_detail;
 use sim::oaken::thresholds::ThresholdSet;
 use sim::testgen;
 use tb::coverage::Coverage;
 use tb::oaken::{
-    check_quantizer_segment, drive_quantizer, params_of, pulse_reset, run_quantizer_segment, sets_in_effect,
-    QSegRun, QSegment, TableWrite,
+    check_quantizer_segment, drive_quantizer, params_of, pulse_reset, run_quantizer_segment, sets_in_effect, QSegRun,
+    QSegment, TableWrite,
 };
 use tb::oaken_cases::{self, CasePlan};
 use tb::stalls::Stall;
@@ -91,7 +92,10 @@ fn token_coverage(cov: &Coverage, p: &OakenParams, set: &ThresholdSet, oob: bool
 
 fn count_writes(cov: &Coverage, codes: impl IntoIterator<Item = u64>) {
     for c in codes {
-        cov.hit(["table write ok", "table write non-finite", "table write out of order", "table write layer out of range"][c as usize]);
+        cov.hit(
+            ["table write ok", "table write non-finite", "table write out of order", "table write layer out of range"]
+                [c as usize],
+        );
     }
 }
 
@@ -99,17 +103,7 @@ fn count_writes(cov: &Coverage, codes: impl IntoIterator<Item = u64>) {
 /// each against `sim` and counts coverage.
 fn run_case(m: &mut Model, p: &OakenParams, plan: &CasePlan, cov: &Coverage) -> Result<(), String> {
     for (k, s) in oaken_cases::materialize(p, plan).into_iter().enumerate() {
-        let seg = QSegment {
-            prior: vec![],
-            writes: s.writes,
-            tokens: s.tokens,
-            live: s.live,
-            reset_at: s.reset_at,
-            reset_cycles: s.reset_cycles,
-            in_stall: s.stalls[0].clone(),
-            out_stall: s.stalls[2].clone(),
-            seed: s.seed,
-        };
+        let seg = segment_of(&s);
         let timeout = 20_000 + 400 * (seg.tokens.len() * p.beats()) as u64;
         let run = run_quantizer_segment(m, &seg, timeout).map_err(|e| format!("segment {k}: {e}"))?;
         check_quantizer_segment(p, &seg, &run).map_err(|e| format!("segment {k}: {e}"))?;
@@ -119,6 +113,20 @@ fn run_case(m: &mut Model, p: &OakenParams, plan: &CasePlan, cov: &Coverage) -> 
         }
     }
     Ok(())
+}
+
+fn segment_of(s: &oaken_cases::Segment) -> QSegment {
+    QSegment {
+        prior: vec![],
+        writes: s.writes.clone(),
+        tokens: s.tokens.clone(),
+        live: s.live.clone(),
+        reset_at: s.reset_at,
+        reset_cycles: s.reset_cycles,
+        in_stall: s.stalls[0].clone(),
+        out_stall: s.stalls[2].clone(),
+        seed: s.seed,
+    }
 }
 
 fn count(cov: &Coverage, p: &OakenParams, seg: &QSegment, run: &QSegRun, kinds: &[u8]) {
@@ -141,6 +149,52 @@ fn count(cov: &Coverage, p: &OakenParams, seg: &QSegment, run: &QSegRun, kinds: 
 fn check(info: &'static ModelInfo, test: &str, cases: u32, segments: usize, cov: &Coverage) {
     let p = params_of(&Model::new(info));
     run_property(test, info, oaken_cases::case(&p, segments, false), cases, |m, plan| run_case(m, &p, plan, cov));
+    let plan = oaken_cases::directed_case(&p, false);
+    run_property(&format!("{test}_directed"), info, Just(plan), 1, |m, plan| run_case(m, &p, plan, cov));
+}
+
+/// Points only the hardware's timing decides (the directed case's stalls,
+/// live write and reset reach them).
+const HW_POINTS: &[&str] =
+    &["in_ready low", "buffer full behind a stalled output", "table write during traffic", "reset in flight"];
+
+/// The directed case alone, on `sim` (no hardware): at every parameter set
+/// of tb/models.toml it reaches every point the model decides (the head
+/// points where the set has them), so that no run's coverage hangs on the
+/// random seed. Segments cut by a reset are left out (where they are cut
+/// is the hardware's timing); the live write reloads the value already
+/// there, so it counts wherever it lands.
+#[test]
+fn directed_case_reaches_every_event_on_the_model() {
+    let specs: Vec<_> = models::specs().iter().filter(|s| s.unit == "oaken-quantizer").collect();
+    assert!(specs.len() >= 7, "tb/models.toml has {} quantizer entries", specs.len());
+    for s in &specs {
+        let p: OakenParams = toml::Value::Table(s.params.clone()).try_into().expect("Oaken parameters");
+        let cov = Coverage::new(&format!("oaken_quantizer directed case ({})", s.name), &all_points());
+        for seg in oaken_cases::materialize(&p, &oaken_cases::directed_case(&p, false)) {
+            if seg.reset_at.is_some() {
+                continue;
+            }
+            let q = segment_of(&seg);
+            let (_, beats) = tb::oaken::expected_quantizer(&p, &q.writes, &q.tokens);
+            let run = QSegRun {
+                live: q.live.iter().map(|(c, w)| (*c as u64, w.clone(), 0)).collect(),
+                first_edges: (0..q.tokens.len() as u64).map(|k| 1_000_000 + k).collect(),
+                beats,
+                ..Default::default()
+            };
+            count(&cov, &p, &q, &run, &seg.kinds);
+        }
+        let heads = |q: &&str| match *q {
+            "head with a short last segment" => p.heads > 1 && p.head_dim % 64 != 0,
+            _ => p.heads > 1,
+        };
+        let required: Vec<&str> = all_points()
+            .into_iter()
+            .filter(|q| !HW_POINTS.contains(q) && (!HEAD_POINTS.contains(q) || heads(q)))
+            .collect();
+        cov.check_points(&required);
+    }
 }
 
 #[test]
@@ -153,7 +207,8 @@ fn rtl_matches_model() {
 /// Every other parameter set of tb/models.toml, on RTL.
 #[test]
 fn parameter_sets_match_model() {
-    let sets: Vec<_> = models::of_unit("oaken-quantizer", false).into_iter().filter(|m| m.name != "oaken_quantizer").collect();
+    let sets: Vec<_> =
+        models::of_unit("oaken-quantizer", false).into_iter().filter(|m| m.name != "oaken_quantizer").collect();
     assert!(sets.len() >= 6, "tb/models.toml has {} non-default quantizer sets", sets.len());
     let cov = Coverage::new("oaken_quantizer (7 parameter sets, RTL)", &all_points());
     for info in sets {
@@ -178,7 +233,10 @@ fn netlists_match_model() {
 
 fn realistic_writes(p: &OakenParams) -> Vec<TableWrite> {
     let pool = oaken_cases::pool(p, 7);
-    pool.writes().into_iter().map(|(l, kv, raw)| TableWrite { layer: l as u8, v: kv == sim::oaken::thresholds::Kv::V, raw }).collect()
+    pool.writes()
+        .into_iter()
+        .map(|(l, kv, raw)| TableWrite { layer: l as u8, v: kv == sim::oaken::thresholds::Kv::V, raw })
+        .collect()
 }
 
 fn realistic_tokens(p: &OakenParams, n: usize) -> Vec<tb::oaken::Token> {
@@ -210,7 +268,12 @@ fn sustains_one_beat_per_cycle() {
         assert_eq!(run.out_cycles.last().unwrap() - run.out_cycles[0], n - 1, "{}: output bubbles", info.name);
         let latency = run.out_cycles[0] - run.in_cycles[0];
         assert_eq!(Some(latency), info.latency(), "{}: latency", info.name);
-        println!("{}: {} tokens, {} elements/cycle sustained, latency {latency} cycles", info.name, tokens.len(), p.lanes);
+        println!(
+            "{}: {} tokens, {} elements/cycle sustained, latency {latency} cycles",
+            info.name,
+            tokens.len(),
+            p.lanes
+        );
     }
 }
 
@@ -252,7 +315,10 @@ fn reset_mid_token_restarts_cleanly() {
     for at in [1u32, 3, p.beats() as u32 + 2, 40] {
         let mut m = Model::new(info);
         m.reset(1);
-        let cut = QSegment { reset_at: Some(at), ..QSegment::plain(writes.clone(), tokens.clone(), Stall::Never, Stall::Random { p: 100 }, 5) };
+        let cut = QSegment {
+            reset_at: Some(at),
+            ..QSegment::plain(writes.clone(), tokens.clone(), Stall::Never, Stall::Random { p: 100 }, 5)
+        };
         let run = run_quantizer_segment(&mut m, &cut, 5000).unwrap();
         assert!(run.cut);
         check_quantizer_segment(&p, &cut, &run).unwrap();

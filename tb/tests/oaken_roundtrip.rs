@@ -29,7 +29,12 @@ struct Case {
 }
 
 fn case(p: &OakenParams) -> impl Strategy<Value = Case> {
-    let st = (stalls::stall(), stalls::stall(), stalls::stall(), prop_oneof![2 => stalls::stall(), 1 => stalls::long_stall()]);
+    let st = (
+        stalls::stall(),
+        stalls::stall(),
+        stalls::stall(),
+        prop_oneof![2 => stalls::stall(), 1 => stalls::long_stall()],
+    );
     (oaken_cases::case(p, 1, false), st, any::<u64>()).prop_map(|(plan, (i, d, s, o), seed)| Case {
         plan,
         stalls: RtStalls { input: i, mid: DStalls { d, s, out: o } },
@@ -56,47 +61,76 @@ fn check_bound(p: &OakenParams, writes: &[TableWrite], tokens: &[Token], out: &[
     Ok(())
 }
 
+/// Counts what a case's segment reaches (all decided by the model: the
+/// pair's outputs are checked against it before).
+fn count(cov: &Coverage, p: &OakenParams, seg: &oaken_cases::Segment) {
+    let recs = records_of(p, &seg.writes, &seg.tokens);
+    cov.add("tokens", seg.tokens.len() as u64);
+    cov.add("records", recs.recs.len() as u64);
+    cov.add("beat ends one record's list and starts the next's", boundary_beats(p, &recs));
+    cov.add("realistic tokens", seg.kinds.iter().filter(|&&k| k == 0).count() as u64);
+    cov.add("tie tokens", seg.kinds.iter().filter(|&&k| k == 1).count() as u64);
+    cov.add("edge-case tokens", seg.kinds.iter().filter(|&&k| k == 2).count() as u64);
+}
+
+fn run_case(q: &mut Model, d: &mut Model, p: &OakenParams, c: &Case, cov: &Coverage) -> Result<(), String> {
+    let seg = oaken_cases::materialize(p, &c.plan).remove(0);
+    let (writes, tokens) = (&seg.writes, &seg.tokens);
+    let timeout = 20_000 + 400 * (tokens.len() * p.beats()) as u64;
+    let run = drive_round_trip(q, d, writes, tokens, &c.stalls, c.seed, timeout)?;
+    // the quantizer's half is what sim says it is...
+    let (_, want_q) = expected_quantizer(p, writes, tokens);
+    if run.q_beats != want_q {
+        let i = run.q_beats.iter().zip(&want_q).position(|(a, b)| a != b).unwrap_or(want_q.len());
+        return Err(format!("quantizer beat {i} differs from sim"));
+    }
+    // ... the dequantizer's too ...
+    let recs = records_of(p, writes, tokens);
+    let (_, want) = expected_dequantizer(p, writes, &recs);
+    if run.beats.len() != want.len() {
+        return Err(format!("{} round-trip beats, expected {}", run.beats.len(), want.len()));
+    }
+    for (i, (got, exp)) in run.beats.iter().zip(&want).enumerate() {
+        if got != exp {
+            return Err(format!("round-trip beat {i}: got {got:?}\n expected {exp:?}"));
+        }
+        if got.err {
+            return Err(format!("round-trip beat {i}: out_err on a record the quantizer wrote"));
+        }
+    }
+    // ... and the error bound holds
+    let out: Vec<u64> = run.beats.iter().flat_map(|b| b.data.clone()).collect();
+    check_bound(p, writes, tokens, &out)?;
+    count(cov, p, &seg);
+    Ok(())
+}
+
+/// The traffic segment of `oaken_cases::directed_case` (realistic, tie and
+/// edge-case tokens, a layer out of range, rejected writes) under fixed
+/// stalls: every point whatever the seed.
+fn directed_case(p: &OakenParams) -> Case {
+    let mut plan = oaken_cases::directed_case(p, false);
+    plan.segments.retain(|s| s.reset_at.is_none());
+    let stalls = RtStalls {
+        input: Stall::Random { p: 40 },
+        mid: DStalls {
+            d: Stall::Random { p: 60 },
+            s: Stall::Random { p: 60 },
+            out: Stall::Block { start: 16, len: 300 },
+        },
+    };
+    Case { plan, stalls, seed: 0x7274 }
+}
+
 fn check(q_info: &'static ModelInfo, d_info: &'static ModelInfo, test: &str, cases: u32, cov: &Coverage) {
     let p = params_of(&Model::new(d_info));
     run_property_on(test, &[q_info, d_info], case(&p), cases, |ms, c| {
-        let seg = oaken_cases::materialize(&p, &c.plan).remove(0);
-        let (writes, tokens) = (&seg.writes, &seg.tokens);
         let [q, d] = ms else { unreachable!() };
-        let timeout = 20_000 + 400 * (tokens.len() * p.beats()) as u64;
-        let run = drive_round_trip(q, d, writes, tokens, &c.stalls, c.seed, timeout)?;
-        // the quantizer's half is what sim says it is...
-        let (_, want_q) = expected_quantizer(&p, writes, tokens);
-        if run.q_beats != want_q {
-            let i = run.q_beats.iter().zip(&want_q).position(|(a, b)| a != b).unwrap_or(want_q.len());
-            return Err(format!("quantizer beat {i} differs from sim"));
-        }
-        // ... the dequantizer's too ...
-        let recs = records_of(&p, writes, tokens);
-        let (_, want) = expected_dequantizer(&p, writes, &recs);
-        if run.beats.len() != want.len() {
-            return Err(format!("{} round-trip beats, expected {}", run.beats.len(), want.len()));
-        }
-        for (i, (got, exp)) in run.beats.iter().zip(&want).enumerate() {
-            if got != exp {
-                return Err(format!("round-trip beat {i}: got {got:?}\n expected {exp:?}"));
-            }
-            if got.err {
-                return Err(format!("round-trip beat {i}: out_err on a record the quantizer wrote"));
-            }
-        }
-        // ... and the error bound holds
-        let out: Vec<u64> = run.beats.iter().flat_map(|b| b.data.clone()).collect();
-        check_bound(&p, writes, tokens, &out)?;
-        cov.add("tokens", tokens.len() as u64);
-        cov.add("records", recs.recs.len() as u64);
-        cov.add(
-            "beat ends one record's list and starts the next's",
-            boundary_beats(&p, &recs),
-        );
-        cov.add("realistic tokens", seg.kinds.iter().filter(|&&k| k == 0).count() as u64);
-        cov.add("tie tokens", seg.kinds.iter().filter(|&&k| k == 1).count() as u64);
-        cov.add("edge-case tokens", seg.kinds.iter().filter(|&&k| k == 2).count() as u64);
-        Ok(())
+        run_case(q, d, &p, c, cov)
+    });
+    run_property_on(&format!("{test}_directed"), &[q_info, d_info], Just(directed_case(&p)), 1, |ms, c| {
+        let [q, d] = ms else { unreachable!() };
+        run_case(q, d, &p, c, cov)
     });
 }
 
@@ -146,6 +180,25 @@ fn netlist_round_trip_matches_model_and_bound() {
     cov.check_points(&["tokens", "beat ends one record's list and starts the next's"]);
 }
 
+/// The directed case alone, on `sim` (no hardware): every point at every
+/// parameter set (a beat holding two lists' entries needs two lanes or
+/// more), so that no run's coverage hangs on the random seed.
+#[test]
+fn directed_case_reaches_every_event_on_the_model() {
+    let specs: Vec<_> = models::specs().iter().filter(|s| s.unit == "oaken-dequantizer").collect();
+    assert!(specs.len() >= 7, "tb/models.toml has {} dequantizer entries", specs.len());
+    for s in &specs {
+        let p: OakenParams = toml::Value::Table(s.params.clone()).try_into().expect("Oaken parameters");
+        let cov = Coverage::new(&format!("oaken round trip directed case ({})", s.name), POINTS);
+        let c = directed_case(&p);
+        assert_eq!(c.plan.segments.len(), 1, "the round trip runs one segment");
+        count(&cov, &p, &oaken_cases::materialize(&p, &c.plan).remove(0));
+        let boundary = "beat ends one record's list and starts the next's";
+        let required: Vec<&str> = POINTS.iter().copied().filter(|q| p.lanes > 1 || *q != boundary).collect();
+        cov.check_points(&required);
+    }
+}
+
 /// With every stall off the pair streams. The dequantizer here chases the
 /// writer: a record's list is complete only when the quantizer has emitted
 /// it and the bridge has filled the beat holding its end, so the reader may
@@ -163,7 +216,11 @@ fn round_trip_streams_back_to_back() {
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
     let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[9; 32]));
     let tokens: Vec<Token> = (0..16)
-        .map(|_| Token { layer: 0, v: false, x: testgen::token(p.vector_len(), t).new_tree(&mut runner).unwrap().current() })
+        .map(|_| Token {
+            layer: 0,
+            v: false,
+            x: testgen::token(p.vector_len(), t).new_tree(&mut runner).unwrap().current(),
+        })
         .collect();
     let mut q = Model::new(models::get("oaken_quantizer"));
     let mut d = Model::new(models::get("oaken_dequantizer"));

@@ -76,6 +76,35 @@ fn chain_case(p: QuantParams, seqs: std::ops::Range<usize>) -> impl Strategy<Val
     )
 }
 
+/// A fixed case of the same kind (two sequences from a fixed seed, fixed
+/// stalls), run once per chain: with it every point is reached whatever
+/// the seed (checked on the model by
+/// `directed_case_reaches_every_event_on_the_model`).
+fn directed_chain_case(p: QuantParams) -> ChainCase {
+    let style = tq::Style { decode: (200, 500), edges: false };
+    let burst = || Stall::Bursty { enter: 8, leave: 16 };
+    let mut qu = tq::case_of(&p, 2, 0xc4a1_0003, style, [Stall::Random { p: 40 }, burst(), Stall::Random { p: 60 }]);
+    qu.ops.sort_by_key(|o| !matches!(o, Op::Write(_)));
+    ChainCase { qu, stalls: [Stall::Random { p: 40 }, burst(), Stall::Random { p: 40 }, burst()] }
+}
+
+/// Counts the points `sim` alone decides for a case (the same the hardware
+/// runs count); `Err` when a kept element misses its level.
+fn model_cover(cov: &Coverage, p: &QuantParams, c: &ChainCase) -> Result<(), String> {
+    let (_, k, ev) = end_to_end(p, &tq::lower(p, &c.qu.ops))?;
+    if k.missing_level != 0 {
+        return Err("a kept element without a level".into());
+    }
+    cov.add("level opened in decode", ev.decode_levels);
+    cov.add("level limit reached (saturated element)", ev.saturated);
+    cov.add("all-pruned (empty) channel", ev.empty_channels);
+    cov.add("single-value range", ev.single_value);
+    cov.add("DQU skip: label zero", k.label_zero);
+    cov.add("DQU skip: zero point", k.zero_point);
+    cov.add("DQU multiply", k.multiplies);
+    Ok(())
+}
+
 /// Runs sim end to end: prune, quantize, then dequantize each sequence
 /// from a cleared table with its entries loaded before each token.
 fn end_to_end(p: &QuantParams, inputs: &[Input]) -> Result<(Vec<Vec<i8>>, SkipCounters, tq::Events), String> {
@@ -185,11 +214,8 @@ fn run_chain(ms: &mut [Model], p: &QuantParams, c: &ChainCase, cov: &Coverage) -
             ops.push(tdq::Op::Clear);
             seq = *s;
         }
-        let entries: Vec<SzEntry> = t
-            .entries
-            .iter()
-            .map(|_| SzEntry::from_word(*words.next().expect("an sz word per entry")))
-            .collect();
+        let entries: Vec<SzEntry> =
+            t.entries.iter().map(|_| SzEntry::from_word(*words.next().expect("an sz word per entry"))).collect();
         ops.extend(entries.iter().map(|e| tdq::Op::Load(*e)));
         let mut rec = Record::default();
         for b in bs {
@@ -200,14 +226,10 @@ fn run_chain(ms: &mut [Model], p: &QuantParams, c: &ChainCase, cov: &Coverage) -
         records.push((*s, TokenOut { pos: bs[0].pos as u32, record: rec.clone(), entries, saturated: 0 }));
         ops.push(tdq::Op::Token { pos: bs[0].pos as u16, rec });
     }
-    let dc =
-        tdq::Case { ops, in_stall: c.stalls[2].clone(), out_stall: c.stalls[3].clone(), seed: q.seed ^ 0x33 };
+    let dc = tdq::Case { ops, in_stall: c.stalls[2].clone(), out_stall: c.stalls[3].clone(), seed: q.seed ^ 0x33 };
     let dr = tdq::run(&mut ms[2], &dp, &dc).map_err(|e| format!("DQU: {e}"))?;
     if dr.counters[4] != 0 {
-        return Err(format!(
-            "DQU: {} kept elements without a level: the QU's entries miss some",
-            dr.counters[4]
-        ));
+        return Err(format!("DQU: {} kept elements without a level: the QU's entries miss some", dr.counters[4]));
     }
     // ---- end to end: the DQU's output (checked above against `sim` on the
     // QU's records) equals `sim` run on the INT8 tokens
@@ -242,6 +264,8 @@ fn check(level: &str, gate_level: bool, cases: u32) {
         let name = format!("chain_{}", set[1].name);
         let t = std::time::Instant::now();
         run_property_on(&name, &set, chain_case(p, 1..3), cases, |ms, c| run_chain(ms, &p, c, &cov));
+        let directed = Just(directed_chain_case(p));
+        run_property_on(&format!("{name}_directed"), &set, directed, 1, |ms, c| run_chain(ms, &p, c, &cov));
         println!(
             "{name}: {} + {} + {}, {cases} cases in {:.1} s",
             set[0].name,
@@ -274,16 +298,20 @@ fn chain_stimulus_reaches_every_event_on_the_model() {
         let p = tq::params_of_spec(&s.params);
         for _ in 0..prop::cases(4) {
             let c = chain_case(p, 1..3).new_tree(&mut runner).expect("a case").current();
-            let (_, k, ev) = end_to_end(&p, &tq::lower(&p, &c.qu.ops)).unwrap();
-            assert_eq!(k.missing_level, 0, "{}: a kept element without a level", s.name);
-            cov.add("level opened in decode", ev.decode_levels);
-            cov.add("level limit reached (saturated element)", ev.saturated);
-            cov.add("all-pruned (empty) channel", ev.empty_channels);
-            cov.add("single-value range", ev.single_value);
-            cov.add("DQU skip: label zero", k.label_zero);
-            cov.add("DQU skip: zero point", k.zero_point);
-            cov.add("DQU multiply", k.multiplies);
+            model_cover(&cov, &p, &c).unwrap_or_else(|e| panic!("{}: {e}", s.name));
         }
     }
     cov.check();
+}
+
+/// The fixed case alone, on `sim`: every point at every quantizer set of
+/// tb/models.toml, so that no chain run's coverage hangs on the seed.
+#[test]
+fn directed_case_reaches_every_event_on_the_model() {
+    for s in models::specs().iter().filter(|s| s.unit == "titanus-quantizer") {
+        let p = tq::params_of_spec(&s.params);
+        let cov = Coverage::new(&format!("titanus_chain fixed case ({})", s.name), POINTS);
+        model_cover(&cov, &p, &directed_chain_case(p)).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        cov.check();
+    }
 }

@@ -15,7 +15,7 @@
 
 use tb::coverage::Coverage;
 use tb::stalls::Stall;
-use tb::titanus_dequantizer::{case, case_of, cover, params_of, run, LOAD_CYCLES, POINTS};
+use tb::titanus_dequantizer::{self as td, case, case_of, cover, params_of, run, LOAD_CYCLES, POINTS};
 use tb::{models, prop, run_property, Model, ModelInfo};
 
 const UNIT: &str = "titanus-dequantizer";
@@ -28,6 +28,46 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &Coverage) {
         cover(cov, &r);
         Ok(())
     });
+    // the directed cases, once each (their rare points whatever the seed)
+    for (k, c) in td::directed_cases(&p).into_iter().enumerate() {
+        run_property(&format!("{name}_directed{k}"), info, proptest::strategy::Just(c), 1, |m, c| {
+            let r = run(m, &p, c)?;
+            cover(cov, &r);
+            Ok(())
+        });
+    }
+}
+
+/// Points only the hardware's timing decides (the directed cases' blocked
+/// and stalled output and their loads right after tokens reach them).
+const HW_POINTS: &[&str] = &[
+    "input blocked",
+    "output held (backpressure)",
+    "load while records in flight",
+    "load held for record beats ahead",
+];
+
+/// The directed cases alone, on `sim` (no hardware): at every parameter set
+/// of tb/models.toml it reaches every point the model decides (a level
+/// above 0 needs two levels), so that no run's coverage hangs on the
+/// random seed.
+#[test]
+fn directed_case_reaches_every_event_on_the_model() {
+    let specs: Vec<_> = tb::models::specs().iter().filter(|s| s.unit == UNIT).collect();
+    assert!(specs.len() >= 3, "tb/models.toml has {} dequantizer entries", specs.len());
+    for s in &specs {
+        let p = td::params_of_spec(&s.params);
+        let cov = Coverage::new(&format!("titanus_dequantizer directed case ({})", s.name), POINTS);
+        for c in td::directed_cases(&p) {
+            cover(&cov, &td::model_run(&p, &c));
+        }
+        let required: Vec<&str> = POINTS
+            .iter()
+            .copied()
+            .filter(|q| !HW_POINTS.contains(q) && (p.max_levels > 1 || *q != "level above 0 used"))
+            .collect();
+        cov.check_points(&required);
+    }
 }
 
 #[test]

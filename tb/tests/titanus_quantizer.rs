@@ -78,6 +78,7 @@ fn rtl_matches_model() {
     let cov = Coverage::new("titanus_quantizer (RTL)", POINTS);
     for &info in &infos {
         check(info, prop::cases(60), &cov);
+        directed(info, &cov);
     }
     assert!(sequence_full(&infos, &cov) > 0, "no quantizer model with one beat per token");
     cov.check();

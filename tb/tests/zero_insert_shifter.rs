@@ -77,12 +77,30 @@ impl Unit for Insert {
 
 #[test]
 fn rtl_matches_model() {
-    pipe::sweep("zero_insert", UNIT, false, prop::cases(CASES), POINTS, Insert::of, pipe::masked_cases);
+    pipe::sweep(
+        "zero_insert",
+        UNIT,
+        false,
+        prop::cases(CASES),
+        POINTS,
+        Insert::of,
+        pipe::masked_cases,
+        pipe::directed_masked_cases,
+    );
 }
 
 #[test]
 fn netlist_matches_model() {
-    pipe::sweep("zero_insert", UNIT, true, prop::cases(NET_CASES), POINTS, Insert::of, pipe::masked_cases);
+    pipe::sweep(
+        "zero_insert",
+        UNIT,
+        true,
+        prop::cases(NET_CASES),
+        POINTS,
+        Insert::of,
+        pipe::masked_cases,
+        pipe::directed_masked_cases,
+    );
 }
 
 /// Every mask of the models up to 16 lanes, back to back at full rate.

@@ -84,12 +84,30 @@ impl Unit for Remove {
 
 #[test]
 fn rtl_matches_model() {
-    pipe::sweep("zero_remove", UNIT, false, prop::cases(CASES), POINTS, Remove::of, pipe::masked_cases);
+    pipe::sweep(
+        "zero_remove",
+        UNIT,
+        false,
+        prop::cases(CASES),
+        POINTS,
+        Remove::of,
+        pipe::masked_cases,
+        pipe::directed_masked_cases,
+    );
 }
 
 #[test]
 fn netlist_matches_model() {
-    pipe::sweep("zero_remove", UNIT, true, prop::cases(NET_CASES), POINTS, Remove::of, pipe::masked_cases);
+    pipe::sweep(
+        "zero_remove",
+        UNIT,
+        true,
+        prop::cases(NET_CASES),
+        POINTS,
+        Remove::of,
+        pipe::masked_cases,
+        pipe::directed_masked_cases,
+    );
 }
 
 /// Every keep mask of the models up to 16 lanes, back to back at full rate.

@@ -452,14 +452,14 @@ pub struct TitanusQuantizer {
     // skid, expansion, framing, M
     hd_valid: Reg<Bit>,
     hd_cmd: Reg<Bits<2>>,
-    hd_layer: Reg<Bits<8>>,
-    hd_kv: Reg<Bit>,
+    hd_bits: Reg<Bits<3>>,
+    hd_oob: Reg<Bit>,
     hd_mask: Vec<Reg<Bit>>,
     hd_data: Vec<Reg<Bits<8>>>,
     sk_valid: Reg<Bit>,
     sk_cmd: Reg<Bits<2>>,
-    sk_layer: Reg<Bits<8>>,
-    sk_kv: Reg<Bit>,
+    sk_bits: Reg<Bits<3>>,
+    sk_oob: Reg<Bit>,
     sk_mask: Vec<Reg<Bit>>,
     sk_data: Vec<Reg<Bits<8>>>,
     acc: Signal<Local, Bit>,
@@ -476,8 +476,8 @@ pub struct TitanusQuantizer {
     m_first: Reg<Bit>,
     m_last: Reg<Bit>,
     m_row: Reg<Bits<10>>,
-    m_layer: Reg<Bits<8>>,
-    m_kv: Reg<Bit>,
+    m_bits: Reg<Bits<3>>,
+    m_oob: Reg<Bit>,
     m_x: Vec<Reg<Bits<8>>>,
     m_k: Vec<Reg<Bit>>,
     // scheduler
@@ -756,14 +756,14 @@ impl TitanusQuantizer {
             s3: Default::default(),
             hd_valid: Reg::default(),
             hd_cmd: Reg::default(),
-            hd_layer: Reg::default(),
-            hd_kv: Reg::default(),
+            hd_bits: Reg::default(),
+            hd_oob: Reg::default(),
             hd_mask: regs(n),
             hd_data: regs(n),
             sk_valid: Reg::default(),
             sk_cmd: Reg::default(),
-            sk_layer: Reg::default(),
-            sk_kv: Reg::default(),
+            sk_bits: Reg::default(),
+            sk_oob: Reg::default(),
             sk_mask: regs(n),
             sk_data: regs(n),
             acc: Default::default(),
@@ -780,8 +780,8 @@ impl TitanusQuantizer {
             m_first: Reg::default(),
             m_last: Reg::default(),
             m_row: Reg::default(),
-            m_layer: Reg::default(),
-            m_kv: Reg::default(),
+            m_bits: Reg::default(),
+            m_oob: Reg::default(),
             m_x: regs(n),
             m_k: regs(n),
             ph: Reg::default(),
@@ -984,8 +984,8 @@ impl Logic for TitanusQuantizer {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_layer, hd_kv, sk_valid, sk_cmd, sk_layer, sk_kv, zi, bcnt,
-            tkind, m_valid, m_kind, m_first, m_last, m_row, m_layer, m_kv, ph, st, bits, pos, npre, wp, rp, terr, qc,
+            self, clock, tw_d, tw_e, hd_valid, hd_cmd, hd_bits, hd_oob, sk_valid, sk_cmd, sk_bits, sk_oob, zi, bcnt,
+            tkind, m_valid, m_kind, m_first, m_last, m_row, m_bits, m_oob, ph, st, bits, pos, npre, wp, rp, terr, qc,
             rrow, rtok, have, wc, olo, ohi, onl, ostart, nst, m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, zr, o_v,
             o_pos, o_last, o_sat, o_cnt, k_v, k_pos, k_last, k_sat, k_cnt, szv, szw, rspv, rspe, n_lev, n_sat, sat_v,
             sat_n, n_rej, qrd, qlo_r, qhi_r, f_limit, f_oob, f_nopre, c_empty, c_single, p_empty, p_single, p_lev
@@ -995,11 +995,11 @@ impl Logic for TitanusQuantizer {
         self.sk_valid.reset.next = self.reset.val();
         self.hd_valid.reset.next = self.reset.val();
         self.hd_cmd.reset.next = self.reset.val();
-        self.hd_layer.reset.next = self.reset.val();
-        self.hd_kv.reset.next = self.reset.val();
+        self.hd_bits.reset.next = self.reset.val();
+        self.hd_oob.reset.next = self.reset.val();
         self.sk_cmd.reset.next = self.reset.val();
-        self.sk_layer.reset.next = self.reset.val();
-        self.sk_kv.reset.next = self.reset.val();
+        self.sk_bits.reset.next = self.reset.val();
+        self.sk_oob.reset.next = self.reset.val();
         self.zi.reset.next = self.reset.val();
         self.bcnt.reset.next = self.reset.val();
         self.tkind.reset.next = self.reset.val();
@@ -1008,8 +1008,8 @@ impl Logic for TitanusQuantizer {
         self.m_first.reset.next = self.reset.val();
         self.m_last.reset.next = self.reset.val();
         self.m_row.reset.next = self.reset.val();
-        self.m_layer.reset.next = self.reset.val();
-        self.m_kv.reset.next = self.reset.val();
+        self.m_bits.reset.next = self.reset.val();
+        self.m_oob.reset.next = self.reset.val();
         self.ph.reset.next = self.reset.val();
         self.st.reset.next = self.reset.val();
         self.bits.reset.next = self.reset.val();
@@ -1083,9 +1083,11 @@ impl Logic for TitanusQuantizer {
         }
         self.tw_done.next = self.tw_d.q.val();
         self.tw_error.next = self.tw_e.q.val();
-        // the width of a starting sequence: layer >= layers reads layer 0
-        self.t_oob.next = bit_cast::<9, 8>(self.m_layer.q.val()) >= self.layers9.val();
-        self.t_layer.next = self.m_layer.q.val();
+        // the width of a starting sequence, looked up as its start is
+        // accepted (the table as written at earlier edges; spec §11.13) and
+        // carried with it: layer >= layers reads layer 0
+        self.t_oob.next = bit_cast::<9, 8>(self.in_layer.val()) >= self.layers9.val();
+        self.t_layer.next = self.in_layer.val();
         if self.t_oob.val() {
             self.t_layer.next = self.zero8.val();
         }
@@ -1108,10 +1110,10 @@ impl Logic for TitanusQuantizer {
                     & (self.tw_layer.val() == self.lidx[e].val());
                 self.tab[e].d.next = self.tw_bits.val();
                 self.tab[l + e].d.next = self.tw_bits.val();
-                self.hit.next = (self.t_layer.val() == self.lidx[e].val()) & !self.m_kv.q.val();
+                self.hit.next = (self.t_layer.val() == self.lidx[e].val()) & !self.in_kv.val();
                 self.s3.next = self.k3[0].val() - bit_cast::<3, 1>(self.hit.val().into());
                 self.t_bits.next = self.t_bits.val() | (self.tab[e].q.val() & self.s3.val());
-                self.hit.next = (self.t_layer.val() == self.lidx[e].val()) & self.m_kv.q.val();
+                self.hit.next = (self.t_layer.val() == self.lidx[e].val()) & self.in_kv.val();
                 self.s3.next = self.k3[0].val() - bit_cast::<3, 1>(self.hit.val().into());
                 self.t_bits.next = self.t_bits.val() | (self.tab[l + e].q.val() & self.s3.val());
             }
@@ -1489,22 +1491,22 @@ impl Logic for TitanusQuantizer {
         // the head takes the input while empty, the skid's word (else the
         // input) when M takes it; the skid takes the input while empty
         self.hd_cmd.en.next = self.load.val() | !self.hd_valid.q.val();
-        self.hd_layer.en.next = self.load.val() | !self.hd_valid.q.val();
-        self.hd_kv.en.next = self.load.val() | !self.hd_valid.q.val();
+        self.hd_bits.en.next = self.load.val() | !self.hd_valid.q.val();
+        self.hd_oob.en.next = self.load.val() | !self.hd_valid.q.val();
         self.hd_cmd.d.next = self.in_cmd.val();
-        self.hd_layer.d.next = self.in_layer.val();
-        self.hd_kv.d.next = self.in_kv.val();
+        self.hd_bits.d.next = self.t_bits.val();
+        self.hd_oob.d.next = self.t_oob.val();
         if self.load.val() & self.sk_valid.q.val() {
             self.hd_cmd.d.next = self.sk_cmd.q.val();
-            self.hd_layer.d.next = self.sk_layer.q.val();
-            self.hd_kv.d.next = self.sk_kv.q.val();
+            self.hd_bits.d.next = self.sk_bits.q.val();
+            self.hd_oob.d.next = self.sk_oob.q.val();
         }
         self.sk_cmd.en.next = !self.sk_valid.q.val();
-        self.sk_layer.en.next = !self.sk_valid.q.val();
-        self.sk_kv.en.next = !self.sk_valid.q.val();
+        self.sk_bits.en.next = !self.sk_valid.q.val();
+        self.sk_oob.en.next = !self.sk_valid.q.val();
         self.sk_cmd.d.next = self.in_cmd.val();
-        self.sk_layer.d.next = self.in_layer.val();
-        self.sk_kv.d.next = self.in_kv.val();
+        self.sk_bits.d.next = self.t_bits.val();
+        self.sk_oob.d.next = self.t_oob.val();
         self.zi.en.next = true;
         self.zi.in_valid.next = true;
         for p in 0..self._n {
@@ -1551,8 +1553,8 @@ impl Logic for TitanusQuantizer {
         self.m_first.en.next = self.fen.val();
         self.m_last.en.next = self.fen.val();
         self.m_row.en.next = self.fen.val();
-        self.m_layer.en.next = self.fen.val();
-        self.m_kv.en.next = self.fen.val();
+        self.m_bits.en.next = self.fen.val();
+        self.m_oob.en.next = self.fen.val();
         self.m_kind.d.next = self.i_cmd.val();
         self.m_first.d.next = self.i_cmd.val().get_bit(0);
         self.m_last.d.next = self.bcnt.q.val() + self.one11.val() == self.nbeats.val();
@@ -1561,8 +1563,8 @@ impl Logic for TitanusQuantizer {
             self.m_kind.d.next = self.k2[1].val() | (bit_cast::<2, 1>(self.tkind.q.val().into()) << self.k2[1].val());
             self.m_first.d.next = false;
         }
-        self.m_layer.d.next = self.hd_layer.q.val();
-        self.m_kv.d.next = self.hd_kv.q.val();
+        self.m_bits.d.next = self.hd_bits.q.val();
+        self.m_oob.d.next = self.hd_oob.q.val();
         for p in 0..self._n {
             self.m_x[p].clock.next = self.clock.val();
             self.m_k[p].clock.next = self.clock.val();
@@ -1576,8 +1578,8 @@ impl Logic for TitanusQuantizer {
 
         // sequence bookkeeping
         self.bits.en.next = self.do_start.val();
-        self.bits.d.next = self.t_bits.val();
-        self.f_oob.en.next = self.do_start.val() & self.t_oob.val();
+        self.bits.d.next = self.m_bits.q.val();
+        self.f_oob.en.next = self.do_start.val() & self.m_oob.q.val();
         self.f_oob.d.next = true;
         if self.do_start.val() {
             self.ph.en.next = true;

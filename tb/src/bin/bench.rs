@@ -1,36 +1,42 @@
 //! Benchmark report: `cargo run --release -p tb --bin bench -- -o build/reports/bench.md`.
 //!
 //! 1. Co-simulation speed (cycles/s) of every model of tb/models.toml, RTL
-//!    and netlist, under pseudo-random inputs, plain and with a VCD trace.
+//!    (Verilator) and netlist (`tb::netsim`), under pseudo-random inputs,
+//!    plain and with a VCD trace; then per unit of `rtl-gen list`, which
+//!    must each have a model.
 //! 2. The Oaken quantizer at default parameters (RTL, and netlist if
 //!    built): sustained throughput with the input always valid and the
 //!    output always ready, latency against the manifest, and throughput
 //!    under 50% random output stalls; outputs checked against `sim`.
 //! 3. The Oaken dequantizer at default parameters (RTL and netlist):
 //!    throughput and latency on packed records, with and without output
-//!    stalls; the quantizer -> dequantizer round trip; the two zero
-//!    shifters' throughput and latency at their default parameters.
-//! 4. Verilator against Icarus Verilog on the same input vectors for one
-//!    small unit (skipped, and said so, when iverilog/vvp are missing).
+//!    stalls; the quantizer -> dequantizer round trip.
+//! 4. Every other unit, through its tb driver (outputs checked against
+//!    `sim`): throughput and latency with continuous input, and under 50%
+//!    random stalls on the output (the `en` input for the primitives);
+//!    then a summary over every unit.
+//! 5. Verilator against Icarus Verilog, one model per unit (the smallest
+//!    RTL model): a recorded, `sim`-checked run replayed in both.
+//! 6. Wall time of `rtl-gen emit <unit>` at default parameters, per unit.
 //!
 //! The report is written to `-o` and printed.
 
 use clap::Parser;
 use sim::oaken::params::OakenParams;
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use tb::oaken::{drive_quantizer, params_of, QSegRun};
-use tb::stalls::Stall;
-use tb::oaken_dequantizer::{
-    drive_dequantizer, drive_round_trip, expected_dequantizer, records_of, DStalls, RtStalls,
-};
-use tb::stim::{oaken_stream, random_speed, RandomInputs};
-use tb::{models, Dir, Model, ModelInfo, PortId};
+use tb::oaken_dequantizer::{drive_dequantizer, drive_round_trip, expected_dequantizer, records_of, DStalls, RtStalls};
+use tb::pipe::{self, MaskedBeat, Unit};
+use tb::stalls::{Stall, StallGen};
+use tb::stim::{oaken_stream, random_speed, Xorshift};
+use tb::{icarus, models, Dir, Model, ModelInfo, PortId, Recording};
 
 #[derive(Parser, Debug)]
-#[command(about = "Co-simulation speed, Oaken quantizer throughput and latency, Verilator vs Icarus")]
+#[command(about = "Co-simulation speed, throughput and latency of every unit, Verilator vs Icarus, rtl-gen emit time")]
 struct Args {
     /// Markdown report to write (parent folders are created)
     #[arg(short, long, default_value = "build/reports/bench.md")]
@@ -41,15 +47,18 @@ struct Args {
     /// Wall time per model for the traced (VCD) speed run, in ms; 0 skips it
     #[arg(long, default_value_t = 150)]
     traced_ms: u64,
-    /// Tokens streamed back to back for the quantizer throughput runs
+    /// Tokens streamed back to back for the Oaken and Titanus throughput runs
     #[arg(long, default_value_t = 200)]
     tokens: usize,
-    /// Model for the Verilator/Icarus comparison (an RTL model with a clock)
-    #[arg(long, default_value = "zr_l8_w8_p1")]
-    icarus_model: String,
-    /// Cycles of the Verilator/Icarus comparison
-    #[arg(long, default_value_t = 20_000)]
+    /// Cycles to aim for in each recorded run of the Verilator/Icarus comparison
+    #[arg(long, default_value_t = 5_000)]
     icarus_cycles: u64,
+    /// The rtl-gen binary (default: next to this one)
+    #[arg(long)]
+    rtl_gen: Option<PathBuf>,
+    /// Sections to run (1 to 6), comma-separated
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5,6")]
+    sections: Vec<u8>,
 }
 
 fn level(info: &ModelInfo) -> &'static str {
@@ -76,15 +85,67 @@ fn si(x: f64) -> String {
     }
 }
 
+/// One line of a failure, for a table cell.
+fn cell(e: &str) -> String {
+    let one = e.replace('\n', " ").replace('|', "/");
+    if one.chars().count() > 160 {
+        format!("{}...", one.chars().take(160).collect::<String>())
+    } else {
+        one
+    }
+}
+
+fn rtl_gen_path(args: &Args) -> PathBuf {
+    args.rtl_gen.clone().unwrap_or_else(|| {
+        let exe = std::env::current_exe().expect("own path");
+        exe.with_file_name("rtl-gen")
+    })
+}
+
+/// The units `rtl-gen list` prints (its first column, past the header).
+fn rtl_gen_units(rtl_gen: &Path) -> Result<Vec<String>, String> {
+    let out = Command::new(rtl_gen).arg("list").output().map_err(|e| format!("{}: {e}", rtl_gen.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} list failed: {}", rtl_gen.display(), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let units: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    if units.is_empty() {
+        return Err(format!("{} list printed no unit", rtl_gen.display()));
+    }
+    Ok(units)
+}
+
+/// A throughput/latency figure of one unit, for the summary of section 4.
+#[derive(Clone)]
+struct Rate {
+    unit: String,
+    model: String,
+    what: String,
+    cont: String,
+    stalled: String,
+    latency: String,
+    manifest: String,
+    checked: String,
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or("-".to_string(), |l| l.to_string())
+}
+
 // ---------------------------------------------------------------- speed
 
-fn speed_section(args: &Args, md: &mut String) {
+fn speed_section(args: &Args, units: &Result<Vec<String>, String>, md: &mut String) {
     let tmp = std::env::temp_dir().join(format!("kvforge-bench-{}", std::process::id()));
     writeln!(md, "## 1. Co-simulation speed\n").unwrap();
     writeln!(
         md,
         "Every model of `tb/models.toml` out of reset, with new pseudo-random values on every input \
-         (except clock and reset) each cycle, as in the property tests. Plain: {} ms per model; \
+         (except clock and reset) each cycle, as in the property tests. RTL models run under Verilator, \
+         netlist models under `tb::netsim`. Plain: {} ms per model; \
          traced: {} ms with a VCD of every cycle, for the default engines, one shifter and one netlist. \
          Model construction is not timed.\n",
         args.speed_ms, args.traced_ms
@@ -92,20 +153,31 @@ fn speed_section(args: &Args, md: &mut String) {
     .unwrap();
     writeln!(md, "| model | unit | level | parameters | cycles/s | traced cycles/s |").unwrap();
     writeln!(md, "|---|---|---|---|---:|---:|").unwrap();
+    // per unit: (RTL speeds, netlist speeds)
+    let mut per_unit: Vec<(String, Vec<f64>, Vec<f64>)> = Vec::new();
     for info in models::all() {
         eprint!("bench: speed {:<22}\r", info.name);
-        let plain = random_speed(info, Duration::from_millis(args.speed_ms), 20_000_000, None)
-            .map(|s| si(s.per_sec()))
-            .unwrap_or_else(|e| format!("error: {e}"));
+        let plain = random_speed(info, Duration::from_millis(args.speed_ms), 20_000_000, None);
+        if let Ok(s) = &plain {
+            let i = match per_unit.iter().position(|u| u.0 == info.unit) {
+                Some(i) => i,
+                None => {
+                    per_unit.push((info.unit.to_string(), vec![], vec![]));
+                    per_unit.len() - 1
+                }
+            };
+            if info.gate_level { &mut per_unit[i].2 } else { &mut per_unit[i].1 }.push(s.per_sec());
+        }
+        let plain = plain.map(|s| si(s.per_sec())).unwrap_or_else(|e| format!("error: {e}"));
         // a traced build of every model would cost minutes: a few of them
         let traced_ones = ["oaken_quantizer", "oaken_dequantizer", "zr_l8_w8_p1", "oaken_quantizer_l4_net"];
         let traced = if args.traced_ms == 0 || !traced_ones.contains(&info.name) {
             "-".to_string()
         } else {
             let vcd = tmp.join(format!("{}.vcd", info.name));
-            let r = info
-                .with_trace()
-                .and_then(|t| random_speed(t, Duration::from_millis(args.traced_ms), 200_000, Some(&vcd)).map_err(|e| e.to_string()));
+            let r = info.with_trace().and_then(|t| {
+                random_speed(t, Duration::from_millis(args.traced_ms), 200_000, Some(&vcd)).map_err(|e| e.to_string())
+            });
             let _ = std::fs::remove_file(&vcd);
             r.map(|s| si(s.per_sec())).unwrap_or_else(|e| format!("error: {e}"))
         };
@@ -123,7 +195,54 @@ fn speed_section(args: &Args, md: &mut String) {
     }
     let _ = std::fs::remove_dir_all(&tmp);
     eprintln!("bench: speed done{:<20}", "");
-    writeln!(md).unwrap();
+
+    writeln!(md, "\n### Per unit\n").unwrap();
+    let units = match units {
+        Ok(u) => u.clone(),
+        Err(e) => {
+            writeln!(md, "**`rtl-gen list` failed ({e}); units taken from tb/models.toml.**\n").unwrap();
+            per_unit.iter().map(|u| u.0.clone()).collect()
+        }
+    };
+    writeln!(
+        md,
+        "Every unit of `rtl-gen list` ({}), with the range of the plain speeds above over its models.\n",
+        units.len()
+    )
+    .unwrap();
+    writeln!(
+        md,
+        "| unit | RTL models | Verilator cycles/s (min .. max) | netlist models | netsim cycles/s (min .. max) |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---:|---:|---:|---:|").unwrap();
+    let range = |v: &[f64]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().cloned().fold(0.0, f64::max);
+            format!("{} .. {}", si(lo), si(hi))
+        }
+    };
+    let mut missing = Vec::new();
+    for u in &units {
+        let (rtl, net) = per_unit.iter().find(|x| &x.0 == u).map_or((vec![], vec![]), |x| (x.1.clone(), x.2.clone()));
+        if rtl.is_empty() {
+            missing.push(u.clone());
+        }
+        writeln!(md, "| {u} | {} | {} | {} | {} |", rtl.len(), range(&rtl), net.len(), range(&net)).unwrap();
+    }
+    for (u, _, _) in &per_unit {
+        if !units.contains(u) {
+            writeln!(md, "\n**Model unit `{u}` is not in `rtl-gen list`.**").unwrap();
+        }
+    }
+    if missing.is_empty() {
+        writeln!(md, "\nEvery unit has at least one RTL model co-simulated under Verilator.\n").unwrap();
+    } else {
+        writeln!(md, "\n**Units without an RTL model in tb/models.toml: {}.**\n", missing.join(", ")).unwrap();
+    }
 }
 
 // ------------------------------------------------------ Oaken quantizer
@@ -168,7 +287,7 @@ fn quantizer_run(info: &'static ModelInfo, tokens: usize, out_stall: &Stall) -> 
     Ok(Throughput { p, tokens, run, secs })
 }
 
-fn quantizer_section(args: &Args, md: &mut String) {
+fn quantizer_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     writeln!(md, "## 2. Oaken quantizer: sustained throughput and latency\n").unwrap();
     let default = OakenParams::default();
     let rtl = models::all().into_iter().find(|m| {
@@ -180,7 +299,7 @@ fn quantizer_section(args: &Args, md: &mut String) {
         writeln!(md, "No Oaken quantizer model at default parameters in tb/models.toml.\n").unwrap();
         return;
     };
-    let net = models::by_name(&format!("{}_net", rtl.name));
+    let net = netlist_of(rtl);
     writeln!(
         md,
         "Default parameters (`{}`), thresholds `testgen::realistic_thresholds(1.0)` for layer 0 K and V, \
@@ -201,11 +320,27 @@ fn quantizer_section(args: &Args, md: &mut String) {
     writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     let cases = [("none", Stall::Never), ("50% random", Stall::Random { p: 128 })];
     let mut notes = Vec::new();
-    for info in [Some(rtl), net].into_iter().flatten() {
+    for info in [Some(rtl), net.as_ref().ok().copied()].into_iter().flatten() {
+        let mut rate = Rate {
+            unit: info.unit.to_string(),
+            model: info.name.to_string(),
+            what: format!("elements/cycle (max {})", default.lanes),
+            cont: "-".into(),
+            stalled: "-".into(),
+            latency: "-".into(),
+            manifest: opt(info.latency()),
+            checked: "every output beat = `sim`".into(),
+        };
         for (label, stalls) in &cases {
             eprintln!("bench: quantizer {} ({label} output stalls)", info.name);
             match quantizer_run(info, args.tokens, stalls) {
                 Ok(t) => {
+                    if *stalls == Stall::Never {
+                        rate.cont = format!("{:.3}", t.elements_per_cycle());
+                        rate.latency = t.latency().to_string();
+                    } else {
+                        rate.stalled = format!("{:.3}", t.elements_per_cycle());
+                    }
                     let bpt = t.p.beats();
                     let stalled = *stalls != Stall::Never;
                     let latency = if stalled { "-".to_string() } else { t.latency().to_string() };
@@ -260,12 +395,14 @@ fn quantizer_section(args: &Args, md: &mut String) {
                     )
                     .unwrap();
                     notes.push(format!("**{}: run failed ({label} output stalls): {e}**", info.name));
+                    rate.checked = format!("**FAILED**: {}", cell(&e));
                 }
             }
         }
+        rates.push(rate);
     }
-    if net.is_none() {
-        notes.push(format!("No netlist model `{}_net` is built (netlist = true in tb/models.toml).", rtl.name));
+    if let Err(why) = &net {
+        notes.push(why.clone());
     }
     writeln!(md).unwrap();
     for n in notes {
@@ -283,15 +420,29 @@ fn quantizer_section(args: &Args, md: &mut String) {
 
 // ------------------------------------------------ Oaken dequantizer
 
+/// The netlist model of `rtl` if this run has it or the cache holds its
+/// netlist (an extended one is not synthesized here: minutes of Yosys);
+/// else why not.
+fn netlist_of(rtl: &ModelInfo) -> Result<&'static ModelInfo, String> {
+    let name = format!("{}_net", rtl.name);
+    if models::names().contains(&name) || models::netlist_cached(rtl.name)? {
+        models::load(&name, false)
+    } else {
+        Err(format!("No netlist row: `{name}` is an extended netlist not in the model cache (`make synth` builds it)."))
+    }
+}
+
 fn default_model(unit: &str) -> Option<&'static ModelInfo> {
     let default = OakenParams::default();
     models::all().into_iter().find(|m| {
-        m.unit == unit && !m.gate_level && serde_json::from_str::<OakenParams>(m.params_json).ok() == Some(default.clone())
+        m.unit == unit
+            && !m.gate_level
+            && serde_json::from_str::<OakenParams>(m.params_json).ok() == Some(default.clone())
     })
 }
 
-fn dequantizer_section(args: &Args, md: &mut String) {
-    writeln!(md, "## 3. Oaken dequantizer, round trip and zero shifters\n").unwrap();
+fn dequantizer_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
+    writeln!(md, "## 3. Oaken dequantizer and round trip\n").unwrap();
     let Some(rtl) = default_model("oaken-dequantizer") else {
         writeln!(md, "No Oaken dequantizer model at default parameters in tb/models.toml.\n").unwrap();
         return;
@@ -306,9 +457,19 @@ fn dequantizer_section(args: &Args, md: &mut String) {
     .unwrap();
     writeln!(md, "| model | output stalls | outliers/token (min..max) | elements out | output cycles | elements/cycle | latency | manifest latency |").unwrap();
     writeln!(md, "|---|---|---|---:|---:|---:|---:|---:|").unwrap();
-    let net = models::by_name(&format!("{}_net", rtl.name));
-    for info in [Some(rtl), net].into_iter().flatten() {
+    let net = netlist_of(rtl);
+    for info in [Some(rtl), net.as_ref().ok().copied()].into_iter().flatten() {
         let half = DStalls { out: Stall::Random { p: 128 }, ..DStalls::none() };
+        let mut rate = Rate {
+            unit: info.unit.to_string(),
+            model: info.name.to_string(),
+            what: "elements/cycle".into(),
+            cont: "-".into(),
+            stalled: "-".into(),
+            latency: "-".into(),
+            manifest: opt(info.latency()),
+            checked: "every output beat = `sim`".into(),
+        };
         for (label, st) in [("none", DStalls::none()), ("50% random", half)] {
             eprintln!("bench: dequantizer {} ({label} output stalls)", info.name);
             let mut m = Model::new(info);
@@ -322,7 +483,18 @@ fn dequantizer_section(args: &Args, md: &mut String) {
                 Ok(run) => {
                     let span = run.out_cycles.last().unwrap() - run.out_cycles[0] + 1;
                     let n = run.beats.len();
-                    let lat = if st.out == Stall::Never { (run.out_cycles[0] - run.d_cycles[0]).to_string() } else { "-".into() };
+                    let lat = if st.out == Stall::Never {
+                        (run.out_cycles[0] - run.d_cycles[0]).to_string()
+                    } else {
+                        "-".into()
+                    };
+                    let epc = format!("{:.3}", (n * p.lanes) as f64 / span as f64);
+                    rate.what = format!("elements/cycle (max {})", p.lanes);
+                    if st.out == Stall::Never {
+                        (rate.cont, rate.latency) = (epc, lat.clone());
+                    } else {
+                        rate.stalled = epc;
+                    }
                     writeln!(
                         md,
                         "| {} | {label} | {}..{} | {} | {span} | {:.3} (max {}) | {lat} | {} |",
@@ -336,9 +508,16 @@ fn dequantizer_section(args: &Args, md: &mut String) {
                     )
                     .unwrap();
                 }
-                Err(e) => writeln!(md, "| {} | {label} | failed: {} ||||||", info.name, e.replace('\n', " ")).unwrap(),
+                Err(e) => {
+                    writeln!(md, "| {} | {label} | failed: {} ||||||", info.name, cell(&e)).unwrap();
+                    rate.checked = format!("**FAILED**: {}", cell(&e));
+                }
             }
         }
+        rates.push(rate);
+    }
+    if let Err(why) = &net {
+        writeln!(md, "\n- {why}").unwrap();
     }
     // round trip, lockstep through the memory FIFOs
     if let Some(q) = default_model("oaken-quantizer") {
@@ -349,7 +528,15 @@ fn dequantizer_section(args: &Args, md: &mut String) {
         dm.reset(1);
         let (writes, toks) = oaken_stream(&p, args.tokens, 0xbe7c);
         let none = RtStalls { input: Stall::Never, mid: DStalls::none() };
-        match drive_round_trip(&mut qm, &mut dm, &writes, &toks, &none, 1, 100_000 + 100 * (toks.len() * p.beats()) as u64) {
+        match drive_round_trip(
+            &mut qm,
+            &mut dm,
+            &writes,
+            &toks,
+            &none,
+            1,
+            100_000 + 100 * (toks.len() * p.beats()) as u64,
+        ) {
             Ok(run) => {
                 let recs = records_of(&p, &writes, &toks);
                 let (_, want) = expected_dequantizer(&p, &writes, &recs);
@@ -372,46 +559,850 @@ fn dequantizer_section(args: &Args, md: &mut String) {
             Err(e) => writeln!(md, "\nRound trip failed: {e}\n").unwrap(),
         }
     }
-    // zero shifters: vectors back to back, output always ready
-    writeln!(md, "| shifter model | vectors | output cycles | vectors/cycle | latency (cycles) |").unwrap();
-    writeln!(md, "|---|---:|---:|---:|---:|").unwrap();
-    for name in ["zr_l16_w8_p2", "zi_l16_w8_p2"] {
-        let Some(info) = models::by_name(name) else { continue };
+    writeln!(md).unwrap();
+}
+
+// ------------------------------------------------------ every other unit
+
+const HALF: Stall = Stall::Random { p: 128 };
+const STALL_CASES: [(&str, Stall); 2] = [("none", Stall::Never), ("50% random", HALF)];
+
+/// Items moved, the cycles from the first to the last, and a latency.
+struct Flow {
+    items: usize,
+    span: u64,
+    latency: Option<u64>,
+}
+
+impl Flow {
+    /// `cycles`: when each output item moved (ascending).
+    fn of(cycles: &[u64], latency: Option<u64>) -> Result<Flow, String> {
+        match (cycles.first(), cycles.last()) {
+            (Some(a), Some(b)) => Ok(Flow { items: cycles.len(), span: b - a + 1, latency }),
+            _ => Err("nothing came out".into()),
+        }
+    }
+    fn per_cycle(&self) -> f64 {
+        self.items as f64 / self.span as f64
+    }
+}
+
+/// One row of a unit's table: a run per stall case, each `items` per
+/// cycle times `scale` (lanes per beat).
+fn rate_rows(
+    md: &mut String,
+    rates: &mut Vec<Rate>,
+    info: &ModelInfo,
+    what: &str,
+    scale: f64,
+    max: &str,
+    mut run: impl FnMut(&Stall) -> Result<Flow, String>,
+) {
+    let mut rate = Rate {
+        unit: info.unit.to_string(),
+        model: info.name.to_string(),
+        what: format!("{what} (max {max})"),
+        cont: "-".into(),
+        stalled: "-".into(),
+        latency: "-".into(),
+        manifest: opt(info.latency()),
+        checked: "every output = `sim`".into(),
+    };
+    for (label, st) in STALL_CASES {
+        eprintln!("bench: {} {what} ({label} stalls)", info.name);
+        let t = Instant::now();
+        match run(&st) {
+            Ok(f) => {
+                let v = format!("{:.3}", f.per_cycle() * scale);
+                let lat = if st == Stall::Never { opt(f.latency) } else { "-".into() };
+                writeln!(
+                    md,
+                    "| {} | {what} | {label} | {} | {} | {v} (max {max}) | {lat} | {} | {:.2} s |",
+                    info.name,
+                    f.items,
+                    f.span,
+                    opt(info.latency()),
+                    t.elapsed().as_secs_f64()
+                )
+                .unwrap();
+                if st == Stall::Never {
+                    if f.latency.is_some() && info.latency().is_some() && f.latency != info.latency() {
+                        rate.checked +=
+                            &format!("; **latency {} differs from the manifest's {}**", lat, opt(info.latency()));
+                    }
+                    (rate.cont, rate.latency) = (v, lat);
+                } else {
+                    rate.stalled = v;
+                }
+            }
+            Err(e) => {
+                writeln!(md, "| {} | {what} | {label} | failed: {} ||||||", info.name, cell(&e)).unwrap();
+                rate.checked = format!("**FAILED**: {}", cell(&e));
+            }
+        }
+    }
+    rates.push(rate);
+}
+
+fn rate_header(md: &mut String, items: &str) {
+    writeln!(
+        md,
+        "| model | measure | stalls | {items} | cycles (first to last) | per cycle | latency (cycles) | manifest latency | co-sim time |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---|---|---:|---:|---:|---:|---:|---:|").unwrap();
+}
+
+/// A model of tb/models.toml, or a line saying it is missing.
+fn need(md: &mut String, name: &str) -> Option<&'static ModelInfo> {
+    let m = models::by_name(name);
+    if m.is_none() {
+        writeln!(md, "**No model `{name}` in tb/models.toml.**\n").unwrap();
+    }
+    m
+}
+
+// The zero shifters through `tb::pipe` (its checker: `sim::shifter`
+// expected, order, held beats, exact latency when never stalled).
+
+struct Remove {
+    n: usize,
+    ports: [PortId; 4],
+}
+
+impl Unit for Remove {
+    type Beat = MaskedBeat;
+    type Out = (u64, Vec<u64>);
+    fn drive(&self, m: &mut Model, b: &MaskedBeat) {
+        m.set_lanes(self.ports[0], &b.data);
+        m.set_u128(self.ports[1], b.mask);
+    }
+    fn noise(&self, m: &mut Model, rng: &mut Xorshift) {
+        m.set_u128(self.ports[1], pipe::noise_mask(rng, self.n));
+    }
+    fn read(&self, m: &Model) -> (u64, Vec<u64>) {
+        (m.get(self.ports[3]), m.get_lanes(self.ports[2]))
+    }
+    fn expected(&self, b: &MaskedBeat) -> (u64, Vec<u64>) {
+        let (data, count) = sim::shifter::zero_remove(&b.data, &sim::shifter::mask_bits(b.mask, self.n));
+        (count as u64, data)
+    }
+    fn describe(&self, b: &MaskedBeat) -> String {
+        format!("keep {:#x}, data {:x?}", b.mask, b.data)
+    }
+}
+
+struct Insert {
+    n: usize,
+    ports: [PortId; 3],
+}
+
+impl Unit for Insert {
+    type Beat = MaskedBeat;
+    type Out = Vec<u64>;
+    fn drive(&self, m: &mut Model, b: &MaskedBeat) {
+        m.set_lanes(self.ports[0], &b.data);
+        m.set_u128(self.ports[1], b.mask);
+    }
+    fn noise(&self, m: &mut Model, rng: &mut Xorshift) {
+        m.set_u128(self.ports[1], pipe::noise_mask(rng, self.n));
+    }
+    fn read(&self, m: &Model) -> Vec<u64> {
+        m.get_lanes(self.ports[2])
+    }
+    fn expected(&self, b: &MaskedBeat) -> Vec<u64> {
+        sim::shifter::zero_insert(&b.data, &sim::shifter::mask_bits(b.mask, self.n))
+    }
+    fn describe(&self, b: &MaskedBeat) -> String {
+        format!("mask {:#x}, data {:x?}", b.mask, b.data)
+    }
+}
+
+/// `n` random vectors with random masks.
+fn masked_beats(info: &ModelInfo, n: usize, seed: u64) -> Vec<MaskedBeat> {
+    let (lanes, w) = pipe::lanes(info);
+    let mut r = Xorshift::new(seed);
+    (0..n)
+        .map(|_| MaskedBeat {
+            data: (0..lanes).map(|_| r.next_u64() & pipe::wmask(w)).collect(),
+            mask: ((r.next_u64() as u128) << 64 | r.next_u64() as u128) & pipe::full(lanes),
+        })
+        .collect()
+}
+
+/// A `pipe` case of `beats` with the input always valid and the output
+/// stalled per `st`.
+fn pipe_case(beats: Vec<MaskedBeat>, st: &Stall, seed: u64) -> pipe::Case<MaskedBeat> {
+    let mut g = StallGen::new(st, seed);
+    let stall = if *st == Stall::Never { vec![] } else { (0..beats.len() * 4).map(|_| g.next()).collect() };
+    pipe::Case { stall, ..pipe::Case::back_to_back(beats) }
+}
+
+/// Runs a shifter case (fresh model); `record` keeps a recording.
+fn shifter_run(
+    info: &'static ModelInfo,
+    n: usize,
+    st: &Stall,
+    record: bool,
+) -> Result<(Flow, Option<Recording>), String> {
+    let mut m = Model::new(info);
+    if record {
+        m.record();
+    }
+    m.reset(1);
+    let c = pipe_case(masked_beats(info, n, 0x5eed_0001), st, 0x5eed_0002);
+    let (lanes, _) = pipe::lanes(info);
+    let t = if info.unit == "zero-remove-shifter" {
+        let ports = ["in_data", "in_keep", "out_data", "out_count"].map(|p| m.port(p));
+        pipe::check_timed(&mut m, &Remove { n: lanes, ports }, &c, None)?
+    } else {
+        let ports = ["in_data", "in_mask", "out_data"].map(|p| m.port(p));
+        pipe::check_timed(&mut m, &Insert { n: lanes, ports }, &c, None)?
+    };
+    let f = Flow::of(&t.taken, Some(t.shown[0] - t.accepted[0]))?;
+    m.tick();
+    Ok((f, m.take_recording()))
+}
+
+// The Titanus units through their drivers.
+
+fn pruner_run(
+    info: &'static ModelInfo,
+    tokens: usize,
+    st: &Stall,
+    record: bool,
+) -> Result<(Flow, Option<Recording>), String> {
+    use tb::titanus_pruner as tp;
+    let mut m = Model::new(info);
+    if record {
+        m.record();
+    }
+    m.reset(1);
+    let p = tp::params_of(&m);
+    let c = tp::Case { live: vec![], ..tp::case_of(&p, tokens, 0x7a11, Stall::Never, st.clone()) };
+    let r = tp::run(&mut m, &p, &c)?;
+    Ok((Flow::of(&r.out_cycles, r.first_latency)?, m.take_recording()))
+}
+
+fn tdq_run(
+    info: &'static ModelInfo,
+    tokens: usize,
+    st: &Stall,
+    record: bool,
+) -> Result<(Flow, Option<Recording>), String> {
+    use tb::titanus_dequantizer as tdq;
+    let mut m = Model::new(info);
+    if record {
+        m.record();
+    }
+    m.reset(1);
+    let p = tdq::params_of(&m);
+    let mut c = tdq::case_of(&p, tokens, 0xd7a, Stall::Never, st.clone());
+    // the loads first, then the records back to back (as in a decode step)
+    c.ops.retain(|o| !matches!(o, tdq::Op::Clear));
+    c.ops.sort_by_key(|o| matches!(o, tdq::Op::Token { .. }));
+    let r = tdq::run(&mut m, &p, &c)?;
+    Ok((Flow::of(&r.out_cycles, r.first_latency)?, m.take_recording()))
+}
+
+/// INT8 tokens for the Titanus quantizer: `n` prefill tokens with values
+/// in -100..=100 (one in eight 0, pruned), decode tokens that repeat them
+/// (inside every channel's level-0 range: no level opens).
+fn tq_tokens(channels: usize, n: usize, seed: u64) -> Vec<Vec<i8>> {
+    let mut r = Xorshift::new(seed);
+    (0..n)
+        .map(|_| {
+            (0..channels).map(|_| if r.next_u64() % 8 == 0 { 0 } else { (r.next_u64() % 201) as i8 - 100 }).collect()
+        })
+        .collect()
+}
+
+/// The Titanus quantizer's replay and decode rates, and the latency of a
+/// decode beat offered to an idle unit. Returns the replay and decode
+/// flows (beats) and the levels the decode tokens opened (expected 0).
+fn tq_rates(info: &'static ModelInfo, tokens: usize, st: &Stall) -> Result<(Flow, Flow, u64), String> {
+    use tb::titanus_quantizer::{self as tq, Op};
+    let mut m = Model::new(info);
+    m.reset(1);
+    let p = tq::params_of(&m);
+    let n = tokens.min(p.max_prefill);
+    let toks = tq_tokens(p.channels, n, 0x9a11);
+    let mut ops = vec![Op::Start { layer: 0, v: false }];
+    ops.extend(toks.iter().map(|t| Op::Prefill(t.clone())));
+    ops.push(Op::Flush);
+    ops.extend(toks.iter().map(|t| Op::Decode(t.clone())));
+    let inputs = tq::lower(&p, &ops);
+    let r = tq::run_inputs(&mut m, &p, &inputs, [&Stall::Never, st, st], 0x9a12)?;
+    let b = p.beats();
+    if r.rec_cycles.len() != 2 * n * b {
+        return Err(format!("{} record beats, expected {}", r.rec_cycles.len(), 2 * n * b));
+    }
+    let replay = Flow::of(&r.rec_cycles[..n * b], None)?;
+    // latency: the same start, two prefill tokens and a flush, then one
+    // decode token offered only once the replay is long over
+    let lat = if *st == Stall::Never {
+        let short: Vec<Op> =
+            vec![ops[0].clone(), ops[1].clone(), ops[2].clone(), Op::Flush, Op::Decode(toks[0].clone())];
+        let inputs = tq::lower(&p, &short);
         let mut m = Model::new(info);
         m.reset(1);
-        let (iv, ird, ov, ord) = (m.port("in_valid"), m.port("in_ready"), m.port("out_valid"), m.port("out_ready"));
-        let data = m.port("in_data");
-        let mask = m.try_port("in_keep").or_else(|| m.try_port("in_mask")).expect("shifter mask port");
-        let lanes = m.port_info(mask).width;
-        let n = 1000u64;
-        let (mut sent, mut first_in, mut outs, mut first_out, mut last_out) = (0u64, None, 0u64, None, 0u64);
-        let mut x = 0x1234_5678_9abc_def1u64;
-        for cyc in 0..(n + 100) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            m.set(iv, (sent < n) as u64);
-            m.set_lanes(data, &(0..lanes).map(|i| (x >> (i % 56)) & 0xFF).collect::<Vec<_>>());
-            m.set(mask, x & ((1u64 << lanes) - 1));
-            m.set(ord, 1);
-            m.eval();
-            if m.get(ov) == 1 {
-                outs += 1;
-                first_out.get_or_insert(cyc);
-                last_out = cyc;
+        let c0 = m.cycle();
+        let dry = tq::run_inputs(&mut m, &p, &inputs, [&Stall::Never; 3], 0x9a13)?;
+        let flush = dry.in_cycles[1 + 2 * b];
+        let block = Stall::Block { start: (flush - c0 + 1) as u32, len: 20_000 };
+        let mut m = Model::new(info);
+        m.reset(1);
+        let r = tq::run_inputs(&mut m, &p, &inputs, [&block, &Stall::Never, &Stall::Never], 0x9a13)?;
+        Some(r.rec_cycles[2 * b] - r.in_cycles[2 + 2 * b])
+    } else {
+        None
+    };
+    let decode = Flow::of(&r.rec_cycles[n * b..], lat)?;
+    Ok((replay, decode, r.ev.decode_levels))
+}
+
+fn tq_case_run(info: &'static ModelInfo, seqs: usize, record: bool) -> Result<(u64, Option<Recording>), String> {
+    use tb::titanus_quantizer as tq;
+    let mut m = Model::new(info);
+    if record {
+        m.record();
+    }
+    m.reset(1);
+    let p = tq::params_of(&m);
+    let st = Stall::Random { p: 48 };
+    let c = tq::case_of(&p, seqs, 0x1ca7, tq::DEFAULT_STYLE, [st.clone(), st.clone(), st]);
+    let r = tq::run(&mut m, &p, &c)?;
+    Ok((r.cycles, m.take_recording()))
+}
+
+// The MMU through `tb::oaken_mmu`: writes of realistic tokens to one
+// sequence, then reads of every head.
+
+struct MmuFlow {
+    writes: Flow,
+    reads: Flow,
+    write_latency: f64,
+    read_latency: f64,
+    beats: u64,
+    cycles: u64,
+}
+
+fn mmu_run(info: &'static ModelInfo, st: &Stall, record: bool) -> Result<(MmuFlow, Option<Recording>), String> {
+    use tb::oaken_mmu::{self as om, Cmd, Segment};
+    let mut m = Model::new(info);
+    if record {
+        m.record();
+    }
+    m.reset(1);
+    let p = om::params_of(&m);
+    let seg = p.segments();
+    // about 10% outliers per segment, every head (as tb/tests/oaken_mmu.rs)
+    let counts: Vec<u8> = (0..p.heads * seg).map(|i| (p.segment_len(i % seg) / 10) as u8).collect();
+    let write = Cmd::Write { seq: 0, layer: 0, counts };
+    // as many writes as fit (up to 64 tokens), found on the model
+    let mut probe = sim::oaken::mmu::Mmu::new(p.clone()).map_err(|e| format!("{e:?}"))?;
+    let n = (0..p.max_seq_len.min(64)).take_while(|_| om::expect(&mut probe, &write).1.result.is_ok()).count();
+    if n == 0 {
+        return Err("not one write fits".into());
+    }
+    let mut cmds: Vec<Cmd> = vec![write; n];
+    // reads leave the sequence in place: every head, over and over
+    let rounds = 16usize.div_ceil(p.heads);
+    cmds.extend((0..rounds * p.heads).map(|i| Cmd::Read { seq: 0, layer: 0, head: (i % p.heads) as u8 }));
+    let mut mmu = sim::oaken::mmu::Mmu::new(p.clone()).map_err(|e| format!("{e:?}"))?;
+    let s = Segment { cmds, idle: Stall::Never, stall: st.clone(), reset_at: None, seed: 0x33 };
+    let timeout = om::timeout(&p, &s);
+    let r = om::run_segment(&mut m, &mut mmu, &s, timeout)?;
+    if let Some(o) = r.outcomes.iter().find(|o| o.result.is_err()) {
+        return Err(format!("{:?} failed: {:?}", o.cmd, o.result));
+    }
+    // a command's span ends with its status beat: accepted + latency
+    let ends: Vec<u64> = r.accepted.iter().zip(&r.latency).map(|(a, l)| a + l.unwrap_or(0)).collect();
+    let lat = |k: std::ops::Range<usize>| {
+        k.clone().map(|i| r.latency[i].unwrap_or(0) as f64).sum::<f64>() / k.len().max(1) as f64
+    };
+    let span = |k: std::ops::Range<usize>| Flow {
+        items: k.len(),
+        span: ends[k.end - 1] - r.accepted[k.start] + 1,
+        latency: None,
+    };
+    let f = MmuFlow {
+        writes: span(0..n),
+        reads: span(n..r.accepted.len()),
+        write_latency: lat(0..n),
+        read_latency: lat(n..r.accepted.len()),
+        beats: r.beats,
+        cycles: r.cycles,
+    };
+    Ok((f, m.take_recording()))
+}
+
+// The primitives: pipelines that advance while `en` is high, most with a
+// valid bit alongside. Each operand set is presented once (in_valid high)
+// until a cycle with `en` high takes it; the output is compared with the
+// golden value after every edge, against a model of the stages.
+
+struct Prim {
+    /// Operand ports, in the order `draw` gives the values.
+    ins: Vec<PortId>,
+    en: PortId,
+    in_valid: Option<PortId>,
+    out: PortId,
+    out_valid: Option<PortId>,
+    draw: Box<dyn Fn(&mut Xorshift) -> Vec<u64>>,
+    expect: Box<dyn Fn(&[u64]) -> u128>,
+    /// A second output through the same stages (fp16-convert's `x -> u`)
+    /// and its golden value from the operands.
+    side: Option<(PortId, Box<dyn Fn(&[u64]) -> u128>)>,
+}
+
+/// Two's complement of `v` in 42 bits (the fp16-convert and div ports).
+const FX: u32 = 42;
+
+fn to_fx(v: i64) -> u64 {
+    (v as u64) & ((1 << FX) - 1)
+}
+
+fn from_fx(u: u64) -> i64 {
+    ((u << (64 - FX)) as i64) >> (64 - FX)
+}
+
+/// A value of up to `bits` bits, its length uniform (small and large alike).
+fn log_uniform(r: &mut Xorshift, bits: u32) -> u64 {
+    let b = 1 + (r.next_u64() % bits as u64) as u32;
+    r.next_u64() & ((1u64 << b) - 1)
+}
+
+fn prim_of(m: &Model) -> Result<Prim, String> {
+    let info = m.info();
+    let g = |n: &str| m.port(n);
+    let param = |k: &str| info.params()[k].as_u64().ok_or_else(|| format!("{}: no parameter {k}", info.name));
+    Ok(match info.unit {
+        "mul-pipe" => {
+            let w = param("width")? as u32;
+            let mask = if w == 64 { u64::MAX } else { (1 << w) - 1 };
+            Prim {
+                ins: vec![g("a"), g("b")],
+                en: g("en"),
+                in_valid: Some(g("in_valid")),
+                out: g("p"),
+                out_valid: Some(g("out_valid")),
+                draw: Box::new(move |r| vec![r.next_u64() & mask, r.next_u64() & mask]),
+                expect: Box::new(|v| v[0] as u128 * v[1] as u128),
+                side: None,
             }
-            if sent < n && m.get(ird) == 1 {
-                first_in.get_or_insert(cyc);
-                sent += 1;
-            }
-            m.tick();
         }
-        let span = last_out - first_out.unwrap_or(0) + 1;
+        "div-round" => {
+            // spec §5.3; the Oaken quantizer's code (sim's GroupParams::code)
+            // is this division, here saturated to Q bits
+            let q = param("quotient-bits")? as u32;
+            Prim {
+                ins: vec![g("n"), g("d")],
+                en: g("en"),
+                in_valid: Some(g("in_valid")),
+                out: g("q"),
+                out_valid: Some(g("out_valid")),
+                // inside the 50-bit datapath: 2n + d < 2^50, d 2^Q < 2^50
+                draw: Box::new(move |r| {
+                    let d = log_uniform(r, 50 - q - 1);
+                    let n = log_uniform(r, 48).min(((1u64 << 50) - 1 - d) / 2);
+                    vec![n, d]
+                }),
+                expect: Box::new(move |v| {
+                    use sim::oaken::{format::GroupMeta, quantizer::GroupParams};
+                    let g = GroupParams { meta: GroupMeta { min: 0, step: 0 }, min_units: 0, step_units: v[1] as i64 };
+                    g.code(v[0] as i64).min((1 << q) - 1) as u128
+                }),
+                side: None,
+            }
+        }
+        "div-const" => {
+            let k = param("divisor")?;
+            Prim {
+                ins: vec![g("d")],
+                en: g("en"),
+                in_valid: Some(g("in_valid")),
+                out: g("c"),
+                out_valid: Some(g("out_valid")),
+                draw: Box::new(|r| vec![log_uniform(r, FX)]),
+                // spec §5.4: ceil(D / K)
+                expect: Box::new(move |v| v[0].div_ceil(k) as u128),
+                side: None,
+            }
+        }
+        "fp16-convert" => Prim {
+            ins: vec![g("v"), g("mode"), g("x")],
+            en: g("en"),
+            in_valid: None,
+            out: g("y"),
+            out_valid: None,
+            draw: Box::new(|r| {
+                let mag = log_uniform(r, FX - 1) as i64;
+                let v = if r.next_u64() & 1 == 1 { -mag } else { mag };
+                let mut p = r.next_u64() as u16;
+                while !sim::fp16::is_finite(p) {
+                    p = r.next_u64() as u16;
+                }
+                vec![to_fx(v), r.next_u64() % 3, p as u64]
+            }),
+            expect: Box::new(|v| {
+                let x = from_fx(v[0]);
+                (match v[1] {
+                    0 => sim::fp16::round_down(x),
+                    1 => sim::fp16::round_up(x),
+                    _ => sim::fp16::round_nearest_even(x),
+                }) as u128
+            }),
+            side: Some((g("u"), Box::new(|v| to_fx(sim::fp16::to_units(v[2] as u16)) as u128))),
+        },
+        u => return Err(format!("{u} is not a primitive")),
+    })
+}
+
+/// `n` operand sets through a primitive with `en` stalled per `st`;
+/// results counted as they reach the output.
+fn prim_run(info: &'static ModelInfo, n: usize, st: &Stall, record: bool) -> Result<(Flow, Option<Recording>), String> {
+    let mut m = Model::new(info);
+    if record {
+        m.record();
+    }
+    m.reset(1);
+    let pr = prim_of(&m)?;
+    let lat = info.latency().ok_or_else(|| format!("{}: the manifest gives no latency", info.name))? as usize;
+    let mut r = Xorshift::new(0xf00d);
+    let ops: Vec<Vec<u64>> = (0..n).map(|_| (pr.draw)(&mut r)).collect();
+    let mut en_gen = StallGen::new(st, 0xf00e);
+    // stage k: (valid, operand index) of what it holds; None until loaded
+    let mut stages: VecDeque<Option<(bool, usize)>> = vec![None; lat].into();
+    let (mut next, mut first_in, mut first_out) = (0usize, None, None);
+    let mut out_cycles = Vec::with_capacity(n);
+    let limit = 20 * n as u64 + 1000;
+    for cyc in 0..limit {
+        let en = !en_gen.next();
+        let have = next < ops.len();
+        let vals = if have { ops[next].clone() } else { (pr.draw)(&mut r) };
+        for (&p, &v) in pr.ins.iter().zip(&vals) {
+            m.set(p, v);
+        }
+        if let Some(iv) = pr.in_valid {
+            m.set(iv, have as u64);
+        }
+        m.set(pr.en, en as u64);
+        m.tick();
+        if en {
+            stages.pop_back();
+            stages.push_front(Some((have, next)));
+            if have {
+                first_in.get_or_insert(cyc);
+                next += 1;
+            }
+        }
+        // shown from cycle cyc + 1
+        let want = match stages.back().copied().flatten() {
+            Some((true, k)) => Some(k),
+            _ => None,
+        };
+        if let Some(ov) = pr.out_valid {
+            let shown = stages.back().copied().flatten().is_some_and(|s| s.0);
+            if (m.get(ov) == 1) != shown {
+                return Err(format!("cycle {}: out_valid {}, expected {}", cyc + 1, m.get(ov), shown as u8));
+            }
+        }
+        if let Some(k) = want {
+            let got = m.get_u128(pr.out);
+            let exp = (pr.expect)(&ops[k]);
+            if got != exp {
+                return Err(format!("cycle {}: operands {:x?}: got {got:#x}, expected {exp:#x}", cyc + 1, ops[k]));
+            }
+            if let Some((port, f)) = &pr.side {
+                let (got, exp) = (m.get_u128(*port), f(&ops[k]));
+                if got != exp {
+                    let name = m.port_info(*port).name;
+                    return Err(format!(
+                        "cycle {}: operands {:x?}: {name} {got:#x}, expected {exp:#x}",
+                        cyc + 1,
+                        ops[k]
+                    ));
+                }
+            }
+            if en {
+                out_cycles.push(cyc + 1);
+                if k == 0 {
+                    first_out = Some(cyc + 1);
+                }
+                if k + 1 == n {
+                    break;
+                }
+            }
+        }
+    }
+    if out_cycles.len() != n {
+        return Err(format!("{} of {n} results after {limit} cycles", out_cycles.len()));
+    }
+    let latency = first_out.zip(first_in).map(|(o, i)| o - i);
+    Ok((Flow::of(&out_cycles, latency)?, m.take_recording()))
+}
+
+fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
+    writeln!(md, "## 4. Every other unit: throughput and latency\n").unwrap();
+    writeln!(
+        md,
+        "Each unit at its default parameters where tb/models.toml has that model (otherwise the model named), \
+         driven by its own tb driver, which checks every output against `sim` (a failure is reported in place \
+         of the figures). The input side is always valid; \"50% random\" stalls the output side (each ready \
+         input low with probability 1/2 per cycle; for the primitives, which have no ready, `en` low instead). \
+         Per cycle = items out / cycles from the first output to the last. Latency = cycles from the first \
+         input accepted to its first output shown, with no stalls. Co-sim time is the wall time of the run, \
+         checks included.\n"
+    )
+    .unwrap();
+
+    // zero shifters
+    writeln!(md, "### Zero-remove and zero-insert shifters\n").unwrap();
+    writeln!(
+        md,
+        "2,000 random vectors with random masks through `tb::pipe::check_timed` (the shifters' checker: \
+         each output = `sim::shifter`, in order, held beats stable, exactly the manifest latency when never \
+         stalled). Per cycle in elements (lanes x vectors/cycle).\n"
+    )
+    .unwrap();
+    rate_header(md, "vectors");
+    for name in ["zr_l16_w8_p2", "zi_l16_w8_p2"] {
+        let Some(info) = need(md, name) else { continue };
+        let lanes = pipe::lanes(info).0;
+        rate_rows(md, rates, info, "elements/cycle", lanes as f64, &lanes.to_string(), |st| {
+            shifter_run(info, 2000, st, false).map(|r| r.0)
+        });
+    }
+    writeln!(md).unwrap();
+
+    // pruner
+    writeln!(md, "### Titanus pruner\n").unwrap();
+    if let Some(info) = need(md, "titanus_pruner") {
+        let p = tb::titanus_pruner::params_of(&Model::new(info));
         writeln!(
             md,
-            "| {name} | {outs} | {span} | {:.3} | {} |",
-            outs as f64 / span as f64,
-            first_out.unwrap_or(0) - first_in.unwrap_or(0)
+            "`tb::titanus_pruner::run` on {} tokens of `case_of` (random table writes before the stream, \
+             layers in and out of range, thresholds at the elements), `{}`. One beat carries {} K and {} V \
+             elements; per cycle in elements (K + V).\n",
+            args.tokens, info.params_json, p.lanes, p.lanes
+        )
+        .unwrap();
+        rate_header(md, "beats");
+        let l2 = 2 * p.lanes;
+        rate_rows(md, rates, info, "elements/cycle", l2 as f64, &l2.to_string(), |st| {
+            pruner_run(info, args.tokens, st, false).map(|r| r.0)
+        });
+        writeln!(md).unwrap();
+    }
+
+    // Titanus quantizer
+    writeln!(md, "### Titanus quantizer (one half: K or V)\n").unwrap();
+    if let Some(info) = need(md, "titanus_quantizer") {
+        let p = tb::titanus_quantizer::params_of(&Model::new(info));
+        let n = args.tokens.min(p.max_prefill);
+        writeln!(
+            md,
+            "`tb::titanus_quantizer::run_inputs`, `{}`: `start`, {n} prefill tokens (INT8 in -100..=100, one \
+             element in eight 0 and pruned), `flush` (QUANT: level 0 of every channel, then the replay of the \
+             buffered tokens), then the same {n} tokens again as decode tokens (inside every channel's range: \
+             no level opens). Every record beat, `sz` word and response is checked against \
+             `sim::titanus::quantizer`. Replay = the prefill tokens' record beats, decode = the decode tokens' \
+             (spec §11.14.5: one beat per cycle in the replay, one per two cycles in decode); in elements \
+             ({} lanes per beat). \"50% random\" stalls `rec_ready` and `sz_ready`. Decode latency: a decode \
+             token offered to an idle unit (after a short prefill, its QUANT and replay), from its first beat \
+             accepted to its first record beat; the manifest counts from the beat's entry into the scheduler \
+             stage M.\n",
+            info.params_json, p.lanes
+        )
+        .unwrap();
+        rate_header(md, "beats");
+        let mut replay = Rate {
+            unit: info.unit.into(),
+            model: info.name.into(),
+            what: format!("elements/cycle, replay (max {})", p.lanes),
+            cont: "-".into(),
+            stalled: "-".into(),
+            latency: "-".into(),
+            manifest: "-".into(),
+            checked: "every output = `sim`".into(),
+        };
+        let mut decode = Rate {
+            what: format!("elements/cycle, decode (max {})", p.lanes / 2),
+            manifest: opt(info.latency()),
+            checked: "every output = `sim`; latency from the beat's acceptance, the manifest's from its entry into \
+                      stage M (spec §11.14.5)"
+                .into(),
+            ..replay.clone()
+        };
+        let mut levels = Vec::new();
+        for (label, st) in STALL_CASES {
+            eprintln!("bench: {} ({label} stalls)", info.name);
+            let t = Instant::now();
+            match tq_rates(info, args.tokens, &st) {
+                Ok((rf, df, opened)) => {
+                    levels.push(opened);
+                    let secs = t.elapsed().as_secs_f64();
+                    let l = p.lanes as f64;
+                    for (what, f, rate) in [("replay", &rf, &mut replay), ("decode", &df, &mut decode)] {
+                        let v = format!("{:.3}", f.per_cycle() * l);
+                        let lat = if st == Stall::Never { opt(f.latency) } else { "-".into() };
+                        let man = if what == "decode" { opt(info.latency()) } else { "-".into() };
+                        writeln!(
+                            md,
+                            "| {} | elements/cycle, {what} | {label} | {} | {} | {v} | {lat} | {man} | {secs:.2} s |",
+                            info.name, f.items, f.span
+                        )
+                        .unwrap();
+                        if st == Stall::Never {
+                            (rate.cont, rate.latency) = (v, lat);
+                        } else {
+                            rate.stalled = v;
+                        }
+                    }
+                }
+                Err(e) => {
+                    writeln!(md, "| {} | replay, decode | {label} | failed: {} ||||||", info.name, cell(&e)).unwrap();
+                    replay.checked = format!("**FAILED**: {}", cell(&e));
+                    decode.checked = replay.checked.clone();
+                }
+            }
+        }
+        if levels.iter().any(|&l| l > 0) {
+            writeln!(md, "\n**Levels opened in decode: {levels:?} (the decode rate includes them).**").unwrap();
+        }
+        rates.push(replay);
+        rates.push(decode);
+        writeln!(md).unwrap();
+    }
+
+    // Titanus dequantizer
+    writeln!(md, "### Titanus dequantizer\n").unwrap();
+    if let Some(info) = need(md, "titanus_dequantizer_l16") {
+        let p = tb::titanus_dequantizer::params_of(&Model::new(info));
+        writeln!(
+            md,
+            "No model at the defaults in tb/models.toml; `titanus_dequantizer_l16` (`{}`, the netlist of spec \
+             §11.14.4). `tb::titanus_dequantizer::run` on {} tokens of `case_of` with every load moved before \
+             the records (each load holds the input 4 cycles) and the clears dropped; per cycle in elements \
+             ({} lanes per beat).\n",
+            info.params_json, args.tokens, p.lanes
+        )
+        .unwrap();
+        rate_header(md, "beats");
+        rate_rows(md, rates, info, "elements/cycle", p.lanes as f64, &p.lanes.to_string(), |st| {
+            tdq_run(info, args.tokens, st, false).map(|r| r.0)
+        });
+        writeln!(md).unwrap();
+    }
+
+    // MMU
+    writeln!(md, "### Oaken MMU\n").unwrap();
+    writeln!(
+        md,
+        "No model at the defaults in tb/models.toml; `oaken_mmu_d4k` (4 KB pages, near the defaults) and \
+         `oaken_mmu_h3` (the netlist `make synth` times). `tb::oaken_mmu::run_segment`: writes of one \
+         sequence (realistic tokens, about 10% outliers per segment, up to 64 tokens or as many as fit), then reads of every \
+         head (at least 16 reads in all); every response beat is checked against `sim::oaken::mmu::Mmu`. The MMU takes one command at a \
+         time (`cmd_ready` returns after the status beat), so requests/cycle = commands / cycles from the \
+         first taken to the last status beat; latency = mean cycles from a command taken to its status beat \
+         taken. \"50% random\" stalls `rsp_ready`. The manifest declares no latency (it depends on the \
+         command).\n"
+    )
+    .unwrap();
+    writeln!(
+        md,
+        "| model | stalls | writes | cycles | writes/cycle | mean write latency | reads | cycles | reads/cycle | mean read latency | response beats/cycle | co-sim time |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+    for name in ["oaken_mmu_d4k", "oaken_mmu_h3"] {
+        let Some(info) = need(md, name) else { continue };
+        let mk = |what: &str| Rate {
+            unit: info.unit.into(),
+            model: info.name.into(),
+            what: what.into(),
+            cont: "-".into(),
+            stalled: "-".into(),
+            latency: "-".into(),
+            manifest: opt(info.latency()),
+            checked: "every response beat = `sim`".into(),
+        };
+        let (mut w, mut r) = (mk("requests/cycle, writes"), mk("requests/cycle, reads"));
+        for (label, st) in STALL_CASES {
+            eprintln!("bench: {name} ({label} stalls)");
+            let t = Instant::now();
+            match mmu_run(info, &st, false) {
+                Ok((f, _)) => {
+                    writeln!(
+                        md,
+                        "| {name} | {label} | {} | {} | {:.4} | {:.1} | {} | {} | {:.4} | {:.1} | {:.3} | {:.2} s |",
+                        f.writes.items,
+                        f.writes.span,
+                        f.writes.per_cycle(),
+                        f.write_latency,
+                        f.reads.items,
+                        f.reads.span,
+                        f.reads.per_cycle(),
+                        f.read_latency,
+                        f.beats as f64 / f.cycles as f64,
+                        t.elapsed().as_secs_f64()
+                    )
+                    .unwrap();
+                    let fmt = |x: f64| format!("{x:.4}");
+                    if st == Stall::Never {
+                        (w.cont, w.latency) = (fmt(f.writes.per_cycle()), format!("{:.1} (mean)", f.write_latency));
+                        (r.cont, r.latency) = (fmt(f.reads.per_cycle()), format!("{:.1} (mean)", f.read_latency));
+                    } else {
+                        (w.stalled, r.stalled) = (fmt(f.writes.per_cycle()), fmt(f.reads.per_cycle()));
+                    }
+                }
+                Err(e) => {
+                    writeln!(md, "| {name} | {label} | failed: {} ||||||||||", cell(&e)).unwrap();
+                    w.checked = format!("**FAILED**: {}", cell(&e));
+                    r.checked = w.checked.clone();
+                }
+            }
+        }
+        rates.push(w);
+        rates.push(r);
+    }
+    writeln!(md).unwrap();
+
+    // primitives
+    writeln!(md, "### Primitives\n").unwrap();
+    writeln!(
+        md,
+        "Each at its default parameters: 5,000 random operand sets presented back to back (`in_valid` high \
+         where the unit has it), `en` always high or low at random half the time. After every clock edge the \
+         output is compared with a model of the stages (which advance with `en`) holding the golden values: \
+         `mul-pipe` a x b, `div-round` `sim`'s rounding division (`GroupParams::code`, spec §5.3) saturated to \
+         Q bits, `div-const` ceil(D / K) (spec §5.4; `sim` has no stand-alone model of it), `fp16-convert` \
+         `sim::fp16::round_down`/`round_up`/`round_nearest_even` (and its `x -> u`, through the same stages, \
+         against `sim::fp16::to_units`). Results/cycle counts the results reaching the output.\n"
+    )
+    .unwrap();
+    rate_header(md, "results");
+    for name in ["div_round_q5", "div_const_k15_s6", "mul_pipe32", "fp16_convert"] {
+        let Some(info) = need(md, name) else { continue };
+        rate_rows(md, rates, info, "results/cycle", 1.0, "1", |st| prim_run(info, 5000, st, false).map(|r| r.0));
+    }
+    writeln!(md).unwrap();
+
+    // summary
+    writeln!(md, "### Summary: every unit\n").unwrap();
+    writeln!(md, "Sections 2 to 4 in one table (RTL and, where built, netlist models).\n").unwrap();
+    writeln!(
+        md,
+        "| unit | model | measure | continuous | 50% random stalls | latency (cycles) | manifest latency | outputs |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---|---|---:|---:|---:|---:|---|").unwrap();
+    for r in rates.iter() {
+        writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.unit, r.model, r.what, r.cont, r.stalled, r.latency, r.manifest, r.checked
         )
         .unwrap();
     }
@@ -420,248 +1411,275 @@ fn dequantizer_section(args: &Args, md: &mut String) {
 
 // ------------------------------------------------- Verilator vs Icarus
 
-/// `parts` concatenated as Verilog `{parts[0], parts[1], ...}` (first part
-/// in the top bits), as hex digits of the whole width.
-fn concat_hex(parts: &[(&[u32], usize)]) -> String {
-    let total: usize = parts.iter().map(|p| p.1).sum();
-    let mut words = vec![0u32; total.div_ceil(32).max(1)];
-    let mut at = 0;
-    for (w, width) in parts.iter().rev() {
-        for b in 0..*width {
-            if (w[b / 32] >> (b % 32)) & 1 == 1 {
-                words[(at + b) / 32] |= 1 << ((at + b) % 32);
+/// The smallest RTL model of `unit` (by emitted Verilog size).
+fn smallest_rtl(unit: &str) -> Option<&'static ModelInfo> {
+    models::of_unit(unit, false).into_iter().min_by_key(|m| std::fs::metadata(m.source).map_or(u64::MAX, |md| md.len()))
+}
+
+/// Light random stalls at the stream ends, as in tb/tests/icarus.rs.
+const LIGHT: Stall = Stall::Random { p: 48 };
+
+/// A recorded run of `info` from reset, by its unit's driver (every output
+/// checked against `sim`), about `target` cycles long; and what it was.
+fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, String), String> {
+    let t = target as usize;
+    let rec = |r: Option<Recording>| r.ok_or_else(|| "no recording".to_string());
+    match info.unit {
+        "oaken-quantizer" | "oaken-dequantizer" => {
+            let mut m = Model::new(info);
+            let p = params_of(&m);
+            // a quarter of the cycles: Icarus runs these at a few hundred cycles/s
+            let n = (t / 4 / p.beats()).max(2);
+            let (writes, toks) = oaken_stream(&p, n, 0x1ca7);
+            m.record();
+            m.reset(1);
+            if info.unit == "oaken-quantizer" {
+                drive_quantizer(&mut m, &writes, &toks, &LIGHT, &LIGHT, 3)?;
+            } else {
+                let recs = records_of(&p, &writes, &toks);
+                drive_dequantizer(&mut m, &writes, &recs, &DStalls { d: LIGHT, s: LIGHT, out: LIGHT }, 3)?;
+            }
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} tokens, `sim`-checked driver, light stalls")))
+        }
+        "oaken-mmu" => {
+            let (_, r) = mmu_run(info, &LIGHT, true)?;
+            Ok((rec(r)?, "writes then reads, `sim`-checked driver, light rsp stalls".into()))
+        }
+        "titanus-pruner" => {
+            let p = tb::titanus_pruner::params_of(&Model::new(info));
+            let n = (t / (p.channels / p.lanes)).max(2);
+            let (_, r) = pruner_run(info, n, &LIGHT, true)?;
+            Ok((rec(r)?, format!("{n} tokens, `sim`-checked driver, light output stalls")))
+        }
+        "titanus-dequantizer" => {
+            let p = tb::titanus_dequantizer::params_of(&Model::new(info));
+            let n = (t / (p.channels / p.lanes)).max(2);
+            let (_, r) = tdq_run(info, n, &LIGHT, true)?;
+            Ok((rec(r)?, format!("{n} tokens, `sim`-checked driver, light output stalls")))
+        }
+        "titanus-quantizer" => {
+            // sequences of random length: add them until the run is long enough
+            let mut seqs = 2;
+            loop {
+                let (cycles, r) = tq_case_run(info, seqs, true)?;
+                if cycles >= target / 2 || seqs >= 64 {
+                    return Ok((rec(r)?, format!("{seqs} sequences of `case_of`, `sim`-checked driver, light stalls")));
+                }
+                seqs *= 2;
             }
         }
-        at += width;
+        "zero-remove-shifter" | "zero-insert-shifter" => {
+            let (_, r) = shifter_run(info, t, &LIGHT, true)?;
+            Ok((rec(r)?, format!("{t} vectors, `tb::pipe` checker, light output stalls")))
+        }
+        _ => {
+            let (_, r) = prim_run(info, t, &LIGHT, true)?;
+            Ok((rec(r)?, format!("{t} operand sets, checked, light `en` stalls")))
+        }
     }
-    let digits = total.div_ceil(4).max(1);
-    (0..digits).rev().map(|d| char::from_digit((words[d / 8] >> (4 * (d % 8))) & 0xF, 16).unwrap()).collect()
 }
 
-/// Port value zero-extended to a multiple of 64 bits, its 64-bit pieces XORed.
-fn fold64(words: &[u32]) -> u64 {
-    words.chunks(2).fold(0, |acc, c| acc ^ (c[0] as u64 | c.get(1).map_or(0, |&h| (h as u64) << 32)))
-}
-
-/// Cycles before the output checksum starts (registers without a reset
-/// are random in Verilator and X in Icarus until first loaded).
-const WARMUP: u64 = 32;
-
-fn testbench(info: &ModelInfo, inputs: &RandomInputs, cycles: u64) -> String {
-    let width: usize = inputs.ports.iter().map(|p| p.width).sum();
-    let outs: Vec<_> = info.ports.iter().filter(|p| p.dir == Dir::Out).collect();
-    let mut v = String::new();
-    let decl = |w: usize| if w == 1 { String::new() } else { format!("[{}:0] ", w - 1) };
-    writeln!(v, "// Generated by tb/src/bin/bench.rs: {} on vectors.hex.", info.name).unwrap();
-    writeln!(v, "`timescale 1ns/1ps\nmodule bench_tb;").unwrap();
-    writeln!(v, "    reg clock = 1'b0;\n    reg reset = 1'b1;").unwrap();
-    writeln!(v, "    reg [{}:0] vec [0:{}];", width - 1, cycles.max(1) - 1).unwrap();
-    for p in &inputs.ports {
-        writeln!(v, "    reg {}{} = 0;", decl(p.width), p.name).unwrap();
-    }
-    for p in &outs {
-        let pad = p.width.div_ceil(64) * 64;
-        writeln!(v, "    wire {}{};", decl(p.width), p.name).unwrap();
-        writeln!(v, "    wire [{}:0] pad_{} = {};", pad - 1, p.name, p.name).unwrap();
-        let pieces: Vec<String> =
-            (0..pad / 64).map(|i| format!("pad_{}[{}:{}]", p.name, 64 * i + 63, 64 * i)).collect();
-        writeln!(v, "    wire [63:0] fold_{} = {};", p.name, pieces.join(" ^ ")).unwrap();
-    }
-    let conns: Vec<String> = info.ports.iter().map(|p| format!(".{0}({0})", p.name)).collect();
-    writeln!(v, "    {} dut ({});", info.module, conns.join(", ")).unwrap();
-    let names: Vec<&str> = inputs.ports.iter().map(|p| p.name).collect();
-    writeln!(v, "    reg [63:0] chk = 64'd0;\n    integer i, n;").unwrap();
-    writeln!(v, "    initial begin").unwrap();
-    writeln!(v, "        if (!$value$plusargs(\"cycles=%d\", n)) n = {cycles};").unwrap();
-    writeln!(v, "        $readmemh(\"vectors.hex\", vec);").unwrap();
-    writeln!(v, "        #5 clock = 1'b1; #5 clock = 1'b0; reset = 1'b0; // one reset cycle").unwrap();
-    writeln!(v, "        for (i = 0; i < n; i = i + 1) begin").unwrap();
-    writeln!(v, "            {{{}}} = vec[i];", names.join(", ")).unwrap();
-    writeln!(v, "            #5 clock = 1'b1;\n            #1;").unwrap();
-    writeln!(v, "            if (i >= {WARMUP}) begin").unwrap();
-    for p in &outs {
-        writeln!(v, "                chk = {{chk[62:0], chk[63]}} ^ fold_{};", p.name).unwrap();
-    }
-    writeln!(v, "            end\n            #4 clock = 1'b0;\n        end").unwrap();
-    writeln!(v, "        $display(\"CHECKSUM %016h\", chk);\n        $finish;\n    end\nendmodule").unwrap();
-    v
-}
-
-struct Compared {
-    cycles: u64,
-    verilator: f64,
-    icarus: f64,
-    vl_chk: u64,
-    iv_chk: String,
-    compile_secs: f64,
-}
-
-fn timed(cmd: &mut Command) -> Result<(f64, String), String> {
-    let start = Instant::now();
-    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-    let secs = start.elapsed().as_secs_f64();
-    if !out.status.success() {
-        return Err(format!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    Ok((secs, String::from_utf8_lossy(&out.stdout).into_owned()))
-}
-
-fn verilator_vs_icarus(info: &'static ModelInfo, cycles: u64, dir: &Path) -> Result<Compared, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    // the same vectors for both simulators
+/// Verilator on the recorded inputs: a fresh model (same initial state as
+/// the recorded one) replays them once comparing every output with the
+/// recording, then again, timed, for at least `budget`.
+fn verilator_replay(info: &'static ModelInfo, rec: &Recording, budget: Duration) -> (f64, Result<(), String>) {
+    let ins: Vec<usize> =
+        (0..info.ports.len()).filter(|&i| info.ports[i].dir == Dir::In && info.ports[i].name != "clock").collect();
+    let outs: Vec<usize> = (0..info.ports.len()).filter(|&i| info.ports[i].dir == Dir::Out).collect();
     let mut m = Model::new(info);
-    let mut inputs = RandomInputs::new(&m, 0x1ca7_05);
-    let per = inputs.words_per_cycle();
-    let mut vecs = Vec::with_capacity(per * cycles as usize);
-    for _ in 0..cycles {
-        inputs.draw_into(&mut vecs);
-    }
-    let mut hex = String::new();
-    for c in vecs.chunks(per) {
-        let mut at = 0;
-        let parts: Vec<(&[u32], usize)> = inputs
-            .ports
-            .iter()
-            .map(|p| {
-                let s = &c[at..at + p.words];
-                at += p.words;
-                (s, p.width)
-            })
-            .collect();
-        hex.push_str(&concat_hex(&parts));
-        hex.push('\n');
-    }
-    std::fs::write(dir.join("vectors.hex"), hex).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("bench_tb.v"), testbench(info, &inputs, cycles)).map_err(|e| e.to_string())?;
-
-    // Verilator: timed run, then an untimed run with the output checksum
-    m.reset(1);
-    let start = Instant::now();
-    for c in vecs.chunks(per) {
-        inputs.set(&mut m, c);
-        m.tick();
-    }
-    let verilator = cycles as f64 / start.elapsed().as_secs_f64();
-    let mut m = Model::new(info);
-    m.reset(1);
-    let outs: Vec<PortId> = info.ports.iter().filter(|p| p.dir == Dir::Out).map(|p| m.port(p.name)).collect();
-    let mut vl_chk = 0u64;
-    for (i, c) in vecs.chunks(per).enumerate() {
-        inputs.set(&mut m, c);
-        m.tick();
-        if i as u64 >= WARMUP {
-            for &o in &outs {
-                vl_chk = vl_chk.rotate_left(1) ^ fold64(&m.get_words(o));
+    let ids: Vec<PortId> = (0..info.ports.len()).map(|i| m.port(info.ports[i].name)).collect();
+    let mut check = Ok(());
+    for (c, row) in rec.cycles.iter().enumerate() {
+        for &i in &ins {
+            m.set_words(ids[i], &row[i]);
+        }
+        m.eval();
+        if check.is_ok() && c > 0 {
+            if let Some(&i) = outs.iter().find(|&&i| m.get_words(ids[i]) != row[i]) {
+                check = Err(format!("cycle {c}: {} differs from the recording", info.ports[i].name));
             }
         }
+        m.tick();
     }
-    drop(m);
-
-    // Icarus: compile, then time N cycles minus 0 cycles (start-up and
-    // $readmemh of the same file)
-    let mut sources = vec![PathBuf::from(info.source)];
-    let src_dir = Path::new(info.source).parent().unwrap_or(Path::new("."));
-    if !info.gate_level {
-        let f = src_dir.join(format!("{}.f", info.module));
-        if let Ok(list) = std::fs::read_to_string(&f) {
-            sources = list.lines().filter(|l| !l.trim().is_empty()).map(|l| src_dir.join(l.trim())).collect();
+    let mut m = Model::new(info);
+    let start = Instant::now();
+    let mut cycles = 0u64;
+    while cycles == 0 || start.elapsed() < budget {
+        for row in &rec.cycles {
+            for &i in &ins {
+                m.set_words(ids[i], &row[i]);
+            }
+            m.tick();
         }
+        cycles += rec.cycles.len() as u64;
     }
-    let (compile_secs, _) = timed(
-        Command::new("iverilog")
-            .current_dir(dir)
-            .args(["-g2012", "-o", "bench_tb.vvp", "-s", "bench_tb", "bench_tb.v"])
-            .args(&sources),
-    )?;
-    let vvp =
-        |n: u64| timed(Command::new("vvp").current_dir(dir).args(["-n", "bench_tb.vvp", &format!("+cycles={n}")]));
-    let (t0, _) = vvp(0)?;
-    let (t0b, _) = vvp(0)?;
-    let (tn, stdout) = vvp(cycles)?;
-    let t0 = t0.min(t0b);
-    let icarus = cycles as f64 / if tn > t0 { tn - t0 } else { tn };
-    let iv_chk = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("CHECKSUM ").map(|s| s.trim().to_string()))
-        .unwrap_or_else(|| "none".into());
-    Ok(Compared { cycles, verilator, icarus, vl_chk, iv_chk, compile_secs })
+    (cycles as f64 / start.elapsed().as_secs_f64(), check)
 }
 
-fn icarus_model(name: &str) -> Option<&'static ModelInfo> {
-    let clocked = |m: &&ModelInfo| !m.gate_level && m.port_index("clock").is_some();
-    models::by_name(name)
-        .filter(clocked)
-        .or_else(|| models::all().into_iter().filter(clocked).find(|m| m.unit == "zero-remove-shifter"))
-        .or_else(|| models::all().into_iter().filter(clocked).find(|m| m.unit == "mul-pipe"))
-}
-
-fn icarus_section(args: &Args, md: &mut String) {
-    writeln!(md, "## 4. Verilator vs Icarus Verilog\n").unwrap();
+fn icarus_section(args: &Args, units: &[String], md: &mut String) {
+    writeln!(md, "## 5. Verilator vs Icarus Verilog\n").unwrap();
     let have = |t: &str| first_line(t, "-V").is_some();
     if !have("iverilog") || !have("vvp") {
         writeln!(md, "Skipped: `iverilog`/`vvp` are not installed (`make deps` or `apt-get install iverilog`).\n")
             .unwrap();
         return;
     }
-    let Some(info) = icarus_model(&args.icarus_model) else {
-        writeln!(
-            md,
-            "Skipped: no clocked RTL model `{}` (nor a zero-remove shifter or mul-pipe).\n",
-            args.icarus_model
-        )
-        .unwrap();
-        return;
-    };
-    eprintln!("bench: Verilator vs Icarus on {}", info.name);
-    let dir = std::env::temp_dir().join(format!("kvforge-bench-icarus-{}", std::process::id()));
-    let result = verilator_vs_icarus(info, args.icarus_cycles, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
+    let iv = first_line("iverilog", "-V")
+        .unwrap_or_default()
+        .trim_start_matches("Icarus Verilog version ")
+        .trim_end_matches(" ()")
+        .to_string();
     writeln!(
         md,
-        "Model `{}` ({} `{}`): the same {} cycles of pseudo-random input vectors (one reset cycle first) in both \
-         simulators. Verilator: the Rust-driven model, timing only the cycle loop. Icarus: a generated Verilog \
-         testbench reading the vectors with `$readmemh`, compiled with `iverilog -g2012`, timed as `vvp` wall time \
-         for N cycles minus that for 0 cycles (start-up and vector loading). Both fold the outputs of every cycle \
-         after the first {WARMUP} into a 64-bit checksum.\n",
-        info.name, info.unit, info.params_json, args.icarus_cycles
+        "Per unit, its smallest RTL model (by emitted Verilog size), in one run: a run of about {} cycles (a \
+         quarter of that for the Oaken engines, which Icarus runs at a few hundred cycles/s) is recorded under Verilator (every port at every cycle) through the unit's driver, which checks the \
+         outputs against `sim` as it goes (the primitives and shifters: the section-4 runs). The same input \
+         vectors are then replayed (a) under Verilator on a fresh model, once comparing every output with the \
+         recording, then repeated for at least 0.3 s timing the cycle loop, and (b) under Icarus {iv} with \
+         `tb::icarus::replay` (`iverilog -g2012`, a generated testbench reading the vectors with `$readmemh`, \
+         the cycle loop timed from its first cycle to its last, compiling and loading not counted), which \
+         compares every output at every cycle after reset with the recording and counts any X or Z bit. \
+         Outputs: Icarus against Verilator.\n",
+        args.icarus_cycles
     )
     .unwrap();
-    match result {
-        Ok(c) => {
-            let vl_hex = format!("{:016x}", c.vl_chk);
-            writeln!(md, "| simulator | cycles | cycles/s | output checksum |").unwrap();
-            writeln!(md, "|---|---:|---:|---|").unwrap();
-            writeln!(
-                md,
-                "| Verilator {} | {} | {} | `{vl_hex}` |",
-                first_line("verilator", "--version").unwrap_or_default().trim_start_matches("Verilator "),
-                c.cycles,
-                si(c.verilator)
-            )
-            .unwrap();
-            writeln!(
-                md,
-                "| Icarus {} | {} | {} | `{}` |",
-                first_line("iverilog", "-V")
-                    .unwrap_or_default()
-                    .trim_start_matches("Icarus Verilog version ")
-                    .trim_end_matches(" ()"),
-                c.cycles,
-                si(c.icarus),
-                c.iv_chk
-            )
-            .unwrap();
-            writeln!(
-                md,
-                "\nVerilator / Icarus speed ratio: **{:.0}x** (iverilog compile {:.2} s, not counted). Output checksums {}.\n",
-                c.verilator / c.icarus,
-                c.compile_secs,
-                if c.iv_chk == vl_hex { "agree" } else { "**differ**" }
-            )
-            .unwrap();
+    writeln!(
+        md,
+        "| unit | model | stimulus | cycles | Verilator cycles/s | Icarus cycles/s | Verilator / Icarus | outputs | iverilog compile |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---|---|---:|---:|---:|---:|---|---:|").unwrap();
+    let dir = std::env::temp_dir().join(format!("kvforge-bench-icarus-{}", std::process::id()));
+    for unit in units {
+        let Some(info) = smallest_rtl(unit) else {
+            writeln!(md, "| {unit} | - | no RTL model in tb/models.toml ||||||").unwrap();
+            continue;
+        };
+        eprintln!("bench: Verilator vs Icarus on {}", info.name);
+        let (rec, what) = match recorded_run(info, args.icarus_cycles) {
+            Ok(r) => r,
+            Err(e) => {
+                writeln!(md, "| {unit} | {} | recorded run failed: {} ||||||", info.name, cell(&e)).unwrap();
+                continue;
+            }
+        };
+        let (vl, vl_check) = verilator_replay(info, &rec, Duration::from_millis(300));
+        let sub = dir.join(info.name);
+        match icarus::replay(info, &rec, &sub) {
+            Ok(r) => {
+                let outputs = match (&vl_check, r.ok()) {
+                    (Ok(()), true) => format!("match ({} cycles compared, no X/Z)", r.compared),
+                    (Ok(()), false) => {
+                        let first = |v: &[icarus::Failure]| {
+                            v.first().map_or(String::new(), |f| {
+                                format!(
+                                    ", first at cycle {} on `{}`: `{}` for `{}`",
+                                    f.cycle, f.port, f.got, f.expected
+                                )
+                            })
+                        };
+                        let listed: Vec<&icarus::Failure> = r.first_mismatches.iter().chain(&r.first_xz).collect();
+                        let idle = listed.iter().filter(|f| valid_low(info, &rec, f) == Some(true)).count();
+                        format!(
+                            "**{} mismatches{}; {} X/Z values{}**; of the {} listed (the first {} of each kind), {} \
+                             while the port's valid is low (don't-care)",
+                            r.mismatches,
+                            first(&r.first_mismatches),
+                            r.xz,
+                            first(&r.first_xz),
+                            listed.len(),
+                            icarus::SHOW,
+                            idle
+                        )
+                    }
+                    (Err(e), _) => format!("**Verilator replay: {e}**"),
+                };
+                writeln!(
+                    md,
+                    "| {unit} | {} | {what} | {} | {} | {} | {:.0}x | {outputs} | {:.1} s |",
+                    info.name,
+                    r.cycles,
+                    si(vl),
+                    si(r.cycles_per_sec()),
+                    vl / r.cycles_per_sec(),
+                    r.compile_secs
+                )
+                .unwrap();
+            }
+            Err(e) => {
+                let first = e.lines().take(4).collect::<Vec<_>>().join(" ");
+                writeln!(
+                    md,
+                    "| {unit} | {} | {what} | {} | {} | Icarus failed: {} | - | - | - |",
+                    info.name,
+                    rec.cycles.len(),
+                    si(vl),
+                    cell(&first)
+                )
+                .unwrap();
+            }
         }
-        Err(e) => writeln!(md, "Failed: {e}\n").unwrap(),
+        let _ = std::fs::remove_dir_all(&sub);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+    writeln!(md).unwrap();
+}
+
+/// Whether the valid of a failing output's stream (`out_data` ->
+/// `out_valid`, `rec_codes` -> `rec_valid`) was low at that cycle in the
+/// recording; None when the port has no such valid.
+fn valid_low(info: &ModelInfo, rec: &Recording, f: &icarus::Failure) -> Option<bool> {
+    let stream = f.port.split('_').next()?;
+    let v = format!("{stream}_valid");
+    if f.port == v {
+        return None;
+    }
+    let i = info.port_index(&v)?;
+    Some(rec.cycles.get(f.cycle as usize)?[i][0] & 1 == 0)
+}
+
+// ------------------------------------------------------- rtl-gen emit time
+
+fn emit_section(rtl_gen: &Path, units: &[String], md: &mut String) {
+    writeln!(md, "## 6. rtl-gen emit time\n").unwrap();
+    writeln!(
+        md,
+        "Wall time of `{} emit <unit> -o <tmp>` at default parameters (elaboration, Verilog, manifest, SDC, \
+         synthesis scripts), one run per unit, one at a time.\n",
+        rtl_gen.display()
+    )
+    .unwrap();
+    writeln!(md, "| unit | wall time | files | Verilog lines |").unwrap();
+    writeln!(md, "|---|---:|---:|---:|").unwrap();
+    let dir = std::env::temp_dir().join(format!("kvforge-bench-emit-{}", std::process::id()));
+    let mut total = 0.0;
+    for unit in units {
+        eprintln!("bench: rtl-gen emit {unit}");
+        let out = dir.join(unit);
+        let start = Instant::now();
+        let r = Command::new(rtl_gen).args(["emit", unit, "-o"]).arg(&out).output();
+        let secs = start.elapsed().as_secs_f64();
+        match r {
+            Ok(o) if o.status.success() => {
+                total += secs;
+                let files: Vec<String> = String::from_utf8_lossy(&o.stdout).lines().map(String::from).collect();
+                let lines: usize = files
+                    .iter()
+                    .filter(|f| f.ends_with(".v"))
+                    .filter_map(|f| std::fs::read_to_string(f).ok())
+                    .map(|t| t.lines().count())
+                    .sum();
+                writeln!(md, "| {unit} | {secs:.2} s | {} | {lines} |", files.len()).unwrap();
+            }
+            Ok(o) => {
+                writeln!(md, "| {unit} | failed: {} |||", cell(String::from_utf8_lossy(&o.stderr).trim())).unwrap()
+            }
+            Err(e) => writeln!(md, "| {unit} | failed: {e} |||").unwrap(),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    writeln!(md, "\nAll units: {total:.1} s.\n").unwrap();
 }
 
 fn main() {
@@ -684,7 +1702,11 @@ fn main() {
         "Host: {} hardware threads, load average at start {}; {}; {}. {}\n",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         load.unwrap_or_else(|| "?".into()),
-        first_line("verilator", "--version").unwrap_or_else(|| "verilator ?".into()),
+        // the Verilator the models are built with (tb::build::tools), not the one on PATH
+        tb::build::tools::verilator().map_or_else(
+            |e| format!("no Verilator ({e})"),
+            |v| format!("models by `{}` ({})", v.exe.display(), v.version)
+        ),
         first_line("iverilog", "-V")
             .map(|l| l.trim_end_matches(" ()").to_string())
             .unwrap_or_else(|| "no iverilog".into()),
@@ -698,11 +1720,35 @@ fn main() {
     )
     .unwrap();
 
-    speed_section(&args, &mut md);
-    quantizer_section(&args, &mut md);
-    dequantizer_section(&args, &mut md);
-    icarus_section(&args, &mut md);
-    writeln!(md, "Bench time: {:.0} s.\n", started.elapsed().as_secs_f64()).unwrap();
+    let rtl_gen = rtl_gen_path(&args);
+    let units = rtl_gen_units(&rtl_gen);
+    let mut rates = Vec::new();
+    let mut times = Vec::new();
+    let only = args.sections.clone();
+    let mut timed = |name: &str, f: &mut dyn FnMut()| {
+        if !only.contains(&(name.as_bytes()[0] - b'0')) {
+            return;
+        }
+        let t = Instant::now();
+        f();
+        times.push((name.to_string(), t.elapsed().as_secs_f64()));
+    };
+    timed("1. speed", &mut || speed_section(&args, &units, &mut md));
+    timed("2. Oaken quantizer", &mut || quantizer_section(&args, &mut md, &mut rates));
+    timed("3. Oaken dequantizer", &mut || dequantizer_section(&args, &mut md, &mut rates));
+    timed("4. other units", &mut || units_section(&args, &mut md, &mut rates));
+    let list = units.clone().unwrap_or_else(|_| {
+        models::specs().iter().map(|s| s.unit.clone()).fold(vec![], |mut v, u| {
+            if !v.contains(&u) {
+                v.push(u);
+            }
+            v
+        })
+    });
+    timed("5. Verilator vs Icarus", &mut || icarus_section(&args, &list, &mut md));
+    timed("6. rtl-gen emit", &mut || emit_section(&rtl_gen, &list, &mut md));
+    let parts: Vec<String> = times.iter().map(|(n, s)| format!("{n} {s:.0} s")).collect();
+    writeln!(md, "Bench time: {:.0} s ({}).\n", started.elapsed().as_secs_f64(), parts.join(", ")).unwrap();
 
     if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
         if let Err(e) = std::fs::create_dir_all(dir) {

@@ -67,6 +67,11 @@ impl Store {
         dir.join(".complete").exists()
     }
 
+    /// Whether entry (`kind`, `key`) is built and published.
+    pub fn contains(&self, kind: &str, key: &str) -> bool {
+        Self::complete(&self.entry(kind, key))
+    }
+
     /// The folder of entry (`kind`, `key`), built by `build` into an empty
     /// folder if the cache does not hold it yet.
     pub fn get_or_build(
