@@ -155,8 +155,13 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     cat: Vec<Signal<Local, Bits<11>>>,
     cidx: Signal<Local, Bits<8>>,
     bws_n: Signal<Local, Bits<8>>,
-    fb_n: Signal<Local, Bit>,
-    h0n: Signal<Local, Bits<8>>,
+    // thr at a first beat: from the dense head, the word behind it (after
+    // a pop) or the entering word, compared before the late select
+    th_h: Vec<Signal<Local, Bit>>,
+    th_1: Vec<Signal<Local, Bit>>,
+    th_w: Vec<Signal<Local, Bit>>,
+    occ0: Signal<Local, Bit>,
+    occ1: Signal<Local, Bit>,
     dd: Vec<Signal<Local, Bit>>,
     sth: Signal<Local, Bit>,
     catw: Vec<Signal<Local, Bit>>,
@@ -188,6 +193,11 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     bh_cur: Signal<Local, Bit>,
     bws: Signal<Local, Bits<8>>,
     complete: Signal<Local, Bit>,
+    cmp_f: Signal<Local, Bit>,
+    cmp_n: Signal<Local, Bit>,
+    room_f: Signal<Local, Bit>,
+    room_n: Signal<Local, Bit>,
+    sq_low: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     rem: Signal<Local, Bits<16>>,
     slo: Signal<Local, Bits<9>>,
@@ -294,6 +304,13 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     top8: Signal<Local, Bits<8>>,
     lzc: Signal<Local, Bits<8>>,
     lzf: Signal<Local, Bits<8>>,
+    // zero tests of m's top bytes and of m >> 11, on both polarities of
+    // the stored y (m = y ^ sign), the sign selecting last
+    mz: Vec<Signal<Local, Bit>>,
+    msmall: Signal<Local, Bit>,
+    ones8: Constant<Bits<8>>,
+    byte_off: Vec<Constant<Bits<32>>>,
+    lo11_40: Constant<Bits<40>>,
     r1_n: Vec<Reg<Bits<40>>>,
     r1_lz: Vec<Reg<Bits<8>>>,
     r1_neg: Vec<Reg<Bit>>,
@@ -523,8 +540,11 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             cat: sigs(3 * l),
             cidx: Default::default(),
             bws_n: Default::default(),
-            fb_n: Default::default(),
-            h0n: Default::default(),
+            th_h: sigs(l),
+            th_1: sigs(l),
+            th_w: sigs(l),
+            occ0: Default::default(),
+            occ1: Default::default(),
             dd: sigs(2 * l),
             sth: Default::default(),
             catw: sigs(3 * l),
@@ -556,6 +576,11 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             bh_cur: Default::default(),
             bws: Default::default(),
             complete: Default::default(),
+            cmp_f: Default::default(),
+            cmp_n: Default::default(),
+            room_f: Default::default(),
+            room_n: Default::default(),
+            sq_low: Default::default(),
             fire: Default::default(),
             rem: Default::default(),
             slo: Default::default(),
@@ -652,6 +677,11 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             top8: Default::default(),
             lzc: Default::default(),
             lzf: Default::default(),
+            mz: sigs(3),
+            msmall: Default::default(),
+            ones8: c(0xFF),
+            byte_off: (0..3).map(|b| c(16 + 8 * b as u64)).collect(),
+            lo11_40: c(ones(11)),
             r1_n: regs(l),
             r1_lz: regs(l),
             r1_neg: regs(l),
@@ -782,8 +812,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.thr_tab.rd_kv.next = self.d_kv.val();
 
         clock!(
-            self, clock, d_occ, s_occ, d_rdy, s_rdy, last_idx, segrem, behind, need, skip, beat, fb, lb, err_r, k0_v, k0_hold,
-            k0_first, k0_last, k0_err, k0_oob, k0_thr, k1_oob, tok_oob
+            self, clock, d_occ, s_occ, d_rdy, s_rdy, last_idx, segrem, behind, need, skip, beat, fb, lb, err_r, k0_v,
+            k0_hold, k0_first, k0_last, k0_err, k0_oob, k0_thr, k1_oob, tok_oob
         );
         self.d_occ.reset.next = self.reset.val();
         self.s_occ.reset.next = self.reset.val();
@@ -1030,11 +1060,21 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // L entries in the window hold every entry of one beat; fewer do
         // when they are the rest of the record's list (window count from the
         // valid thermometer)
-        self.complete.next = self.need_cur.val() == self.zero16.val();
+        // (both list lengths compared straight from their registers, the
+        // first-beat select last)
+        self.cmp_f.next = self.dq_n.rdata.val() == self.zero16.val();
+        self.cmp_n.next = self.need.q.val() == self.zero16.val();
         for k in 1..self._wp1 {
-            if (self.need_cur.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
-                self.complete.next = true;
+            if (self.dq_n.rdata.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+                self.cmp_f.next = true;
             }
+            if (self.need.q.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+                self.cmp_n.next = true;
+            }
+        }
+        self.complete.next = self.cmp_n.val();
+        if self.first_b.val() {
+            self.complete.next = self.cmp_f.val();
         }
         for k in (self._lanes - 1)..self._lanes {
             self.fire.next = self.d_avail.val() & self.k0_free.val() & (self.wval[k].q.val() | self.complete.val());
@@ -1122,13 +1162,26 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             }
         }
         // room: the window's entries left reach no further than L
-        self.room.next = true;
+        // (for a taken beat and otherwise apart, fire selecting last; K0
+        // holds while entries drop, so fire is 0 then)
+        self.room_f.next = true;
+        self.room_n.next = true;
         for ln in self._lanes..(self._lanes + 1) {
             for k in 0..(self._lanes + 1) {
-                if self.cs_oh[k].val() & self.catw[ln + k].val() {
-                    self.room.next = false;
+                if self.oh[k].val() & self.catw[ln + k].val() {
+                    self.room_f.next = false;
+                }
+                if self.k0_hold.q.val() & self.doh[k].val() & self.catw[ln + k].val() {
+                    self.room_n.next = false;
                 }
             }
+            if !self.k0_hold.q.val() & self.catw[ln].val() {
+                self.room_n.next = false;
+            }
+        }
+        self.room.next = self.room_n.val();
+        if self.fire.val() {
+            self.room.next = self.room_f.val();
         }
         self.app.next = self.s_avail.val() & self.room.val();
         for j in 0..self._w2 {
@@ -1161,7 +1214,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.skip.en.next = true;
         self.skip.d.next = self.skip.q.val();
         if self.k0_hold.q.val() {
-            self.skip.d.next = (bit_cast::<16, 8>(self.shi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.slo.val().get_bits::<8>(0));
+            self.skip.d.next = (bit_cast::<16, 8>(self.shi.val()) << self.eight16.val())
+                | bit_cast::<16, 8>(self.slo.val().get_bits::<8>(0));
         }
         if self.fire.val() & self.last_b.val() {
             self.skip.d.next = self.rem.val();
@@ -1217,14 +1271,16 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // count the dense FIFO's head will show; after a taken beat the
         // rest of the range (dd shifted by the count taken) or the next
         // segment's count
-        self.fb_n.next = self.first_b.val();
-        if self.fire.val() {
-            self.fb_n.next = self.last_b.val();
-        }
         for i in 0..self._w2 {
             self.dd[i].next = self.kc16[i].val() < bit_cast::<16, 8>(self.sr_cur.val());
         }
-        self.h0n.next = self.dq_cnt[0].rnext.val();
+        self.occ0.next = self.d_occ.q.val() == self.zero8.val();
+        self.occ1.next = self.d_occ.q.val() == self.one8.val();
+        for j in 0..self._lanes {
+            self.th_h[j].next = self.kc8[j].val() < self.dq_cnt[0].rdata.val();
+            self.th_1[j].next = self.kc8[j].val() < self.dq_cnt[0].rdata1.val();
+            self.th_w[j].next = self.kc8[j].val() < self.d_counts[0].val();
+        }
         for j in 0..self._lanes {
             self.sth.next = false;
             for k in 0..(self._lanes + 1) {
@@ -1239,8 +1295,19 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.thr[j].reset.next = self.reset.val();
             self.thr[j].en.next = self.fire.val() | self.first_b.val();
             self.thr[j].d.next = self.sth.val();
-            if self.fb_n.val() {
-                self.thr[j].d.next = self.kc8[j].val() < self.h0n.val();
+            // the head after this edge: the word behind it after a pop, the
+            // entering word when the FIFO is (left) empty
+            if self.fire.val() & self.last_b.val() {
+                self.thr[j].d.next = self.th_1[j].val();
+                if self.occ1.val() {
+                    self.thr[j].d.next = self.th_w[j].val();
+                }
+            }
+            if !self.fire.val() {
+                self.thr[j].d.next = self.th_h[j].val();
+                if self.occ0.val() {
+                    self.thr[j].d.next = self.th_w[j].val();
+                }
             }
         }
         for s in 0..self._segs {
@@ -1263,17 +1330,21 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // a beat entering an empty head register (or one emptied now) goes
         // there, others queue behind it
         self.to_head.next = self.s_push.val()
-            & ((self.s_occ.q.val() == self.zero8.val())
-                | ((self.s_occ.q.val() == self.one8.val()) & self.s_pop.val()));
+            & ((self.s_occ.q.val() == self.zero8.val()) | ((self.s_occ.q.val() == self.one8.val()) & self.s_pop.val()));
         self.sq.push.next = self.s_push.val() & !self.to_head.val();
         self.sq.pop.next = self.s_pop.val() & !self.sq.empty.val();
+        // the FIFO's memory may take every beat (with no push the slot
+        // written is a free one); the head takes the entering beat whenever
+        // the FIFO behind it is empty (if that was not a push, the head is
+        // empty after the edge), so only its enable waits for the pop
+        self.sq_low.next = (self.s_occ.q.val() == self.zero8.val()) | (self.s_occ.q.val() == self.one8.val());
         for p in 0..self._lanes {
-            self.sqm[p].we.next = self.s_push.val() & !self.to_head.val();
+            self.sqm[p].we.next = self.s_push.val();
             self.shead[p].clock.next = self.clock.val();
             self.shead[p].reset.next = self.reset.val();
-            self.shead[p].en.next = self.s_pop.val() | self.to_head.val();
+            self.shead[p].en.next = self.s_pop.val() | (self.s_push.val() & (self.s_occ.q.val() == self.zero8.val()));
             self.shead[p].d.next = self.sqm[p].rdata.val();
-            if self.to_head.val() {
+            if self.sq_low.val() {
                 self.shead[p].d.next = self.pent[p].val();
             }
         }
@@ -1479,7 +1550,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         for i in 0..6 {
             self.mlo.next = self.k0_meta[2 * i].q.val();
             self.mhi.next = self.k0_meta[2 * i + 1].q.val();
-            self.san[i].x.next = (bit_cast::<16, 8>(self.mhi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.mlo.val());
+            self.san[i].x.next =
+                (bit_cast::<16, 8>(self.mhi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.mlo.val());
             self.fld[i].next = self.san[i].y.val();
         }
         for t in 0..4 {
@@ -1576,9 +1648,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.cb.next = self.k1_neg[0].q.val();
         self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
         self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-            << self.one_fx.val())
-            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
         self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[0].d.next = self.k1_neg[1].q.val();
         self.bq[0].d.next = self.bsum.val();
@@ -1592,9 +1665,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.cb.next = !self.k1_neg[0].q.val();
         self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
         self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-            << self.one_fx.val())
-            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
         self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[1].d.next = !self.k1_neg[1].q.val();
         self.bq[1].d.next = self.bsum.val();
@@ -1620,9 +1694,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.cb.next = self.k1_neg[2].q.val();
         self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
         self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-            << self.one_fx.val())
-            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
         self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[3].d.next = self.k1_neg[3].q.val();
         self.bq[3].d.next = self.bsum.val();
@@ -1636,9 +1711,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.cb.next = !self.k1_neg[2].q.val();
         self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
         self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next = (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-            << self.one_fx.val())
-            | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
         self.bsum.next = self.bs.val() + self.bc.val();
         self.sig[4].d.next = !self.k1_neg[3].q.val();
         self.bq[4].d.next = self.bsum.val();
@@ -1856,13 +1932,25 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             if self.k4_neg[p].q.val() {
                 self.fillm.next = self.ones40.val();
             }
+            for b in 0..3 {
+                self.mz[b].next =
+                    self.k4_m[p].q.val().get_bits::<8>(self.byte_off[b].val().index()) == self.zero8.val();
+                if self.k4_ys[p].q.val() {
+                    self.mz[b].next =
+                        self.k4_m[p].q.val().get_bits::<8>(self.byte_off[b].val().index()) == self.ones8.val();
+                }
+            }
+            self.msmall.next = (self.k4_m[p].q.val() >> self.sh11_40.val()) == self.zero40.val();
+            if self.k4_ys[p].q.val() {
+                self.msmall.next = (self.k4_m[p].q.val() | self.lo11_40.val()) == self.ones40.val();
+            }
             self.n1.next = self.mm.val();
             self.lzc.next = self.zero8.val();
-            if self.mm.val().get_bits::<8>(32) == self.zero8.val() {
-                if self.mm.val().get_bits::<8>(24) != self.zero8.val() {
+            if self.mz[2].val() {
+                if !self.mz[1].val() {
                     self.n1.next = (self.mm.val() << self.sh8_40.val()) | (self.fillm.val() & self.m8_40.val());
                     self.lzc.next = self.c8_8.val();
-                } else if self.mm.val().get_bits::<8>(16) != self.zero8.val() {
+                } else if !self.mz[0].val() {
                     self.n1.next = (self.mm.val() << self.sh16_40.val()) | (self.fillm.val() & self.m16_40.val());
                     self.lzc.next = self.c16_8.val();
                 } else {
@@ -1883,7 +1971,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.r1_n[p].reset.next = self.reset.val();
             self.r1_n[p].en.next = self.adv.val();
             self.r1_n[p].d.next = self.n2.val();
-            if (self.mm.val() >> self.sh11_40.val()) == self.zero40.val() {
+            if self.msmall.val() {
                 self.r1_n[p].d.next = self.mm.val();
             }
             self.r1_lz[p].clock.next = self.clock.val();
@@ -1893,7 +1981,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.r1_small[p].clock.next = self.clock.val();
             self.r1_small[p].reset.next = self.reset.val();
             self.r1_small[p].en.next = self.adv.val();
-            self.r1_small[p].d.next = (self.mm.val() >> self.sh11_40.val()) == self.zero40.val();
+            self.r1_small[p].d.next = self.msmall.val();
             self.r1_neg[p].clock.next = self.clock.val();
             self.r1_neg[p].reset.next = self.reset.val();
             self.r1_neg[p].en.next = self.adv.val();

@@ -156,8 +156,9 @@ pub struct FifoShift<const N: usize> {
     pub wdata: Signal<In, Bits<N>>,
     /// The oldest word (undefined when empty).
     pub rdata: Signal<Out, Bits<N>>,
-    /// The word `rdata` shows after the next edge.
-    pub rnext: Signal<Out, Bits<N>>,
+    /// The second oldest word (undefined with fewer than two), so a
+    /// consumer can prepare what it needs of the head after a pop.
+    pub rdata1: Signal<Out, Bits<N>>,
     slot: Vec<Reg<Bits<N>>>,
     cnt: Reg<Bits<8>>,
     wpos: Signal<Local, Bits<8>>,
@@ -177,7 +178,7 @@ impl<const N: usize> FifoShift<N> {
             pop: Default::default(),
             wdata: Default::default(),
             rdata: Default::default(),
-            rnext: Default::default(),
+            rdata1: Default::default(),
             slot: (0..depth).map(|_| Reg::default()).collect(),
             cnt: Reg::default(),
             wpos: Default::default(),
@@ -225,11 +226,6 @@ impl<const N: usize> Logic for FifoShift<N> {
             self.slot[i].d.next = self.wdata.val();
         }
         self.rdata.next = self.slot[0].q.val();
-        for i in 0..1 {
-            self.rnext.next = self.slot[i].d.val();
-            if !self.slot[i].en.val() {
-                self.rnext.next = self.slot[i].q.val();
-            }
-        }
+        self.rdata1.next = self.slot[1].q.val();
     }
 }
