@@ -433,13 +433,13 @@ fn build_dequantizer(t: &toml::Table) -> Result<Built, GenError> {
     let m = "oaken_dequantizer";
     let d = DEQUANTIZER_DOCS;
     let e = match p.inlier_bits {
-        2 => elaborate(OakenDequantizer::<2>::new(&p), m, d),
-        3 => elaborate(OakenDequantizer::<3>::new(&p), m, d),
-        4 => elaborate(OakenDequantizer::<4>::new(&p), m, d),
-        5 => elaborate(OakenDequantizer::<5>::new(&p), m, d),
-        6 => elaborate(OakenDequantizer::<6>::new(&p), m, d),
-        7 => elaborate(OakenDequantizer::<7>::new(&p), m, d),
-        8 => elaborate(OakenDequantizer::<8>::new(&p), m, d),
+        2 => elaborate(OakenDequantizer::<2, 45>::new(&p), m, d),
+        3 => elaborate(OakenDequantizer::<3, 46>::new(&p), m, d),
+        4 => elaborate(OakenDequantizer::<4, 47>::new(&p), m, d),
+        5 => elaborate(OakenDequantizer::<5, 48>::new(&p), m, d),
+        6 => elaborate(OakenDequantizer::<6, 49>::new(&p), m, d),
+        7 => elaborate(OakenDequantizer::<7, 50>::new(&p), m, d),
+        8 => elaborate(OakenDequantizer::<8, 51>::new(&p), m, d),
         _ => unreachable!("validated"),
     }?;
     let lat = DeqGeometry::new(&p).latency as u32;

@@ -6,28 +6,34 @@
 //! structure §4.5) on top of §2.9-§2.10.
 //!
 //! Dense beats and sparse beats enter their own FIFOs. The aligner keeps the
-//! next entries of the one continuous sparse stream in a window of up to 2L
-//! entries and each cycle takes one dense beat's entries off the window's
-//! front (§4.3), never past the record's count sum, so the next record's
-//! entries stay in the window; an untaken remainder is dropped after the
-//! record's last beat, at most L entries a cycle. Its only loop is window ->
-//! take count -> window. Everything after it is a stall-all pipeline:
-//! zero-insert, group and code select, base and partial products, add and
-//! clamp, and the three-stage rounder.
+//! next entries of the one continuous sparse stream in a window register of
+//! up to 2L entries and each cycle takes one dense beat's entries off the
+//! window's front (§4.3), never past the record's count sum, so the next
+//! record's entries stay in the window; an untaken remainder is dropped after
+//! the record's last beat, at most L entries a cycle. Its loop is window ->
+//! take thermometer -> shift -> window; the sparse FIFO's head beat joins
+//! behind the shifted window, off that loop. Everything after it is a
+//! stall-all pipeline: zero-insert and field conversion, bases and lane
+//! selection, a carry-save sum per lane, its carry-propagate add, and a
+//! two-stage rounder.
 
-use super::table::ThresholdTable;
 use super::classify::Sanitize;
-use crate::prim::fifo::{FifoCtrl, FifoMem};
-use crate::prim::fp16::{Fp16ToUnits, UnitsToFp16, FX};
+use super::table::ThresholdTable;
+use crate::prim::fifo::{FifoCtrl, FifoMem, FifoShift};
+use crate::prim::fp16::{Fp16ToUnits, FX};
 use crate::prim::reg::Reg;
-use crate::prim::zero_insert::ZeroInsert;
 use rust_hdl::prelude::*;
 use sim::oaken::params::{MiddleMode, OakenParams, SEGMENT};
 
-/// Signed width of the decode datapath: |x'| < 2^50 for any metadata.
-pub const DW: usize = 56;
 /// Input FIFO depths (dense, sparse).
 pub const FIFO_DEPTH: usize = 4;
+
+/// Width of a lane's carry-save sum for `inlier_bits` `ib`: a base (|B| <
+/// 2^41) plus a code of ib + 1 bits times a step (< 2^40) fits ib + 43
+/// signed bits.
+pub const fn sum_width(ib: usize) -> usize {
+    ib + 43
+}
 
 /// Sizes of one engine instance.
 #[derive(Clone, Debug)]
@@ -42,8 +48,8 @@ pub struct DeqGeometry {
 
 impl DeqGeometry {
     pub fn new(p: &OakenParams) -> DeqGeometry {
-        // FIFO (1), aligner register K0 (1), K1..K4 (4), rounder (3)
-        DeqGeometry { lanes: p.lanes, beats: p.head_beats(), segments: p.segments(), latency: 9 }
+        // FIFO (1), aligner register K0 (1), K1..K4 (4), rounder (2)
+        DeqGeometry { lanes: p.lanes, beats: p.head_beats(), segments: p.segments(), latency: 8 }
     }
 }
 
@@ -51,8 +57,9 @@ impl DeqGeometry {
 // 0 outer upper, 1 outer lower, 2 middle plain, 3 middle upper, 4 middle
 // lower, 5 inner.
 
+/// `IB` inlier bits; `W` = `sum_width(IB)`.
 #[derive(LogicBlock)]
-pub struct OakenDequantizer<const IB: usize> {
+pub struct OakenDequantizer<const IB: usize, const W: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub tw_valid: Signal<In, Bit>,
@@ -84,65 +91,122 @@ pub struct OakenDequantizer<const IB: usize> {
     // ---- input FIFOs ----
     d_push: Signal<Local, Bit>,
     s_push: Signal<Local, Bit>,
+    s_pop: Signal<Local, Bit>,
     d_occ: Reg<Bits<8>>,
     s_occ: Reg<Bits<8>>,
     d_rdy: Reg<Bit>,
     s_rdy: Reg<Bit>,
-    d_occ_n: Signal<Local, Bits<8>>,
-    s_occ_n: Signal<Local, Bits<8>>,
     dq: FifoCtrl,
     dq_dense: Vec<FifoMem<IB>>,
     dq_meta: Vec<FifoMem<8>>,
-    dq_cnt: Vec<FifoMem<8>>,
-    dq_n: FifoMem<16>,
-    n_in: Signal<Local, Bits<16>>,
-    t8: Signal<Local, Bits<8>>,
     dq_thr: FifoMem<64>,
     dq_oob: FifoMem<1>,
+    // the fields the aligner's loop reads: registered FIFO heads
+    dq_cnt: Vec<FifoShift<8>>,
+    dq_n: FifoShift<16>,
+    dq_bad: FifoShift<1>,
+    n_in: Signal<Local, Bits<16>>,
+    bad_in: Signal<Local, Bit>,
+    t8: Signal<Local, Bits<8>>,
+    // sparse beats, prepared as they enter: per lane the entry, bit 8 "from
+    // a beat with s_count > L", bit 9 "index above the stream's previous
+    // entry's", bit 10 "lane below min(s_count, L)". The oldest beat is in
+    // a register (shead), the others in a FIFO behind it, so that the late
+    // "the head joins the window" only selects the register's next value.
     sq: FifoCtrl,
-    sq_coo: Vec<FifoMem<8>>,
-    sq_cnt: FifoMem<8>,
+    sqm: Vec<FifoMem<11>>,
+    shead: Vec<Reg<Bits<11>>>,
+    to_head: Signal<Local, Bit>,
+    s_cnt: Signal<Local, Bits<8>>,
+    s_bad: Signal<Local, Bit>,
+    pidx: Vec<Signal<Local, Bits<8>>>,
+    pent: Vec<Signal<Local, Bits<11>>>,
+    lastsel: Signal<Local, Bits<8>>,
     // ---- aligner ----
-    // window entries: bit 8 = from a beat with s_count > L (§4.3 cond. 3)
-    win: Vec<Reg<Bits<9>>>,
-    wcnt: Reg<Bits<8>>,
+    // window entries: bit 8 = from a beat with s_count > L (§4.3 cond. 3),
+    // bit 9 = index above the stream's previous entry's, bit 10 = index in
+    // the current beat; wval = the valid entries (a thermometer: the
+    // window's count)
+    win: Vec<Reg<Bits<11>>>,
+    wval: Vec<Reg<Bit>>,
+    // the index of the stream's last entry so far
+    last_idx: Reg<Bits<8>>,
+    // entries of the current segment's count range not yet taken, also as
+    // a thermometer thr[j] = j < segrem (the record's first count at its
+    // first beat), and "an earlier segment left entries untaken" (nothing
+    // more is taken; 0 at a first beat)
+    segrem: Reg<Bits<8>>,
+    thr: Vec<Reg<Bit>>,
+    behind: Reg<Bit>,
     need: Reg<Bits<16>>,
     skip: Reg<Bits<16>>,
     beat: Reg<Bits<16>>,
-    used: Reg<Bits<16>>,
-    seg_lo: Reg<Bits<16>>,
-    seg_hi: Reg<Bits<16>>,
+    // beat == 0 and beat == beats - 1, registered
+    fb: Reg<Bit>,
+    lb: Reg<Bit>,
+    nbeat: Signal<Local, Bits<16>>,
     cnt_r: Vec<Reg<Bits<8>>>,
     err_r: Reg<Bit>,
     d_avail: Signal<Local, Bit>,
     s_avail: Signal<Local, Bit>,
-    h_cnt: Signal<Local, Bits<8>>,
-    h_bad: Signal<Local, Bit>,
-    in_view: Signal<Local, Bit>,
-    hm: Vec<Signal<Local, Bits<9>>>,
-    vv: Vec<Signal<Local, Bits<9>>>,
-    vcnt: Signal<Local, Bits<8>>,
-    need_cur: Signal<Local, Bits<16>>,
-    rem: Signal<Local, Bits<16>>,
-    sk: Signal<Local, Bits<8>>,
+    hm: Vec<Signal<Local, Bits<11>>>,
+    hv: Vec<Signal<Local, Bit>>,
+    wdec: Vec<Signal<Local, Bit>>,
+    cat: Vec<Signal<Local, Bits<11>>>,
+    cidx: Signal<Local, Bits<8>>,
+    bws_n: Signal<Local, Bits<8>>,
+    // thr at a first beat: from the dense head, the word behind it (after
+    // a pop) or the entering word, compared before the late select
+    th_h: Vec<Signal<Local, Bit>>,
+    th_1: Vec<Signal<Local, Bit>>,
+    th_w: Vec<Signal<Local, Bit>>,
+    occ0: Signal<Local, Bit>,
+    occ1: Signal<Local, Bit>,
+    dd: Vec<Signal<Local, Bit>>,
+    sth: Signal<Local, Bit>,
+    catw: Vec<Signal<Local, Bit>>,
+    cath: Vec<Signal<Local, Bit>>,
+    ok: Vec<Signal<Local, Bit>>,
+    px1: Vec<Signal<Local, Bit>>,
+    px2: Vec<Signal<Local, Bit>>,
+    px4: Vec<Signal<Local, Bit>>,
+    px8: Vec<Signal<Local, Bit>>,
+    px16: Vec<Signal<Local, Bit>>,
+    take: Vec<Signal<Local, Bit>>,
+    oh: Vec<Signal<Local, Bit>>,
+    dth: Vec<Signal<Local, Bit>>,
+    doh: Vec<Signal<Local, Bit>>,
+    cs_oh: Vec<Signal<Local, Bit>>,
     dsk: Signal<Local, Bits<8>>,
-    bad_take: Signal<Local, Bit>,
-    complete: Signal<Local, Bit>,
+    drop_all: Signal<Local, Bit>,
+    wn: Signal<Local, Bits<11>>,
+    vw: Signal<Local, Bit>,
+    vh: Signal<Local, Bit>,
+    app: Signal<Local, Bit>,
+    room: Signal<Local, Bit>,
+    idle: Signal<Local, Bit>,
     first_b: Signal<Local, Bit>,
     last_b: Signal<Local, Bit>,
     cm: Vec<Signal<Local, Bits<8>>>,
-    lo_cur: Signal<Local, Bits<16>>,
-    hi_cur: Signal<Local, Bits<16>>,
-    cnt_bad: Signal<Local, Bit>,
+    need_cur: Signal<Local, Bits<16>>,
+    sr_cur: Signal<Local, Bits<8>>,
+    bh_cur: Signal<Local, Bit>,
     bws: Signal<Local, Bits<8>>,
-    gidx: Vec<Signal<Local, Bits<16>>>,
-    idx: Vec<Signal<Local, Bits<8>>>,
-    take: Vec<Signal<Local, Bit>>,
-    ntake: Signal<Local, Bits<8>>,
-    cshift: Signal<Local, Bits<8>>,
-    rn: Vec<Signal<Local, Bits<9>>>,
-    lane_mask: Vec<Signal<Local, Bit>>,
+    complete: Signal<Local, Bit>,
+    cmp_f: Signal<Local, Bit>,
+    cmp_n: Signal<Local, Bit>,
+    room_f: Signal<Local, Bit>,
+    room_n: Signal<Local, Bit>,
+    sq_low: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
+    rem: Signal<Local, Bits<16>>,
+    slo: Signal<Local, Bits<9>>,
+    shi: Signal<Local, Bits<8>>,
+    rem_nz: Signal<Local, Bit>,
+    rem_z: Signal<Local, Bit>,
+    srsel: Signal<Local, Bits<8>>,
+    seg_done: Signal<Local, Bit>,
+    bad_take: Signal<Local, Bit>,
     adv: Signal<Local, Bit>,
     k0_take: Signal<Local, Bit>,
     k0_free: Signal<Local, Bit>,
@@ -150,7 +214,6 @@ pub struct OakenDequantizer<const IB: usize> {
     nseg: Signal<Local, Bits<16>>,
     ncnt: Signal<Local, Bits<8>>,
     err_fin: Signal<Local, Bit>,
-    tmp16: Signal<Local, Bits<16>>,
     // ---- K0: the aligner's output register ----
     k0_v: Reg<Bit>,
     k0_hold: Reg<Bit>,
@@ -160,53 +223,115 @@ pub struct OakenDequantizer<const IB: usize> {
     k0_oob: Reg<Bit>,
     k0_dense: Vec<Reg<Bits<IB>>>,
     k0_ent: Vec<Reg<Bits<8>>>,
-    k0_mask: Vec<Reg<Bit>>,
+    // the window's first L entries and which of them are taken
+    k0_tk: Vec<Reg<Bit>>,
     k0_meta: Vec<Reg<Bits<8>>>,
     k0_thr: Reg<Bits<64>>,
     // ---- K1: entries in their lanes; token fields as magnitude and sign ----
-    zi: ZeroInsert<8>,
+    // expansion: each taken entry moves up by its lane less its position,
+    // in log2(L) stages of power-of-two moves, the largest first (the
+    // zero-insert network of §3.1 with its shifts known from the indices)
+    xe: Vec<Signal<Local, Bits<8>>>,
+    xv: Vec<Signal<Local, Bit>>,
+    xs: Vec<Signal<Local, Bits<8>>>,
     mv: Signal<Local, Bit>,
     san: Vec<Sanitize>,
     cvt: Vec<Fp16ToUnits>,
     fld: Vec<Signal<Local, Bits<16>>>,
+    mlo: Signal<Local, Bits<8>>,
+    mhi: Signal<Local, Bits<8>>,
+    eight16: Constant<Bits<16>>,
     k1_mag: Vec<Reg<Bits<FX>>>,
     k1_neg: Vec<Reg<Bit>>,
     k1_has: Vec<Reg<Bit>>,
     k1_ent: Vec<Reg<Bits<8>>>,
     k1_dense: Vec<Reg<Bits<IB>>>,
     k1_oob: Reg<Bit>,
-    // ---- K2: per lane selection and code; token values signed ----
-    tok: Vec<Reg<Bits<DW>>>,
+    // ---- K2: the record's six bases and three steps; per lane selection and code ----
+    rec_en: Signal<Local, Bit>,
+    omin: Vec<Signal<Local, Bits<FX>>>,
+    othr: Vec<Signal<Local, Bits<FX>>>,
+    ba: Signal<Local, Bits<FX>>,
+    bb: Signal<Local, Bits<FX>>,
+    ca: Signal<Local, Bit>,
+    cb: Signal<Local, Bit>,
+    cbv: Signal<Local, Bits<FX>>,
+    bs: Signal<Local, Bits<FX>>,
+    bc: Signal<Local, Bits<FX>>,
+    bsum: Signal<Local, Bits<FX>>,
+    bq: Vec<Reg<Bits<FX>>>,
+    stp: Vec<Reg<Bits<FX>>>,
+    sig: Vec<Reg<Bit>>,
     tok_oob: Reg<Bit>,
-    k2_sel: Vec<Reg<Bits<4>>>,
+    k2_sel: Vec<Reg<Bits<3>>>,
     k2_q: Vec<Reg<Bits<16>>>,
-    sel_d: Signal<Local, Bits<4>>,
+    sel_d: Signal<Local, Bits<3>>,
     q_d: Signal<Local, Bits<16>>,
     slot16: Signal<Local, Bits<16>>,
     dtmp: Signal<Local, Bits<IB>>,
-    mlo: Signal<Local, Bits<8>>,
-    mhi: Signal<Local, Bits<8>>,
-    eight16: Constant<Bits<16>>,
     ent_grp: Signal<Local, Bit>,
     ent_hi: Signal<Local, Bit>,
-    mag_t: Signal<Local, Bits<FX>>,
-    ext: Signal<Local, Bits<DW>>,
-    // ---- K3: base, direction and two partial sums of q * step ----
-    base: Vec<Signal<Local, Bits<DW>>>,
-    k3_base: Vec<Reg<Bits<DW>>>,
-    k3_sub: Vec<Reg<Bit>>,
-    k3_plo: Vec<Reg<Bits<DW>>>,
-    k3_phi: Vec<Reg<Bits<DW>>>,
-    stp: Signal<Local, Bits<DW>>,
+    // ---- K3: per lane base + q * step as a carry-save pair ----
+    selv: Signal<Local, Bits<3>>,
+    bsel: Signal<Local, Bits<FX>>,
+    ssel: Signal<Local, Bits<FX>>,
+    sgl: Signal<Local, Bit>,
+    bext: Signal<Local, Bits<W>>,
+    sw: Signal<Local, Bits<W>>,
     qv: Signal<Local, Bits<16>>,
-    acc_lo: Signal<Local, Bits<DW>>,
-    acc_hi: Signal<Local, Bits<DW>>,
-    // ---- K4: x' clamped to the rounder's range ----
-    k4_x: Vec<Reg<Bits<FX>>>,
-    xs: Signal<Local, Bits<DW>>,
-    prod: Signal<Local, Bits<DW>>,
-    // ---- rounder and beat flags along K1..out ----
-    rnd: Vec<UnitsToFp16>,
+    o0: Vec<Signal<Local, Bits<W>>>,
+    o1: Vec<Signal<Local, Bits<W>>>,
+    o2: Vec<Signal<Local, Bits<W>>>,
+    o3: Vec<Signal<Local, Bits<W>>>,
+    o4: Vec<Signal<Local, Bits<W>>>,
+    o5: Vec<Signal<Local, Bits<W>>>,
+    k3_s: Vec<Reg<Bits<W>>>,
+    k3_c: Vec<Reg<Bits<W>>>,
+    k3_sig: Vec<Reg<Bit>>,
+    // ---- K4: y = s + c: its low 40 bits and sign, the sign of x', saturation ----
+    ysum: Signal<Local, Bits<W>>,
+    yhi: Signal<Local, Bits<W>>,
+    ysg: Signal<Local, Bit>,
+    k4_m: Vec<Reg<Bits<40>>>,
+    k4_ys: Vec<Reg<Bit>>,
+    k4_neg: Vec<Reg<Bit>>,
+    k4_sat: Vec<Reg<Bit>>,
+    // ---- R1: normalised magnitude ----
+    mm: Signal<Local, Bits<40>>,
+    fillm: Signal<Local, Bits<40>>,
+    n1: Signal<Local, Bits<40>>,
+    n2: Signal<Local, Bits<40>>,
+    top8: Signal<Local, Bits<8>>,
+    lzc: Signal<Local, Bits<8>>,
+    lzf: Signal<Local, Bits<8>>,
+    // zero tests of m's top bytes and of m >> 11, on both polarities of
+    // the stored y (m = y ^ sign), the sign selecting last
+    mz: Vec<Signal<Local, Bit>>,
+    msmall: Signal<Local, Bit>,
+    ones8: Constant<Bits<8>>,
+    byte_off: Vec<Constant<Bits<32>>>,
+    lo11_40: Constant<Bits<40>>,
+    r1_n: Vec<Reg<Bits<40>>>,
+    r1_lz: Vec<Reg<Bits<8>>>,
+    r1_neg: Vec<Reg<Bit>>,
+    r1_sat: Vec<Reg<Bit>>,
+    r1_small: Vec<Reg<Bit>>,
+    // ---- R2: round to nearest even and encode ----
+    nn: Signal<Local, Bits<40>>,
+    field: Signal<Local, Bits<12>>,
+    low: Signal<Local, Bits<28>>,
+    allones: Signal<Local, Bit>,
+    anyb: Signal<Local, Bit>,
+    ngv: Signal<Local, Bit>,
+    cin: Signal<Local, Bit>,
+    sticky: Signal<Local, Bit>,
+    inc: Signal<Local, Bit>,
+    aval: Signal<Local, Bits<12>>,
+    res: Signal<Local, Bits<12>>,
+    ex: Signal<Local, Bits<8>>,
+    pat: Signal<Local, Bits<16>>,
+    r2_y: Vec<Reg<Bits<16>>>,
+    // ---- beat flags along K1..out ----
     pv: Vec<Reg<Bit>>,
     pf: Vec<Reg<Bit>>,
     pl: Vec<Reg<Bit>>,
@@ -220,7 +345,11 @@ pub struct OakenDequantizer<const IB: usize> {
     seg_len: Vec<Constant<Bits<8>>>,
     thr_off: Vec<Constant<Bits<32>>>,
     bit_c: Vec<Constant<Bits<32>>>,
-    sh_c: Vec<Constant<Bits<DW>>>,
+    shw: Vec<Constant<Bits<W>>>,
+    fsh: Vec<Constant<Bits<8>>>,
+    fmask: Vec<Constant<Bits<40>>>,
+    fsh40: Vec<Constant<Bits<40>>>,
+    fcnt: Vec<Constant<Bits<8>>>,
     lanes8: Constant<Bits<8>>,
     lmask8: Constant<Bits<8>>,
     lshift8: Constant<Bits<8>>,
@@ -228,44 +357,87 @@ pub struct OakenDequantizer<const IB: usize> {
     seg_shift: Constant<Bits<16>>,
     last_beat: Constant<Bits<16>>,
     depth8: Constant<Bits<8>>,
+    depth_m1: Constant<Bits<8>>,
     two8: Constant<Bits<8>>,
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
-    zero9: Constant<Bits<9>>,
-    bad9: Constant<Bits<9>>,
-    lanes16: Constant<Bits<16>>,
+    zero11: Constant<Bits<11>>,
+    bad11: Constant<Bits<11>>,
+    inc11: Constant<Bits<11>>,
+    cur11: Constant<Bits<11>>,
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
     hi_bit16: Constant<Bits<16>>,
     mid_mask: Constant<Bits<16>>,
-    mid_sel_lo: Constant<Bits<4>>,
-    mid_sel_hi: Constant<Bits<4>>,
+    mid_sel_lo: Constant<Bits<3>>,
+    mid_sel_hi: Constant<Bits<3>>,
     mid_top: Constant<Bits<32>>,
-    zero_dw: Constant<Bits<DW>>,
-    sat_hi: Constant<Bits<DW>>,
-    sat_lo: Constant<Bits<DW>>,
-    sign_dw: Constant<Bits<32>>,
-    sel_c: Vec<Constant<Bits<4>>>,
-    rne: Constant<Bits<2>>,
+    sel_c: Vec<Constant<Bits<3>>>,
+    one_w: Constant<Bits<W>>,
+    zero_w: Constant<Bits<W>>,
+    sext_w: Constant<Bits<W>>,
+    hi_ones_w: Constant<Bits<W>>,
+    sh40_w: Constant<Bits<W>>,
+    msb_w: Constant<Bits<32>>,
+    msb_fx: Constant<Bits<32>>,
+    zero_fx: Constant<Bits<FX>>,
+    one_fx: Constant<Bits<FX>>,
+    zero40: Constant<Bits<40>>,
+    ones40: Constant<Bits<40>>,
+    c8_8: Constant<Bits<8>>,
+    c16_8: Constant<Bits<8>>,
+    c24_8: Constant<Bits<8>>,
+    c30_8: Constant<Bits<8>>,
+    sh8_40: Constant<Bits<40>>,
+    sh16_40: Constant<Bits<40>>,
+    sh24_40: Constant<Bits<40>>,
+    sh11_40: Constant<Bits<40>>,
+    m8_40: Constant<Bits<40>>,
+    m16_40: Constant<Bits<40>>,
+    m24_40: Constant<Bits<40>>,
+    ones28: Constant<Bits<28>>,
+    zero28: Constant<Bits<28>>,
+    one12: Constant<Bits<12>>,
+    sh10_16: Constant<Bits<16>>,
+    sh15_16: Constant<Bits<16>>,
+    max16: Constant<Bits<16>>,
 
     _lanes: usize,
     _w2: usize,
     _w3: usize,
+    _wp1: usize,
     _segs: usize,
     _bytes: usize,
-    _ob: usize,
-    _lo_terms: usize,
+    _np: usize,
+    _m1: usize,
+    _m2: usize,
+    _m4: usize,
+    _m8: usize,
+    _m16: usize,
+    _m32: usize,
+    // carry-save tree: 3:2 groups and pass-through operands per level
+    _g1: usize,
+    _r1: usize,
+    _g2: usize,
+    _r2: usize,
+    _g3: usize,
+    _r3: usize,
+    _g4: usize,
+    _r4: usize,
+    _g5: usize,
+    _r5: usize,
     _stages: usize,
 }
 
-impl<const IB: usize> OakenDequantizer<IB> {
+impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
     pub fn new(p: &OakenParams) -> Self {
         p.validate().expect("parameters are validated by the generator");
         assert_eq!(p.inlier_bits as usize, IB);
+        assert_eq!(W, sum_width(IB));
         let l = p.lanes;
         let s = p.segments();
         let beats = p.head_beats();
-        let ob = IB + 1;
+        let np = IB + 1;
         let bytes = 12;
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
         fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
@@ -277,9 +449,20 @@ impl<const IB: usize> OakenDequantizer<IB> {
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
-        // flags after K1, K2, K3, K4 and the three rounder stages
-        let stages = 7;
+        // carry-save levels: n operands -> 2 (n/3) + n%3
+        let mut n = [0usize; 6];
+        let (mut g, mut r) = ([0usize; 5], [0usize; 5]);
+        n[0] = np + 1;
+        for k in 0..5 {
+            g[k] = if n[k] > 2 { n[k] / 3 } else { 0 };
+            r[k] = n[k] - 3 * g[k];
+            n[k + 1] = 2 * g[k] + r[k];
+        }
+        assert_eq!(n[5], 2, "carry-save tree too shallow");
+        // flags after K1, K2, K3, K4 and the two rounder stages
+        let stages = 6;
         let per_seg = SEGMENT / l;
+        let ones = |b: usize| if b >= 64 { u64::MAX } else { (1u64 << b) - 1 };
         OakenDequantizer {
             clock: Default::default(),
             reset: Default::default(),
@@ -310,63 +493,103 @@ impl<const IB: usize> OakenDequantizer<IB> {
             thr_tab: ThresholdTable::new(p.layers),
             d_push: Default::default(),
             s_push: Default::default(),
+            s_pop: Default::default(),
             d_occ: Reg::default(),
             s_occ: Reg::default(),
             d_rdy: Reg::default(),
             s_rdy: Reg::default(),
-            d_occ_n: Default::default(),
-            s_occ_n: Default::default(),
             dq: FifoCtrl::new(FIFO_DEPTH),
             dq_dense: (0..l).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
             dq_meta: (0..12).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
-            dq_cnt: (0..s).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
-            dq_n: FifoMem::new(FIFO_DEPTH),
-            n_in: Default::default(),
-            t8: Default::default(),
             dq_thr: FifoMem::new(FIFO_DEPTH),
             dq_oob: FifoMem::new(FIFO_DEPTH),
-            sq: FifoCtrl::new(FIFO_DEPTH),
-            sq_coo: (0..l).map(|_| FifoMem::new(FIFO_DEPTH)).collect(),
-            sq_cnt: FifoMem::new(FIFO_DEPTH),
+            dq_cnt: (0..s).map(|_| FifoShift::new(FIFO_DEPTH)).collect(),
+            dq_n: FifoShift::new(FIFO_DEPTH),
+            dq_bad: FifoShift::new(FIFO_DEPTH),
+            n_in: Default::default(),
+            bad_in: Default::default(),
+            t8: Default::default(),
+            sq: FifoCtrl::new(FIFO_DEPTH - 1),
+            sqm: (0..l).map(|_| FifoMem::new(FIFO_DEPTH - 1)).collect(),
+            shead: regs(l),
+            to_head: Default::default(),
+            s_cnt: Default::default(),
+            s_bad: Default::default(),
+            pidx: sigs(l),
+            pent: sigs(l),
+            lastsel: Default::default(),
             win: regs(2 * l),
-            wcnt: Reg::default(),
+            wval: regs(2 * l),
+            last_idx: Reg::default(),
+            segrem: Reg::default(),
+            thr: regs(l),
+            behind: Reg::default(),
             need: Reg::default(),
             skip: Reg::default(),
             beat: Reg::default(),
-            used: Reg::default(),
-            seg_lo: Reg::default(),
-            seg_hi: Reg::default(),
+            fb: Reg::new(true),
+            lb: Reg::new(beats == 1),
+            nbeat: Default::default(),
             cnt_r: regs(s),
             err_r: Reg::default(),
             d_avail: Default::default(),
             s_avail: Default::default(),
-            h_cnt: Default::default(),
-            h_bad: Default::default(),
-            in_view: Default::default(),
-            hm: sigs(3 * l),
-            vv: sigs(3 * l),
-            vcnt: Default::default(),
-            need_cur: Default::default(),
-            rem: Default::default(),
-            sk: Default::default(),
+            hm: sigs(l),
+            hv: sigs(l),
+            wdec: sigs(2 * l + 1),
+            cat: sigs(3 * l),
+            cidx: Default::default(),
+            bws_n: Default::default(),
+            th_h: sigs(l),
+            th_1: sigs(l),
+            th_w: sigs(l),
+            occ0: Default::default(),
+            occ1: Default::default(),
+            dd: sigs(2 * l),
+            sth: Default::default(),
+            catw: sigs(3 * l),
+            cath: sigs(3 * l),
+            ok: sigs(l),
+            px1: sigs(l),
+            px2: sigs(l),
+            px4: sigs(l),
+            px8: sigs(l),
+            px16: sigs(l),
+            take: sigs(l),
+            oh: sigs(l + 1),
+            dth: sigs(l),
+            doh: sigs(l + 1),
+            cs_oh: sigs(l + 1),
             dsk: Default::default(),
-            bad_take: Default::default(),
-            complete: Default::default(),
+            drop_all: Default::default(),
+            wn: Default::default(),
+            vw: Default::default(),
+            vh: Default::default(),
+            app: Default::default(),
+            room: Default::default(),
+            idle: Default::default(),
             first_b: Default::default(),
             last_b: Default::default(),
             cm: sigs(s),
-            lo_cur: Default::default(),
-            hi_cur: Default::default(),
-            cnt_bad: Default::default(),
+            need_cur: Default::default(),
+            sr_cur: Default::default(),
+            bh_cur: Default::default(),
             bws: Default::default(),
-            gidx: sigs(l),
-            idx: sigs(l),
-            take: sigs(l),
-            ntake: Default::default(),
-            cshift: Default::default(),
-            rn: sigs(2 * l),
-            lane_mask: sigs(l),
+            complete: Default::default(),
+            cmp_f: Default::default(),
+            cmp_n: Default::default(),
+            room_f: Default::default(),
+            room_n: Default::default(),
+            sq_low: Default::default(),
             fire: Default::default(),
+            rem: Default::default(),
+            slo: Default::default(),
+            shi: Default::default(),
+            rem_nz: Default::default(),
+            rem_z: Default::default(),
+            srsel: Default::default(),
+            seg_done: Default::default(),
+            bad_take: Default::default(),
             adv: Default::default(),
             k0_take: Default::default(),
             k0_free: Default::default(),
@@ -374,7 +597,6 @@ impl<const IB: usize> OakenDequantizer<IB> {
             nseg: Default::default(),
             ncnt: Default::default(),
             err_fin: Default::default(),
-            tmp16: Default::default(),
             k0_v: Reg::default(),
             k0_hold: Reg::default(),
             k0_first: Reg::default(),
@@ -383,21 +605,39 @@ impl<const IB: usize> OakenDequantizer<IB> {
             k0_oob: Reg::default(),
             k0_dense: regs(l),
             k0_ent: regs(l),
-            k0_mask: regs(l),
+            k0_tk: regs(l),
             k0_meta: regs(12),
             k0_thr: Reg::default(),
-            zi: ZeroInsert::new(l, 0),
+            xe: sigs(7 * l),
+            xv: sigs(7 * l),
+            xs: sigs(6 * l),
             mv: Default::default(),
             san: (0..6).map(|_| Sanitize::default()).collect(),
             cvt: (0..10).map(|_| Fp16ToUnits::default()).collect(),
             fld: sigs(10),
+            mlo: Default::default(),
+            mhi: Default::default(),
+            eight16: c(8),
             k1_mag: regs(10),
             k1_neg: regs(10),
             k1_has: regs(l),
             k1_ent: regs(l),
             k1_dense: regs(l),
             k1_oob: Reg::default(),
-            tok: regs(10),
+            rec_en: Default::default(),
+            omin: sigs(2),
+            othr: sigs(4),
+            ba: Default::default(),
+            bb: Default::default(),
+            ca: Default::default(),
+            cb: Default::default(),
+            cbv: Default::default(),
+            bs: Default::default(),
+            bc: Default::default(),
+            bsum: Default::default(),
+            bq: regs(6),
+            stp: regs(3),
+            sig: regs(6),
             tok_oob: Reg::default(),
             k2_sel: regs(l),
             k2_q: regs(l),
@@ -405,38 +645,78 @@ impl<const IB: usize> OakenDequantizer<IB> {
             q_d: Default::default(),
             slot16: Default::default(),
             dtmp: Default::default(),
-            mlo: Default::default(),
-            mhi: Default::default(),
-            eight16: c(8),
             ent_grp: Default::default(),
             ent_hi: Default::default(),
-            mag_t: Default::default(),
-            ext: Default::default(),
-            base: sigs(6),
-            k3_base: regs(l),
-            k3_sub: regs(l),
-            k3_plo: regs(l),
-            k3_phi: regs(l),
-            stp: Default::default(),
+            selv: Default::default(),
+            bsel: Default::default(),
+            ssel: Default::default(),
+            sgl: Default::default(),
+            bext: Default::default(),
+            sw: Default::default(),
             qv: Default::default(),
-            acc_lo: Default::default(),
-            acc_hi: Default::default(),
-            k4_x: regs(l),
-            xs: Default::default(),
-            prod: Default::default(),
-            rnd: (0..l).map(|_| UnitsToFp16::default()).collect(),
+            o0: sigs(n[0]),
+            o1: sigs(n[1]),
+            o2: sigs(n[2]),
+            o3: sigs(n[3]),
+            o4: sigs(n[4]),
+            o5: sigs(n[5]),
+            k3_s: regs(l),
+            k3_c: regs(l),
+            k3_sig: regs(l),
+            ysum: Default::default(),
+            yhi: Default::default(),
+            ysg: Default::default(),
+            k4_m: regs(l),
+            k4_ys: regs(l),
+            k4_neg: regs(l),
+            k4_sat: regs(l),
+            mm: Default::default(),
+            fillm: Default::default(),
+            n1: Default::default(),
+            n2: Default::default(),
+            top8: Default::default(),
+            lzc: Default::default(),
+            lzf: Default::default(),
+            mz: sigs(3),
+            msmall: Default::default(),
+            ones8: c(0xFF),
+            byte_off: (0..3).map(|b| c(16 + 8 * b as u64)).collect(),
+            lo11_40: c(ones(11)),
+            r1_n: regs(l),
+            r1_lz: regs(l),
+            r1_neg: regs(l),
+            r1_sat: regs(l),
+            r1_small: regs(l),
+            nn: Default::default(),
+            field: Default::default(),
+            low: Default::default(),
+            allones: Default::default(),
+            anyb: Default::default(),
+            ngv: Default::default(),
+            cin: Default::default(),
+            sticky: Default::default(),
+            inc: Default::default(),
+            aval: Default::default(),
+            res: Default::default(),
+            ex: Default::default(),
+            pat: Default::default(),
+            r2_y: regs(l),
             pv: regs(stages),
             pf: regs(stages),
             pl: regs(stages),
             pe: regs(stages),
             po: regs(stages),
             kc8: (0..=l).map(|i| c(i as u64)).collect(),
-            kc16: (0..l).map(|i| c(i as u64)).collect(),
+            kc16: (0..=2 * l).map(|i| c(i as u64)).collect(),
             seg_c: (0..s).map(|i| c(i as u64)).collect(),
             seg_len: (0..s).map(|i| c(p.segment_len(i) as u64)).collect(),
             thr_off: (0..4).map(|i| c(16 * i as u64)).collect(),
-            bit_c: (0..ob.max(2)).map(|i| c(i as u64)).collect(),
-            sh_c: (0..ob).map(|i| c(i as u64)).collect(),
+            bit_c: (0..np.max(2)).map(|i| c(i as u64)).collect(),
+            shw: (0..np).map(|i| c(i as u64)).collect(),
+            fsh: (0..8).map(|f| c(7 - f as u64)).collect(),
+            fmask: (0..8).map(|f| c(ones(f))).collect(),
+            fsh40: (0..8).map(|f| c(f as u64)).collect(),
+            fcnt: (0..8).map(|f| c(f as u64)).collect(),
             lanes8: c(l as u64),
             lmask8: c((l - 1) as u64),
             lshift8: c(l.trailing_zeros() as u64),
@@ -444,12 +724,14 @@ impl<const IB: usize> OakenDequantizer<IB> {
             seg_shift: c(per_seg.trailing_zeros() as u64),
             last_beat: c((beats - 1) as u64),
             depth8: c(FIFO_DEPTH as u64),
+            depth_m1: c(FIFO_DEPTH as u64 - 1),
             two8: c(2),
             one8: c(1),
             zero8: c(0),
-            zero9: c(0),
-            bad9: c(0x100),
-            lanes16: c(l as u64),
+            zero11: c(0),
+            bad11: c(0x100),
+            inc11: c(0x200),
+            cur11: c(0x400),
             zero16: c(0),
             one16: c(1),
             hi_bit16: c(1u64 << IB),
@@ -457,26 +739,64 @@ impl<const IB: usize> OakenDequantizer<IB> {
             mid_sel_lo: c(if mid_shifted { 4 } else { 2 }),
             mid_sel_hi: c(if mid_shifted { 3 } else { 2 }),
             mid_top: c((IB - 1) as u64),
-            zero_dw: c(0),
-            // the rounder takes |v| < 2^41
-            sat_hi: c((1u64 << 41) - 1),
-            sat_lo: c(((1u64 << DW) - (1u64 << 41)) + 1),
-            sign_dw: c((DW - 1) as u64),
             sel_c: (0..6).map(|i| c(i as u64)).collect(),
-            rne: c(2),
+            one_w: c(1),
+            zero_w: c(0),
+            sext_w: c(ones(W) - ones(FX)),
+            hi_ones_w: c(ones(W - 40)),
+            sh40_w: c(40),
+            msb_w: c((W - 1) as u64),
+            msb_fx: c((FX - 1) as u64),
+            zero_fx: c(0),
+            one_fx: c(1),
+            zero40: c(0),
+            ones40: c(ones(40)),
+            c8_8: c(8),
+            c16_8: c(16),
+            c24_8: c(24),
+            c30_8: c(30),
+            sh8_40: c(8),
+            sh16_40: c(16),
+            sh24_40: c(24),
+            sh11_40: c(11),
+            m8_40: c(ones(8)),
+            m16_40: c(ones(16)),
+            m24_40: c(ones(24)),
+            ones28: c(ones(28)),
+            zero28: c(0),
+            one12: c(1),
+            sh10_16: c(10),
+            sh15_16: c(15),
+            max16: c(0x7BFF),
             _lanes: l,
             _w2: 2 * l,
             _w3: 3 * l,
+            _wp1: 2 * l + 1,
             _segs: s,
             _bytes: bytes,
-            _ob: ob,
-            _lo_terms: ob.min(5),
+            _np: np,
+            _m1: l.min(1),
+            _m2: l.min(2),
+            _m4: l.min(4),
+            _m8: l.min(8),
+            _m16: l.min(16),
+            _m32: l.min(32),
+            _g1: g[0],
+            _r1: r[0],
+            _g2: g[1],
+            _r2: r[1],
+            _g3: g[2],
+            _r3: r[2],
+            _g4: g[3],
+            _r4: r[3],
+            _g5: g[4],
+            _r5: r[4],
             _stages: stages,
         }
     }
 }
 
-impl<const IB: usize> Logic for OakenDequantizer<IB> {
+impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
     #[hdl_gen]
     fn update(&mut self) {
         // ---------------- threshold table, read as dense beats enter ----------------
@@ -492,20 +812,21 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.thr_tab.rd_kv.next = self.d_kv.val();
 
         clock!(
-            self, clock, d_occ, s_occ, d_rdy, s_rdy, wcnt, need, skip, beat, used, seg_lo, seg_hi, err_r, k0_v,
+            self, clock, d_occ, s_occ, d_rdy, s_rdy, last_idx, segrem, behind, need, skip, beat, fb, lb, err_r, k0_v,
             k0_hold, k0_first, k0_last, k0_err, k0_oob, k0_thr, k1_oob, tok_oob
         );
         self.d_occ.reset.next = self.reset.val();
         self.s_occ.reset.next = self.reset.val();
         self.d_rdy.reset.next = self.reset.val();
         self.s_rdy.reset.next = self.reset.val();
-        self.wcnt.reset.next = self.reset.val();
+        self.last_idx.reset.next = self.reset.val();
+        self.segrem.reset.next = self.reset.val();
+        self.behind.reset.next = self.reset.val();
         self.need.reset.next = self.reset.val();
         self.skip.reset.next = self.reset.val();
         self.beat.reset.next = self.reset.val();
-        self.used.reset.next = self.reset.val();
-        self.seg_lo.reset.next = self.reset.val();
-        self.seg_hi.reset.next = self.reset.val();
+        self.fb.reset.next = self.reset.val();
+        self.lb.reset.next = self.reset.val();
         self.err_r.reset.next = self.reset.val();
         self.k0_v.reset.next = self.reset.val();
         self.k0_hold.reset.next = self.reset.val();
@@ -533,9 +854,6 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.dq.clock.next = self.clock.val();
         self.dq.reset.next = self.reset.val();
         self.dq.push.next = self.d_push.val();
-        self.sq.clock.next = self.clock.val();
-        self.sq.reset.next = self.reset.val();
-        self.sq.push.next = self.s_push.val();
         for p in 0..self._lanes {
             self.dq_dense[p].clock.next = self.clock.val();
             self.dq_dense[p].reset.next = self.reset.val();
@@ -543,12 +861,6 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.dq_dense[p].waddr.next = self.dq.waddr.val();
             self.dq_dense[p].wdata.next = self.d_dense[p].val();
             self.dq_dense[p].raddr.next = self.dq.raddr.val();
-            self.sq_coo[p].clock.next = self.clock.val();
-            self.sq_coo[p].reset.next = self.reset.val();
-            self.sq_coo[p].we.next = self.s_push.val();
-            self.sq_coo[p].waddr.next = self.sq.waddr.val();
-            self.sq_coo[p].wdata.next = self.s_coo[p].val();
-            self.sq_coo[p].raddr.next = self.sq.raddr.val();
         }
         for i in 0..self._bytes {
             self.dq_meta[i].clock.next = self.clock.val();
@@ -558,24 +870,29 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.dq_meta[i].wdata.next = self.d_meta[i].val();
             self.dq_meta[i].raddr.next = self.dq.raddr.val();
         }
-        // the record's list length, summed as the beat enters
+        // the record's counts, their sum (its list length) and "a count is
+        // over its segment's length", found as the beat enters
         self.n_in.next = self.zero16.val();
+        self.bad_in.next = false;
         for s in 0..self._segs {
             self.dq_cnt[s].clock.next = self.clock.val();
             self.dq_cnt[s].reset.next = self.reset.val();
-            self.dq_cnt[s].we.next = self.d_push.val();
-            self.dq_cnt[s].waddr.next = self.dq.waddr.val();
+            self.dq_cnt[s].push.next = self.d_push.val();
             self.dq_cnt[s].wdata.next = self.d_counts[s].val();
-            self.dq_cnt[s].raddr.next = self.dq.raddr.val();
             self.t8.next = self.d_counts[s].val();
             self.n_in.next = self.n_in.val() + bit_cast::<16, 8>(self.t8.val());
+            if self.t8.val() > self.seg_len[s].val() {
+                self.bad_in.next = true;
+            }
         }
         self.dq_n.clock.next = self.clock.val();
         self.dq_n.reset.next = self.reset.val();
-        self.dq_n.we.next = self.d_push.val();
-        self.dq_n.waddr.next = self.dq.waddr.val();
+        self.dq_n.push.next = self.d_push.val();
         self.dq_n.wdata.next = self.n_in.val();
-        self.dq_n.raddr.next = self.dq.raddr.val();
+        self.dq_bad.clock.next = self.clock.val();
+        self.dq_bad.reset.next = self.reset.val();
+        self.dq_bad.push.next = self.d_push.val();
+        self.dq_bad.wdata.next = bit_cast::<1, 1>(self.bad_in.val().into());
         self.dq_thr.clock.next = self.clock.val();
         self.dq_thr.reset.next = self.reset.val();
         self.dq_thr.we.next = self.d_push.val();
@@ -588,166 +905,317 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.dq_oob.waddr.next = self.dq.waddr.val();
         self.dq_oob.wdata.next = bit_cast::<1, 1>(self.thr_tab.rd_oob.val().into());
         self.dq_oob.raddr.next = self.dq.raddr.val();
-        self.sq_cnt.clock.next = self.clock.val();
-        self.sq_cnt.reset.next = self.reset.val();
-        self.sq_cnt.we.next = self.s_push.val();
-        self.sq_cnt.waddr.next = self.sq.waddr.val();
-        self.sq_cnt.wdata.next = self.s_count.val();
-        self.sq_cnt.raddr.next = self.sq.raddr.val();
+        // a sparse beat's entries, flagged as they enter
+        self.s_cnt.next = self.s_count.val();
+        self.s_bad.next = self.s_count.val() > self.lanes8.val();
+        if self.s_bad.val() {
+            self.s_cnt.next = self.lanes8.val();
+        }
+        for p in 0..self._lanes {
+            self.t8.next = self.s_coo[p].val();
+            self.pidx[p].next = self.t8.val() >> self.two8.val();
+            self.pent[p].next = bit_cast::<11, 8>(self.t8.val());
+            if self.s_bad.val() {
+                self.pent[p].next = self.pent[p].val() | self.bad11.val();
+            }
+            if self.kc8[p].val() < self.s_cnt.val() {
+                self.pent[p].next = self.pent[p].val() | self.cur11.val();
+            }
+        }
+        if self.pidx[0].val() > self.last_idx.q.val() {
+            self.pent[0].next = self.pent[0].val() | self.inc11.val();
+        }
+        for p in 1..self._lanes {
+            if self.pidx[p].val() > self.pidx[p - 1].val() {
+                self.pent[p].next = self.pent[p].val() | self.inc11.val();
+            }
+        }
+        self.lastsel.next = self.last_idx.q.val();
+        for p in 0..self._lanes {
+            if self.s_cnt.val() == self.kc8[p + 1].val() {
+                self.lastsel.next = self.pidx[p].val();
+            }
+        }
+        self.last_idx.en.next = self.s_push.val();
+        self.last_idx.d.next = self.lastsel.val();
+        self.sq.clock.next = self.clock.val();
+        self.sq.reset.next = self.reset.val();
+        for p in 0..self._lanes {
+            self.sqm[p].clock.next = self.clock.val();
+            self.sqm[p].reset.next = self.reset.val();
+            self.sqm[p].waddr.next = self.sq.waddr.val();
+            self.sqm[p].wdata.next = self.pent[p].val();
+            self.sqm[p].raddr.next = self.sq.raddr.val();
+        }
 
         // ---------------- aligner (spec §4.3) ----------------
         self.d_avail.next = !self.dq.empty.val();
-        self.s_avail.next = !self.sq.empty.val();
-        self.h_cnt.next = self.sq_cnt.rdata.val();
-        self.h_bad.next = self.sq_cnt.rdata.val() > self.lanes8.val();
-        if self.h_bad.val() {
-            self.h_cnt.next = self.lanes8.val();
+        self.s_avail.next = self.s_occ.q.val() != self.zero8.val();
+        self.first_b.next = self.fb.q.val();
+        self.last_b.next = self.lb.q.val();
+        self.nbeat.next = self.beat.q.val() + self.one16.val();
+        if self.last_b.val() {
+            self.nbeat.next = self.zero16.val();
         }
-        // the head sparse beat joins the window while the window has room
-        // for a whole beat
-        self.in_view.next = self.s_avail.val() & (self.wcnt.q.val() <= self.lanes8.val());
-        // hm: the head beat's entries at lanes L..2L-1 of a 3L-lane vector
-        // (zeros around them), so that every shift below indexes in range
-        for i in 0..self._w3 {
-            self.hm[i].next = self.zero9.val();
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for p in 0..self._lanes {
-                self.t8.next = self.sq_coo[p].rdata.val();
-                if self.in_view.val() & (self.kc8[p].val() < self.h_cnt.val()) {
-                    self.hm[p + ln].next = bit_cast::<9, 8>(self.t8.val());
-                    if self.h_bad.val() {
-                        self.hm[p + ln].next = self.hm[p + ln].val() | self.bad9.val();
-                    }
-                }
-            }
-        }
-        // view = window entries, then the head beat's entries after them
-        for j in 0..self._w3 {
-            self.vv[j].next = self.zero9.val();
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for j in 0..self._w2 {
-                self.vv[j].next = self.win[j].q.val();
-                for k in 0..(self._lanes + 1) {
-                    if self.wcnt.q.val() == self.kc8[k].val() {
-                        self.vv[j].next = self.vv[j].val() | self.hm[j + ln - k].val();
-                    }
-                }
-            }
-        }
-        self.vcnt.next = self.wcnt.q.val();
-        if self.in_view.val() {
-            self.vcnt.next = self.wcnt.q.val() + self.h_cnt.val();
-        }
-
-        // the record's segment counts and list length: from the FIFO head at
+        // the record's counts and list length: from the dense FIFO's head at
         // its first beat
-        self.first_b.next = self.beat.q.val() == self.zero16.val();
-        self.last_b.next = self.beat.q.val() == self.last_beat.val();
-        self.cnt_bad.next = false;
         for s in 0..self._segs {
             self.cm[s].next = self.cnt_r[s].q.val();
             if self.first_b.val() {
                 self.cm[s].next = self.dq_cnt[s].rdata.val();
             }
-            if self.cm[s].val() > self.seg_len[s].val() {
-                self.cnt_bad.next = true;
-            }
         }
-        self.lo_cur.next = self.seg_lo.q.val();
-        self.hi_cur.next = self.seg_hi.q.val();
-        self.tmp16.next = bit_cast::<16, 8>(self.cm[0].val());
-        if self.first_b.val() {
-            self.lo_cur.next = self.zero16.val();
-            self.hi_cur.next = self.tmp16.val();
-        }
-        self.bws.next = bit_cast::<8, 16>(self.beat.q.val()) & self.bws_mask.val();
-        // entries of the record not yet taken; all of them in view
         self.need_cur.next = self.need.q.val();
+        self.sr_cur.next = self.segrem.q.val();
         if self.first_b.val() {
             self.need_cur.next = self.dq_n.rdata.val();
+            self.sr_cur.next = self.dq_cnt[0].rdata.val();
         }
-        self.complete.next = bit_cast::<16, 8>(self.vcnt.val()) >= self.need_cur.val();
+        self.bh_cur.next = self.behind.q.val();
+        self.bws.next = bit_cast::<8, 16>(self.beat.q.val()) & self.bws_mask.val();
 
-        // entries taken into this beat: a prefix of the view, never past the
-        // record's list (hi_cur <= its length)
-        self.ntake.next = self.zero8.val();
+        // entries taken into this beat: a prefix of the window (§4.3), never
+        // past the segment's count range; ok[j] is entry j's own condition
+        // (bit 9: its index is above its predecessor's), take[j] = ok[0] &
+        // ... & ok[j]
         for j in 0..self._lanes {
-            self.gidx[j].next = self.used.q.val() + self.kc16[j].val();
-            self.idx[j].next = self.vv[j].val().get_bits::<8>(0) >> self.two8.val();
-            self.take[j].next = (self.kc8[j].val() < self.vcnt.val())
-                & (self.gidx[j].val() >= self.lo_cur.val())
-                & (self.gidx[j].val() < self.hi_cur.val())
-                & ((self.idx[j].val() >> self.lshift8.val()) == self.bws.val());
+            self.ok[j].next =
+                self.wval[j].q.val() & self.thr[j].q.val() & !self.behind.q.val() & self.win[j].q.val().get_bit(10);
         }
         for j in 1..self._lanes {
-            self.take[j].next = self.take[j].val() & self.take[j - 1].val() & (self.idx[j].val() > self.idx[j - 1].val());
+            self.ok[j].next = self.ok[j].val() & self.win[j].q.val().get_bit(9);
+        }
+        // prefix AND in log2(L) levels
+        for j in 0..self._m1 {
+            self.px1[j].next = self.ok[j].val();
+        }
+        for j in self._m1..self._lanes {
+            self.px1[j].next = self.ok[j].val() & self.ok[j - 1].val();
+        }
+        for j in 0..self._m2 {
+            self.px2[j].next = self.px1[j].val();
+        }
+        for j in self._m2..self._lanes {
+            self.px2[j].next = self.px1[j].val() & self.px1[j - 2].val();
+        }
+        for j in 0..self._m4 {
+            self.px4[j].next = self.px2[j].val();
+        }
+        for j in self._m4..self._lanes {
+            self.px4[j].next = self.px2[j].val() & self.px2[j - 4].val();
+        }
+        for j in 0..self._m8 {
+            self.px8[j].next = self.px4[j].val();
+        }
+        for j in self._m8..self._lanes {
+            self.px8[j].next = self.px4[j].val() & self.px4[j - 8].val();
+        }
+        for j in 0..self._m16 {
+            self.px16[j].next = self.px8[j].val();
+        }
+        for j in self._m16..self._lanes {
+            self.px16[j].next = self.px8[j].val() & self.px8[j - 16].val();
+        }
+        for j in 0..self._m32 {
+            self.take[j].next = self.px16[j].val();
+        }
+        for j in self._m32..self._lanes {
+            self.take[j].next = self.px16[j].val() & self.px16[j - 32].val();
+        }
+        // the count taken, one-hot: oh[k] for k entries
+        self.oh[0].next = !self.take[0].val();
+        for k in 1..self._lanes {
+            self.oh[k].next = self.take[k - 1].val() & !self.take[k].val();
+        }
+        for k in self._lanes..(self._lanes + 1) {
+            self.oh[k].next = self.take[k - 1].val();
         }
         self.bad_take.next = false;
         for j in 0..self._lanes {
-            if self.take[j].val() {
-                self.ntake.next = self.kc8[j + 1].val();
-                if self.vv[j].val().get_bit(8) {
-                    self.bad_take.next = true;
-                }
+            if self.take[j].val() & self.win[j].q.val().get_bit(8) {
+                self.bad_take.next = true;
             }
         }
-        for p in 0..self._lanes {
-            self.lane_mask[p].next = false;
-        }
-        for j in 0..self._lanes {
-            for p in 0..self._lanes {
-                if self.take[j].val() & ((self.idx[j].val() & self.lmask8.val()) == self.kc8[p].val()) {
-                    self.lane_mask[p].next = true;
-                }
+        // what depends on the count is chosen by the one-hot from values
+        // ready early: the record's and the segment's remaining entries,
+        // and whether they reach zero
+        self.rem.next = self.zero16.val();
+        self.srsel.next = self.zero8.val();
+        self.rem_z.next = false;
+        self.seg_done.next = false;
+        for k in 0..(self._lanes + 1) {
+            if self.oh[k].val() {
+                self.rem.next = self.rem.val() | (self.need_cur.val() - self.kc16[k].val());
+                self.srsel.next = self.srsel.val() | (self.sr_cur.val() - self.kc8[k].val());
+            }
+            if self.oh[k].val() & (self.need_cur.val() == self.kc16[k].val()) {
+                self.rem_z.next = true;
+            }
+            if self.oh[k].val() & (self.sr_cur.val() == self.kc8[k].val()) {
+                self.seg_done.next = true;
             }
         }
+        self.rem_nz.next = !self.rem_z.val();
 
-        // L entries in view hold every entry of one beat; fewer do when they
-        // are the rest of the record's list
-        self.fire.next = self.d_avail.val()
-            & self.k0_free.val()
-            & ((self.vcnt.val() >= self.lanes8.val()) | self.complete.val());
-        // entries of the record left untaken after this beat
-        self.rem.next = self.need_cur.val() - bit_cast::<16, 8>(self.ntake.val());
+        // L entries in the window hold every entry of one beat; fewer do
+        // when they are the rest of the record's list (window count from the
+        // valid thermometer)
+        // (both list lengths compared straight from their registers, the
+        // first-beat select last)
+        self.cmp_f.next = self.dq_n.rdata.val() == self.zero16.val();
+        self.cmp_n.next = self.need.q.val() == self.zero16.val();
+        for k in 1..self._wp1 {
+            if (self.dq_n.rdata.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+                self.cmp_f.next = true;
+            }
+            if (self.need.q.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+                self.cmp_n.next = true;
+            }
+        }
+        self.complete.next = self.cmp_n.val();
+        if self.first_b.val() {
+            self.complete.next = self.cmp_f.val();
+        }
+        for k in (self._lanes - 1)..self._lanes {
+            self.fire.next = self.d_avail.val() & self.k0_free.val() & (self.wval[k].q.val() | self.complete.val());
+        }
         // after a last beat with entries untaken (malformed), K0 holds it
-        // while they are dropped, min(skip, L, in view) a cycle
-        self.sk.next = self.lanes8.val();
-        if self.skip.q.val() < self.lanes16.val() {
-            self.sk.next = self.skip.q.val().get_bits::<8>(0);
+        // while they are dropped, min(skip, L, window) a cycle
+        for j in 0..self._lanes {
+            self.dth[j].next = self.wval[j].q.val() & (self.kc16[j].val() < self.skip.q.val());
         }
-        self.dsk.next = self.sk.val();
-        if self.vcnt.val() < self.sk.val() {
-            self.dsk.next = self.vcnt.val();
+        self.doh[0].next = !self.dth[0].val();
+        for k in 1..self._lanes {
+            self.doh[k].next = self.dth[k - 1].val() & !self.dth[k].val();
+        }
+        for k in self._lanes..(self._lanes + 1) {
+            self.doh[k].next = self.dth[k - 1].val();
+        }
+        self.dsk.next = self.zero8.val();
+        for k in 0..(self._lanes + 1) {
+            if self.doh[k].val() {
+                self.dsk.next = self.dsk.val() | self.kc8[k].val();
+            }
+        }
+        // all of the remainder drops this cycle: skip <= min(L, window)
+        self.drop_all.next = self.skip.q.val() == self.zero16.val();
+        for k in 1..(self._lanes + 1) {
+            if (self.skip.q.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+                self.drop_all.next = true;
+            }
         }
 
-        // window <- view shifted down by the entries taken or dropped
-        self.cshift.next = self.zero8.val();
+        // the window shifts down by the entries taken or dropped (one-hot
+        // select); the sparse FIFO's head beat joins behind what is left
+        // when at most L entries are left. cat is the window with the head
+        // beat's entries after its last one, placed before the shift is
+        // known; valid bits of the window's and of the head's entries
+        // shift apart, so that the late "head joins" only gates the latter.
+        self.idle.next = !self.k0_hold.q.val() & !self.fire.val();
+        for k in 0..(self._lanes + 1) {
+            self.cs_oh[k].next = (self.k0_hold.q.val() & self.doh[k].val()) | (self.fire.val() & self.oh[k].val());
+        }
+        self.cs_oh[0].next = self.cs_oh[0].val() | self.idle.val();
+        for p in 0..self._lanes {
+            self.hv[p].next = self.shead[p].q.val().get_bit(10);
+            self.hm[p].next = self.shead[p].q.val() & !self.cur11.val();
+        }
+        self.wdec[0].next = !self.wval[0].q.val();
+        for k in 1..self._w2 {
+            self.wdec[k].next = self.wval[k - 1].q.val() & !self.wval[k].q.val();
+        }
+        for k in self._w2..self._wp1 {
+            self.wdec[k].next = self.wval[k - 1].q.val();
+        }
+        for i in 0..self._w2 {
+            self.cat[i].next = self.zero11.val();
+            if self.wval[i].q.val() {
+                self.cat[i].next = self.win[i].q.val();
+            }
+            self.catw[i].next = self.wval[i].q.val();
+            self.cath[i].next = false;
+        }
+        for i in self._w2..self._w3 {
+            self.cat[i].next = self.zero11.val();
+            self.catw[i].next = false;
+            self.cath[i].next = false;
+        }
+        for k in 0..self._wp1 {
+            for p in 0..self._lanes {
+                if self.wdec[k].val() {
+                    self.cat[k + p].next = self.cat[k + p].val() | self.hm[p].val();
+                    self.cath[k + p].next = self.cath[k + p].val() | self.hv[p].val();
+                }
+            }
+        }
+        // bit 10 of every entry: its index lies in the beat that is current
+        // after this edge (the next one when a beat is taken)
+        self.bws_n.next = self.bws.val();
         if self.fire.val() {
-            self.cshift.next = self.ntake.val();
+            self.bws_n.next = bit_cast::<8, 16>(self.nbeat.val()) & self.bws_mask.val();
         }
-        if self.k0_hold.q.val() {
-            self.cshift.next = self.dsk.val();
+        for i in 0..self._w3 {
+            self.cidx.next = self.cat[i].val().get_bits::<8>(0) >> self.two8.val();
+            self.cat[i].next = self.cat[i].val() & !self.cur11.val();
+            if (self.cidx.val() >> self.lshift8.val()) == self.bws_n.val() {
+                self.cat[i].next = self.cat[i].val() | self.cur11.val();
+            }
         }
-        for j in 0..self._w2 {
-            self.rn[j].next = self.zero9.val();
+        // room: the window's entries left reach no further than L
+        // (for a taken beat and otherwise apart, fire selecting last; K0
+        // holds while entries drop, so fire is 0 then)
+        self.room_f.next = true;
+        self.room_n.next = true;
+        for ln in self._lanes..(self._lanes + 1) {
             for k in 0..(self._lanes + 1) {
-                if self.cshift.val() == self.kc8[k].val() {
-                    self.rn[j].next = self.rn[j].val() | self.vv[j + k].val();
+                if self.oh[k].val() & self.catw[ln + k].val() {
+                    self.room_f.next = false;
+                }
+                if self.k0_hold.q.val() & self.doh[k].val() & self.catw[ln + k].val() {
+                    self.room_n.next = false;
+                }
+            }
+            if !self.k0_hold.q.val() & self.catw[ln].val() {
+                self.room_n.next = false;
+            }
+        }
+        self.room.next = self.room_n.val();
+        if self.fire.val() {
+            self.room.next = self.room_f.val();
+        }
+        self.app.next = self.s_avail.val() & self.room.val();
+        for j in 0..self._w2 {
+            self.wn.next = self.zero11.val();
+            self.vw.next = false;
+            self.vh.next = false;
+            for k in 0..(self._lanes + 1) {
+                if self.cs_oh[k].val() {
+                    self.wn.next = self.wn.val() | self.cat[j + k].val();
+                    self.vw.next = self.vw.val() | self.catw[j + k].val();
+                    self.vh.next = self.vh.val() | self.cath[j + k].val();
                 }
             }
             self.win[j].clock.next = self.clock.val();
             self.win[j].reset.next = self.reset.val();
             self.win[j].en.next = true;
-            self.win[j].d.next = self.rn[j].val();
+            self.win[j].d.next = self.wn.val();
+            self.wval[j].clock.next = self.clock.val();
+            self.wval[j].reset.next = self.reset.val();
+            self.wval[j].en.next = true;
+            self.wval[j].d.next = self.vw.val() | (self.app.val() & self.vh.val());
         }
-        self.wcnt.en.next = true;
-        self.wcnt.d.next = self.vcnt.val() - self.cshift.val();
+
+        // skip - dsk (dsk <= L): the high byte chosen by the low byte's borrow
+        self.slo.next = bit_cast::<9, 8>(self.skip.q.val().get_bits::<8>(0)) - bit_cast::<9, 8>(self.dsk.val());
+        self.shi.next = self.skip.q.val().get_bits::<8>(8);
+        if self.slo.val().get_bit(8) {
+            self.shi.next = self.skip.q.val().get_bits::<8>(8) - self.one8.val();
+        }
         self.skip.en.next = true;
         self.skip.d.next = self.skip.q.val();
         if self.k0_hold.q.val() {
-            self.skip.d.next = self.skip.q.val() - bit_cast::<16, 8>(self.dsk.val());
+            self.skip.d.next = (bit_cast::<16, 8>(self.shi.val()) << self.eight16.val())
+                | bit_cast::<16, 8>(self.slo.val().get_bits::<8>(0));
         }
         if self.fire.val() & self.last_b.val() {
             self.skip.d.next = self.rem.val();
@@ -759,10 +1227,10 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         // and the verdict at its last beat
         self.err_fin.next = self.err_r.q.val() | self.bad_take.val();
         if self.first_b.val() {
-            self.err_fin.next = self.err_fin.val() | self.cnt_bad.val();
+            self.err_fin.next = self.err_fin.val() | self.dq_bad.rdata.val().any();
         }
         if self.last_b.val() {
-            self.err_fin.next = self.err_fin.val() | (self.rem.val() != self.zero16.val());
+            self.err_fin.next = self.err_fin.val() | self.rem_nz.val();
         }
         self.err_r.en.next = self.fire.val();
         self.err_r.d.next = self.err_fin.val();
@@ -771,16 +1239,13 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         }
 
         self.beat.en.next = self.fire.val();
-        self.beat.d.next = self.beat.q.val() + self.one16.val();
-        if self.last_b.val() {
-            self.beat.d.next = self.zero16.val();
-        }
-        self.used.en.next = self.fire.val();
-        self.used.d.next = self.used.q.val() + bit_cast::<16, 8>(self.ntake.val());
-        if self.last_b.val() {
-            self.used.d.next = self.zero16.val();
-        }
-        // segment bounds for the next beat
+        self.beat.d.next = self.nbeat.val();
+        self.fb.en.next = self.fire.val();
+        self.fb.d.next = self.nbeat.val() == self.zero16.val();
+        self.lb.en.next = self.fire.val();
+        self.lb.d.next = self.nbeat.val() == self.last_beat.val();
+        // the next beat's segment: the rest of this one's count range, or
+        // the next segment's count (with every entry of this one taken)
         self.next_seg.next = self.bws.val() == self.bws_mask.val();
         self.nseg.next = (self.beat.q.val() + self.one16.val()) >> self.seg_shift.val();
         self.ncnt.next = self.zero8.val();
@@ -789,13 +1254,61 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
                 self.ncnt.next = self.cm[s].val();
             }
         }
-        self.seg_lo.en.next = self.fire.val();
-        self.seg_hi.en.next = self.fire.val();
-        self.seg_lo.d.next = self.lo_cur.val();
-        self.seg_hi.d.next = self.hi_cur.val();
+        self.segrem.en.next = self.fire.val();
+        self.behind.en.next = self.fire.val();
+        self.segrem.d.next = self.srsel.val();
+        self.behind.d.next = self.bh_cur.val();
         if self.next_seg.val() {
-            self.seg_lo.d.next = self.hi_cur.val();
-            self.seg_hi.d.next = self.hi_cur.val() + bit_cast::<16, 8>(self.ncnt.val());
+            self.segrem.d.next = self.ncnt.val();
+            if !self.seg_done.val() {
+                self.behind.d.next = true;
+            }
+        }
+        if self.last_b.val() {
+            self.behind.d.next = false;
+        }
+        // thr for the beat current after this edge: at a first beat the
+        // count the dense FIFO's head will show; after a taken beat the
+        // rest of the range (dd shifted by the count taken) or the next
+        // segment's count
+        for i in 0..self._w2 {
+            self.dd[i].next = self.kc16[i].val() < bit_cast::<16, 8>(self.sr_cur.val());
+        }
+        self.occ0.next = self.d_occ.q.val() == self.zero8.val();
+        self.occ1.next = self.d_occ.q.val() == self.one8.val();
+        for j in 0..self._lanes {
+            self.th_h[j].next = self.kc8[j].val() < self.dq_cnt[0].rdata.val();
+            self.th_1[j].next = self.kc8[j].val() < self.dq_cnt[0].rdata1.val();
+            self.th_w[j].next = self.kc8[j].val() < self.d_counts[0].val();
+        }
+        for j in 0..self._lanes {
+            self.sth.next = false;
+            for k in 0..(self._lanes + 1) {
+                if self.oh[k].val() & self.dd[j + k].val() {
+                    self.sth.next = true;
+                }
+            }
+            if self.next_seg.val() {
+                self.sth.next = self.kc8[j].val() < self.ncnt.val();
+            }
+            self.thr[j].clock.next = self.clock.val();
+            self.thr[j].reset.next = self.reset.val();
+            self.thr[j].en.next = self.fire.val() | self.first_b.val();
+            self.thr[j].d.next = self.sth.val();
+            // the head after this edge: the word behind it after a pop, the
+            // entering word when the FIFO is (left) empty
+            if self.fire.val() & self.last_b.val() {
+                self.thr[j].d.next = self.th_1[j].val();
+                if self.occ1.val() {
+                    self.thr[j].d.next = self.th_w[j].val();
+                }
+            }
+            if !self.fire.val() {
+                self.thr[j].d.next = self.th_h[j].val();
+                if self.occ0.val() {
+                    self.thr[j].d.next = self.th_w[j].val();
+                }
+            }
         }
         for s in 0..self._segs {
             self.cnt_r[s].clock.next = self.clock.val();
@@ -805,31 +1318,62 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         }
 
         // FIFO pops: a dense beat per fire; the head sparse beat when it
-        // joins the view
+        // joins the window. Occupancy counters take their pop late in the
+        // cycle, so both sides of it are ready.
         self.dq.pop.next = self.fire.val();
-        self.sq.pop.next = self.in_view.val();
-        self.d_occ_n.next = self.d_occ.q.val();
+        self.dq_n.pop.next = self.fire.val();
+        self.dq_bad.pop.next = self.fire.val();
+        for s in 0..self._segs {
+            self.dq_cnt[s].pop.next = self.fire.val();
+        }
+        self.s_pop.next = self.app.val();
+        // a beat entering an empty head register (or one emptied now) goes
+        // there, others queue behind it
+        self.to_head.next = self.s_push.val()
+            & ((self.s_occ.q.val() == self.zero8.val()) | ((self.s_occ.q.val() == self.one8.val()) & self.s_pop.val()));
+        self.sq.push.next = self.s_push.val() & !self.to_head.val();
+        self.sq.pop.next = self.s_pop.val() & !self.sq.empty.val();
+        // the FIFO's memory may take every beat (with no push the slot
+        // written is a free one); the head takes the entering beat whenever
+        // the FIFO behind it is empty (if that was not a push, the head is
+        // empty after the edge), so only its enable waits for the pop
+        self.sq_low.next = (self.s_occ.q.val() == self.zero8.val()) | (self.s_occ.q.val() == self.one8.val());
+        for p in 0..self._lanes {
+            self.sqm[p].we.next = self.s_push.val();
+            self.shead[p].clock.next = self.clock.val();
+            self.shead[p].reset.next = self.reset.val();
+            self.shead[p].en.next = self.s_pop.val() | (self.s_push.val() & (self.s_occ.q.val() == self.zero8.val()));
+            self.shead[p].d.next = self.sqm[p].rdata.val();
+            if self.sq_low.val() {
+                self.shead[p].d.next = self.pent[p].val();
+            }
+        }
+        self.d_occ.en.next = self.d_push.val() ^ self.fire.val();
+        self.d_occ.d.next = self.d_occ.q.val() - self.one8.val();
         if self.d_push.val() {
-            self.d_occ_n.next = self.d_occ_n.val() + self.one8.val();
+            self.d_occ.d.next = self.d_occ.q.val() + self.one8.val();
         }
-        if self.fire.val() {
-            self.d_occ_n.next = self.d_occ_n.val() - self.one8.val();
-        }
-        self.d_occ.en.next = true;
-        self.d_occ.d.next = self.d_occ_n.val();
         self.d_rdy.en.next = true;
-        self.d_rdy.d.next = self.d_occ_n.val() < self.depth8.val();
-        self.s_occ_n.next = self.s_occ.q.val();
+        self.d_rdy.d.next = self.d_occ.q.val() < self.depth8.val();
+        if self.d_push.val() & !self.fire.val() {
+            self.d_rdy.d.next = self.d_occ.q.val() < self.depth_m1.val();
+        }
+        if self.fire.val() & !self.d_push.val() {
+            self.d_rdy.d.next = true;
+        }
+        self.s_occ.en.next = self.s_push.val() ^ self.s_pop.val();
+        self.s_occ.d.next = self.s_occ.q.val() - self.one8.val();
         if self.s_push.val() {
-            self.s_occ_n.next = self.s_occ_n.val() + self.one8.val();
+            self.s_occ.d.next = self.s_occ.q.val() + self.one8.val();
         }
-        if self.sq.pop.val() {
-            self.s_occ_n.next = self.s_occ_n.val() - self.one8.val();
-        }
-        self.s_occ.en.next = true;
-        self.s_occ.d.next = self.s_occ_n.val();
         self.s_rdy.en.next = true;
-        self.s_rdy.d.next = self.s_occ_n.val() < self.depth8.val();
+        self.s_rdy.d.next = self.s_occ.q.val() < self.depth8.val();
+        if self.s_push.val() & !self.s_pop.val() {
+            self.s_rdy.d.next = self.s_occ.q.val() < self.depth_m1.val();
+        }
+        if self.s_pop.val() & !self.s_push.val() {
+            self.s_rdy.d.next = true;
+        }
 
         // ---------------- K0 ----------------
         self.k0_v.en.next = true;
@@ -837,9 +1381,9 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
         self.k0_hold.en.next = true;
         self.k0_hold.d.next = self.k0_hold.q.val();
         if self.fire.val() {
-            self.k0_hold.d.next = self.last_b.val() & (self.rem.val() != self.zero16.val());
+            self.k0_hold.d.next = self.last_b.val() & self.rem_nz.val();
         }
-        if self.k0_hold.q.val() & (self.skip.q.val() == bit_cast::<16, 8>(self.dsk.val())) {
+        if self.k0_hold.q.val() & self.drop_all.val() {
             self.k0_hold.d.next = false;
         }
         self.k0_err.en.next = true;
@@ -863,14 +1407,11 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.k0_ent[p].clock.next = self.clock.val();
             self.k0_ent[p].reset.next = self.reset.val();
             self.k0_ent[p].en.next = self.fire.val();
-            self.k0_ent[p].d.next = self.zero8.val();
-            if self.take[p].val() {
-                self.k0_ent[p].d.next = self.vv[p].val().get_bits::<8>(0);
-            }
-            self.k0_mask[p].clock.next = self.clock.val();
-            self.k0_mask[p].reset.next = self.reset.val();
-            self.k0_mask[p].en.next = self.fire.val();
-            self.k0_mask[p].d.next = self.lane_mask[p].val();
+            self.k0_ent[p].d.next = self.win[p].q.val().get_bits::<8>(0);
+            self.k0_tk[p].clock.next = self.clock.val();
+            self.k0_tk[p].reset.next = self.reset.val();
+            self.k0_tk[p].en.next = self.fire.val();
+            self.k0_tk[p].d.next = self.take[p].val();
         }
         for i in 0..12 {
             self.k0_meta[i].clock.next = self.clock.val();
@@ -879,34 +1420,138 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.k0_meta[i].d.next = self.dq_meta[i].rdata.val();
         }
 
-        // ---------------- K1: zero-insert; token fields converted ----------------
+        // ---------------- K1: taken entries to their lanes; token fields converted ----------------
         self.mv.next = self.k0_v.q.val() & !self.k0_hold.q.val();
-        self.zi.clock.next = self.clock.val();
-        self.zi.reset.next = self.reset.val();
-        self.zi.en.next = self.adv.val();
-        self.zi.in_valid.next = self.mv.val();
         for p in 0..self._lanes {
-            self.zi.data[p].next = self.k0_ent[p].q.val();
-            self.zi.mask[p].next = self.k0_mask[p].q.val();
-            self.k1_has[p].clock.next = self.clock.val();
-            self.k1_has[p].reset.next = self.reset.val();
-            self.k1_has[p].en.next = self.adv.val();
-            self.k1_has[p].d.next = self.k0_mask[p].q.val();
-            self.k1_ent[p].clock.next = self.clock.val();
-            self.k1_ent[p].reset.next = self.reset.val();
-            self.k1_ent[p].en.next = self.adv.val();
-            self.k1_ent[p].d.next = self.zi.out[p].val();
-            self.k1_dense[p].clock.next = self.clock.val();
-            self.k1_dense[p].reset.next = self.reset.val();
-            self.k1_dense[p].en.next = self.adv.val();
-            self.k1_dense[p].d.next = self.k0_dense[p].q.val();
+            self.xe[p].next = self.k0_ent[p].q.val();
+            self.xv[p].next = self.k0_tk[p].q.val();
+            self.xs[p].next = ((self.k0_ent[p].q.val() >> self.two8.val()) & self.lmask8.val()) - self.kc8[p].val();
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m32 {
+                self.xv[1 * ln + i].next = self.xv[0 * ln + i].val() & !self.xs[0 * ln + i].val().get_bit(5);
+                self.xe[1 * ln + i].next = self.xe[0 * ln + i].val();
+                self.xs[1 * ln + i].next = self.xs[0 * ln + i].val();
+            }
+            for i in self._m32..self._lanes {
+                self.xv[1 * ln + i].next = self.xv[0 * ln + i].val() & !self.xs[0 * ln + i].val().get_bit(5);
+                self.xe[1 * ln + i].next = self.xe[0 * ln + i].val();
+                self.xs[1 * ln + i].next = self.xs[0 * ln + i].val();
+                if self.xv[0 * ln + i - 32].val() & self.xs[0 * ln + i - 32].val().get_bit(5) {
+                    self.xv[1 * ln + i].next = true;
+                    self.xe[1 * ln + i].next = self.xe[0 * ln + i - 32].val();
+                    self.xs[1 * ln + i].next = self.xs[0 * ln + i - 32].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m16 {
+                self.xv[2 * ln + i].next = self.xv[1 * ln + i].val() & !self.xs[1 * ln + i].val().get_bit(4);
+                self.xe[2 * ln + i].next = self.xe[1 * ln + i].val();
+                self.xs[2 * ln + i].next = self.xs[1 * ln + i].val();
+            }
+            for i in self._m16..self._lanes {
+                self.xv[2 * ln + i].next = self.xv[1 * ln + i].val() & !self.xs[1 * ln + i].val().get_bit(4);
+                self.xe[2 * ln + i].next = self.xe[1 * ln + i].val();
+                self.xs[2 * ln + i].next = self.xs[1 * ln + i].val();
+                if self.xv[1 * ln + i - 16].val() & self.xs[1 * ln + i - 16].val().get_bit(4) {
+                    self.xv[2 * ln + i].next = true;
+                    self.xe[2 * ln + i].next = self.xe[1 * ln + i - 16].val();
+                    self.xs[2 * ln + i].next = self.xs[1 * ln + i - 16].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m8 {
+                self.xv[3 * ln + i].next = self.xv[2 * ln + i].val() & !self.xs[2 * ln + i].val().get_bit(3);
+                self.xe[3 * ln + i].next = self.xe[2 * ln + i].val();
+                self.xs[3 * ln + i].next = self.xs[2 * ln + i].val();
+            }
+            for i in self._m8..self._lanes {
+                self.xv[3 * ln + i].next = self.xv[2 * ln + i].val() & !self.xs[2 * ln + i].val().get_bit(3);
+                self.xe[3 * ln + i].next = self.xe[2 * ln + i].val();
+                self.xs[3 * ln + i].next = self.xs[2 * ln + i].val();
+                if self.xv[2 * ln + i - 8].val() & self.xs[2 * ln + i - 8].val().get_bit(3) {
+                    self.xv[3 * ln + i].next = true;
+                    self.xe[3 * ln + i].next = self.xe[2 * ln + i - 8].val();
+                    self.xs[3 * ln + i].next = self.xs[2 * ln + i - 8].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m4 {
+                self.xv[4 * ln + i].next = self.xv[3 * ln + i].val() & !self.xs[3 * ln + i].val().get_bit(2);
+                self.xe[4 * ln + i].next = self.xe[3 * ln + i].val();
+                self.xs[4 * ln + i].next = self.xs[3 * ln + i].val();
+            }
+            for i in self._m4..self._lanes {
+                self.xv[4 * ln + i].next = self.xv[3 * ln + i].val() & !self.xs[3 * ln + i].val().get_bit(2);
+                self.xe[4 * ln + i].next = self.xe[3 * ln + i].val();
+                self.xs[4 * ln + i].next = self.xs[3 * ln + i].val();
+                if self.xv[3 * ln + i - 4].val() & self.xs[3 * ln + i - 4].val().get_bit(2) {
+                    self.xv[4 * ln + i].next = true;
+                    self.xe[4 * ln + i].next = self.xe[3 * ln + i - 4].val();
+                    self.xs[4 * ln + i].next = self.xs[3 * ln + i - 4].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m2 {
+                self.xv[5 * ln + i].next = self.xv[4 * ln + i].val() & !self.xs[4 * ln + i].val().get_bit(1);
+                self.xe[5 * ln + i].next = self.xe[4 * ln + i].val();
+                self.xs[5 * ln + i].next = self.xs[4 * ln + i].val();
+            }
+            for i in self._m2..self._lanes {
+                self.xv[5 * ln + i].next = self.xv[4 * ln + i].val() & !self.xs[4 * ln + i].val().get_bit(1);
+                self.xe[5 * ln + i].next = self.xe[4 * ln + i].val();
+                self.xs[5 * ln + i].next = self.xs[4 * ln + i].val();
+                if self.xv[4 * ln + i - 2].val() & self.xs[4 * ln + i - 2].val().get_bit(1) {
+                    self.xv[5 * ln + i].next = true;
+                    self.xe[5 * ln + i].next = self.xe[4 * ln + i - 2].val();
+                    self.xs[5 * ln + i].next = self.xs[4 * ln + i - 2].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for i in 0..self._m1 {
+                self.xv[6 * ln + i].next = self.xv[5 * ln + i].val() & !self.xs[5 * ln + i].val().get_bit(0);
+                self.xe[6 * ln + i].next = self.xe[5 * ln + i].val();
+            }
+            for i in self._m1..self._lanes {
+                self.xv[6 * ln + i].next = self.xv[5 * ln + i].val() & !self.xs[5 * ln + i].val().get_bit(0);
+                self.xe[6 * ln + i].next = self.xe[5 * ln + i].val();
+                if self.xv[5 * ln + i - 1].val() & self.xs[5 * ln + i - 1].val().get_bit(0) {
+                    self.xv[6 * ln + i].next = true;
+                    self.xe[6 * ln + i].next = self.xe[5 * ln + i - 1].val();
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for p in 0..self._lanes {
+                self.k1_has[p].clock.next = self.clock.val();
+                self.k1_has[p].reset.next = self.reset.val();
+                self.k1_has[p].en.next = self.adv.val();
+                self.k1_has[p].d.next = self.xv[6 * ln + p].val();
+                self.k1_ent[p].clock.next = self.clock.val();
+                self.k1_ent[p].reset.next = self.reset.val();
+                self.k1_ent[p].en.next = self.adv.val();
+                self.k1_ent[p].d.next = self.zero8.val();
+                if self.xv[6 * ln + p].val() {
+                    self.k1_ent[p].d.next = self.xe[6 * ln + p].val();
+                }
+                self.k1_dense[p].clock.next = self.clock.val();
+                self.k1_dense[p].reset.next = self.reset.val();
+                self.k1_dense[p].en.next = self.adv.val();
+                self.k1_dense[p].d.next = self.k0_dense[p].q.val();
+            }
         }
         // metadata min/step fields are sanitised (a corrupted word still
         // decodes to defined values, spec §4.4); table thresholds are legal
         for i in 0..6 {
             self.mlo.next = self.k0_meta[2 * i].q.val();
             self.mhi.next = self.k0_meta[2 * i + 1].q.val();
-            self.san[i].x.next = (bit_cast::<16, 8>(self.mhi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.mlo.val());
+            self.san[i].x.next =
+                (bit_cast::<16, 8>(self.mhi.val()) << self.eight16.val()) | bit_cast::<16, 8>(self.mlo.val());
             self.fld[i].next = self.san[i].y.val();
         }
         for t in 0..4 {
@@ -962,19 +1607,133 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.po[1].d.next = self.tok_oob.q.val();
         }
 
-        // ---------------- K2: token values signed; lane selection and code ----------------
-        for i in 0..10 {
-            self.tok[i].clock.next = self.clock.val();
-            self.tok[i].reset.next = self.reset.val();
-            self.tok[i].en.next = self.adv.val() & self.pv[0].q.val() & self.pf[0].q.val();
-            self.mag_t.next = self.k1_mag[i].q.val();
-            self.ext.next = bit_cast::<DW, FX>(self.mag_t.val());
-            self.tok[i].d.next = self.ext.val();
-            if self.k1_neg[i].q.val() {
-                self.tok[i].d.next = self.zero_dw.val() - self.ext.val();
+        // ---------------- K2: the record's bases and steps; lane selection and code ----------------
+        // tok: 0 out.min, 1 out.step, 2 mid.min, 3 mid.step, 4 in.min,
+        // 5 in.step, 6 lo_outer, 7 lo_inner, 8 hi_inner, 9 hi_outer.
+        // A signed field is its magnitude's ones' complement plus its sign
+        // bit; a base is two of them added in one carry-propagate add.
+        // With the step's sign and the selection's direction, sig says x' =
+        // B - q |step|, computed as ~(~B + q |step|): bq holds ~B then.
+        self.rec_en.next = self.adv.val() & self.pv[0].q.val() & self.pf[0].q.val();
+        for g in 0..2 {
+            self.omin[g].next = self.k1_mag[2 * g].q.val();
+            if self.k1_neg[2 * g].q.val() {
+                self.omin[g].next = !self.k1_mag[2 * g].q.val();
             }
         }
-        self.tok_oob.en.next = self.adv.val() & self.pv[0].q.val() & self.pf[0].q.val();
+        for t in 0..4 {
+            self.othr[t].next = self.k1_mag[6 + t].q.val();
+            if self.k1_neg[6 + t].q.val() {
+                self.othr[t].next = !self.k1_mag[6 + t].q.val();
+            }
+        }
+        for k in 0..6 {
+            self.bq[k].clock.next = self.clock.val();
+            self.bq[k].reset.next = self.reset.val();
+            self.bq[k].en.next = self.rec_en.val();
+            self.sig[k].clock.next = self.clock.val();
+            self.sig[k].reset.next = self.reset.val();
+            self.sig[k].en.next = self.rec_en.val();
+        }
+        for g in 0..3 {
+            self.stp[g].clock.next = self.clock.val();
+            self.stp[g].reset.next = self.reset.val();
+            self.stp[g].en.next = self.rec_en.val();
+            self.stp[g].d.next = self.k1_mag[2 * g + 1].q.val();
+        }
+        // 0: hi_outer + out.min, step +out.step
+        self.ba.next = self.othr[3].val();
+        self.ca.next = self.k1_neg[9].q.val();
+        self.bb.next = self.omin[0].val();
+        self.cb.next = self.k1_neg[0].q.val();
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
+        self.sig[0].d.next = self.k1_neg[1].q.val();
+        self.bq[0].d.next = self.bsum.val();
+        if self.k1_neg[1].q.val() {
+            self.bq[0].d.next = !self.bsum.val();
+        }
+        // 1: lo_outer - out.min, step -out.step
+        self.ba.next = self.othr[0].val();
+        self.ca.next = self.k1_neg[6].q.val();
+        self.bb.next = !self.omin[0].val();
+        self.cb.next = !self.k1_neg[0].q.val();
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
+        self.sig[1].d.next = !self.k1_neg[1].q.val();
+        self.bq[1].d.next = self.bsum.val();
+        if !self.k1_neg[1].q.val() {
+            self.bq[1].d.next = !self.bsum.val();
+        }
+        // 2: mid.min, step +mid.step
+        // (a single field: a plain negation, which maps to a carry network;
+        // x + carry-in becomes a ripple chain)
+        self.bsum.next = self.k1_mag[2].q.val();
+        if self.k1_neg[2].q.val() {
+            self.bsum.next = self.zero_fx.val() - self.k1_mag[2].q.val();
+        }
+        self.sig[2].d.next = self.k1_neg[3].q.val();
+        self.bq[2].d.next = self.bsum.val();
+        if self.k1_neg[3].q.val() {
+            self.bq[2].d.next = !self.bsum.val();
+        }
+        // 3: hi_inner + mid.min, step +mid.step
+        self.ba.next = self.othr[2].val();
+        self.ca.next = self.k1_neg[8].q.val();
+        self.bb.next = self.omin[1].val();
+        self.cb.next = self.k1_neg[2].q.val();
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
+        self.sig[3].d.next = self.k1_neg[3].q.val();
+        self.bq[3].d.next = self.bsum.val();
+        if self.k1_neg[3].q.val() {
+            self.bq[3].d.next = !self.bsum.val();
+        }
+        // 4: lo_inner - mid.min, step -mid.step
+        self.ba.next = self.othr[1].val();
+        self.ca.next = self.k1_neg[7].q.val();
+        self.bb.next = !self.omin[1].val();
+        self.cb.next = !self.k1_neg[2].q.val();
+        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
+        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
+        self.bc.next =
+            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
+                << self.one_fx.val())
+                | bit_cast::<FX, 1>(self.ca.val().into());
+        self.bsum.next = self.bs.val() + self.bc.val();
+        self.sig[4].d.next = !self.k1_neg[3].q.val();
+        self.bq[4].d.next = self.bsum.val();
+        if !self.k1_neg[3].q.val() {
+            self.bq[4].d.next = !self.bsum.val();
+        }
+        // 5: in.min, step +in.step
+        // (a single field: a plain negation, which maps to a carry network;
+        // x + carry-in becomes a ripple chain)
+        self.bsum.next = self.k1_mag[4].q.val();
+        if self.k1_neg[4].q.val() {
+            self.bsum.next = self.zero_fx.val() - self.k1_mag[4].q.val();
+        }
+        self.sig[5].d.next = self.k1_neg[5].q.val();
+        self.bq[5].d.next = self.bsum.val();
+        if self.k1_neg[5].q.val() {
+            self.bq[5].d.next = !self.bsum.val();
+        }
+        self.tok_oob.en.next = self.rec_en.val();
         self.tok_oob.d.next = self.k1_oob.q.val();
         for p in 0..self._lanes {
             self.dtmp.next = self.k1_dense[p].q.val();
@@ -1013,97 +1772,273 @@ impl<const IB: usize> Logic for OakenDequantizer<IB> {
             self.k2_q[p].d.next = self.q_d.val();
         }
 
-        // ---------------- K3: base and partial products ----------------
-        // tok: 0 out.min, 1 out.step, 2 mid.min, 3 mid.step, 4 in.min,
-        // 5 in.step, 6 lo_outer, 7 lo_inner, 8 hi_inner, 9 hi_outer
-        self.base[0].next = self.tok[9].q.val() + self.tok[0].q.val();
-        self.base[1].next = self.tok[6].q.val() - self.tok[0].q.val();
-        self.base[2].next = self.tok[2].q.val();
-        self.base[3].next = self.tok[8].q.val() + self.tok[2].q.val();
-        self.base[4].next = self.tok[7].q.val() - self.tok[2].q.val();
-        self.base[5].next = self.tok[4].q.val();
+        // ---------------- K3: y = B + q |step| as a carry-save pair ----------------
         for p in 0..self._lanes {
-            self.k3_base[p].clock.next = self.clock.val();
-            self.k3_base[p].reset.next = self.reset.val();
-            self.k3_base[p].en.next = self.adv.val();
-            self.k3_sub[p].clock.next = self.clock.val();
-            self.k3_sub[p].reset.next = self.reset.val();
-            self.k3_sub[p].en.next = self.adv.val();
-            self.k3_plo[p].clock.next = self.clock.val();
-            self.k3_plo[p].reset.next = self.reset.val();
-            self.k3_plo[p].en.next = self.adv.val();
-            self.k3_phi[p].clock.next = self.clock.val();
-            self.k3_phi[p].reset.next = self.reset.val();
-            self.k3_phi[p].en.next = self.adv.val();
-            self.k3_base[p].d.next = self.base[5].val();
-            self.stp.next = self.tok[5].q.val();
-            self.k3_sub[p].d.next = false;
-            if self.k2_sel[p].q.val() == self.sel_c[0].val() {
-                self.k3_base[p].d.next = self.base[0].val();
-                self.stp.next = self.tok[1].q.val();
+            self.selv.next = self.k2_sel[p].q.val();
+            self.bsel.next = self.bq[5].q.val();
+            self.ssel.next = self.stp[2].q.val();
+            self.sgl.next = self.sig[5].q.val();
+            if self.selv.val() == self.sel_c[0].val() {
+                self.bsel.next = self.bq[0].q.val();
+                self.ssel.next = self.stp[0].q.val();
+                self.sgl.next = self.sig[0].q.val();
             }
-            if self.k2_sel[p].q.val() == self.sel_c[1].val() {
-                self.k3_base[p].d.next = self.base[1].val();
-                self.stp.next = self.tok[1].q.val();
-                self.k3_sub[p].d.next = true;
+            if self.selv.val() == self.sel_c[1].val() {
+                self.bsel.next = self.bq[1].q.val();
+                self.ssel.next = self.stp[0].q.val();
+                self.sgl.next = self.sig[1].q.val();
             }
-            if self.k2_sel[p].q.val() == self.sel_c[2].val() {
-                self.k3_base[p].d.next = self.base[2].val();
-                self.stp.next = self.tok[3].q.val();
+            if self.selv.val() == self.sel_c[2].val() {
+                self.bsel.next = self.bq[2].q.val();
+                self.ssel.next = self.stp[1].q.val();
+                self.sgl.next = self.sig[2].q.val();
             }
-            if self.k2_sel[p].q.val() == self.sel_c[3].val() {
-                self.k3_base[p].d.next = self.base[3].val();
-                self.stp.next = self.tok[3].q.val();
+            if self.selv.val() == self.sel_c[3].val() {
+                self.bsel.next = self.bq[3].q.val();
+                self.ssel.next = self.stp[1].q.val();
+                self.sgl.next = self.sig[3].q.val();
             }
-            if self.k2_sel[p].q.val() == self.sel_c[4].val() {
-                self.k3_base[p].d.next = self.base[4].val();
-                self.stp.next = self.tok[3].q.val();
-                self.k3_sub[p].d.next = true;
+            if self.selv.val() == self.sel_c[4].val() {
+                self.bsel.next = self.bq[4].q.val();
+                self.ssel.next = self.stp[1].q.val();
+                self.sgl.next = self.sig[4].q.val();
             }
-            // q * step as two sums of shifted steps (code bits 0..4, 5..)
+            // operands: B sign-extended, then step << i for each set code bit
+            self.bext.next = bit_cast::<W, FX>(self.bsel.val());
+            if self.bsel.val().get_bit(self.msb_fx.val().index()) {
+                self.bext.next = self.bext.val() | self.sext_w.val();
+            }
+            self.sw.next = bit_cast::<W, FX>(self.ssel.val());
             self.qv.next = self.k2_q[p].q.val();
-            self.acc_lo.next = self.zero_dw.val();
-            self.acc_hi.next = self.zero_dw.val();
-            for i in 0..self._lo_terms {
+            self.o0[0].next = self.bext.val();
+            for i in 0..self._np {
+                self.o0[i + 1].next = self.zero_w.val();
                 if self.qv.val().get_bit(self.bit_c[i].val().index()) {
-                    self.acc_lo.next = self.acc_lo.val() + (self.stp.val() << self.sh_c[i].val());
+                    self.o0[i + 1].next = self.sw.val() << self.shw[i].val();
                 }
             }
-            for i in self._lo_terms..self._ob {
-                if self.qv.val().get_bit(self.bit_c[i].val().index()) {
-                    self.acc_hi.next = self.acc_hi.val() + (self.stp.val() << self.sh_c[i].val());
+            // 3:2 compressor levels (sum, carry << 1); untouched operands
+            // pass to the next level
+            for t in 0..self._g1 {
+                self.o1[2 * t].next = self.o0[3 * t].val() ^ self.o0[3 * t + 1].val() ^ self.o0[3 * t + 2].val();
+                self.o1[2 * t + 1].next = ((self.o0[3 * t].val() & self.o0[3 * t + 1].val())
+                    | (self.o0[3 * t].val() & self.o0[3 * t + 2].val())
+                    | (self.o0[3 * t + 1].val() & self.o0[3 * t + 2].val()))
+                    << self.one_w.val();
+            }
+            for g in self._g1..(self._g1 + 1) {
+                for r in 0..self._r1 {
+                    self.o1[2 * g + r].next = self.o0[3 * g + r].val();
                 }
             }
-            self.k3_plo[p].d.next = self.acc_lo.val();
-            self.k3_phi[p].d.next = self.acc_hi.val();
+            for t in 0..self._g2 {
+                self.o2[2 * t].next = self.o1[3 * t].val() ^ self.o1[3 * t + 1].val() ^ self.o1[3 * t + 2].val();
+                self.o2[2 * t + 1].next = ((self.o1[3 * t].val() & self.o1[3 * t + 1].val())
+                    | (self.o1[3 * t].val() & self.o1[3 * t + 2].val())
+                    | (self.o1[3 * t + 1].val() & self.o1[3 * t + 2].val()))
+                    << self.one_w.val();
+            }
+            for g in self._g2..(self._g2 + 1) {
+                for r in 0..self._r2 {
+                    self.o2[2 * g + r].next = self.o1[3 * g + r].val();
+                }
+            }
+            for t in 0..self._g3 {
+                self.o3[2 * t].next = self.o2[3 * t].val() ^ self.o2[3 * t + 1].val() ^ self.o2[3 * t + 2].val();
+                self.o3[2 * t + 1].next = ((self.o2[3 * t].val() & self.o2[3 * t + 1].val())
+                    | (self.o2[3 * t].val() & self.o2[3 * t + 2].val())
+                    | (self.o2[3 * t + 1].val() & self.o2[3 * t + 2].val()))
+                    << self.one_w.val();
+            }
+            for g in self._g3..(self._g3 + 1) {
+                for r in 0..self._r3 {
+                    self.o3[2 * g + r].next = self.o2[3 * g + r].val();
+                }
+            }
+            for t in 0..self._g4 {
+                self.o4[2 * t].next = self.o3[3 * t].val() ^ self.o3[3 * t + 1].val() ^ self.o3[3 * t + 2].val();
+                self.o4[2 * t + 1].next = ((self.o3[3 * t].val() & self.o3[3 * t + 1].val())
+                    | (self.o3[3 * t].val() & self.o3[3 * t + 2].val())
+                    | (self.o3[3 * t + 1].val() & self.o3[3 * t + 2].val()))
+                    << self.one_w.val();
+            }
+            for g in self._g4..(self._g4 + 1) {
+                for r in 0..self._r4 {
+                    self.o4[2 * g + r].next = self.o3[3 * g + r].val();
+                }
+            }
+            for t in 0..self._g5 {
+                self.o5[2 * t].next = self.o4[3 * t].val() ^ self.o4[3 * t + 1].val() ^ self.o4[3 * t + 2].val();
+                self.o5[2 * t + 1].next = ((self.o4[3 * t].val() & self.o4[3 * t + 1].val())
+                    | (self.o4[3 * t].val() & self.o4[3 * t + 2].val())
+                    | (self.o4[3 * t + 1].val() & self.o4[3 * t + 2].val()))
+                    << self.one_w.val();
+            }
+            for g in self._g5..(self._g5 + 1) {
+                for r in 0..self._r5 {
+                    self.o5[2 * g + r].next = self.o4[3 * g + r].val();
+                }
+            }
+            self.k3_s[p].clock.next = self.clock.val();
+            self.k3_s[p].reset.next = self.reset.val();
+            self.k3_s[p].en.next = self.adv.val();
+            self.k3_s[p].d.next = self.o5[0].val();
+            self.k3_c[p].clock.next = self.clock.val();
+            self.k3_c[p].reset.next = self.reset.val();
+            self.k3_c[p].en.next = self.adv.val();
+            self.k3_c[p].d.next = self.o5[1].val();
+            self.k3_sig[p].clock.next = self.clock.val();
+            self.k3_sig[p].reset.next = self.reset.val();
+            self.k3_sig[p].en.next = self.adv.val();
+            self.k3_sig[p].d.next = self.sgl.val();
         }
 
-        // ---------------- K4: x' = base +- q * step, clamped ----------------
+        // ---------------- K4: y = s + c; x' = y or ~y ----------------
+        // |x'| >= 2^40 saturates (bits W-1..40 of y not all equal); below
+        // that, m = |x'| - [x' < 0] = y[39:0] ^ sign(y) (applied in R1), so
+        // the rounder never negates (it adds the 1 back where it rounds)
         for p in 0..self._lanes {
-            self.prod.next = self.k3_plo[p].q.val() + self.k3_phi[p].q.val();
-            self.xs.next = self.k3_base[p].q.val() + self.prod.val();
-            if self.k3_sub[p].q.val() {
-                self.xs.next = self.k3_base[p].q.val() - self.prod.val();
+            self.ysum.next = self.k3_s[p].q.val() + self.k3_c[p].q.val();
+            self.yhi.next = self.ysum.val() >> self.sh40_w.val();
+            self.ysg.next = self.ysum.val().get_bit(self.msb_w.val().index());
+            self.k4_m[p].clock.next = self.clock.val();
+            self.k4_m[p].reset.next = self.reset.val();
+            self.k4_m[p].en.next = self.adv.val();
+            self.k4_m[p].d.next = self.ysum.val().get_bits::<40>(0);
+            self.k4_ys[p].clock.next = self.clock.val();
+            self.k4_ys[p].reset.next = self.reset.val();
+            self.k4_ys[p].en.next = self.adv.val();
+            self.k4_ys[p].d.next = self.ysg.val();
+            self.k4_neg[p].clock.next = self.clock.val();
+            self.k4_neg[p].reset.next = self.reset.val();
+            self.k4_neg[p].en.next = self.adv.val();
+            self.k4_neg[p].d.next = self.ysg.val() ^ self.k3_sig[p].q.val();
+            self.k4_sat[p].clock.next = self.clock.val();
+            self.k4_sat[p].reset.next = self.reset.val();
+            self.k4_sat[p].en.next = self.adv.val();
+            self.k4_sat[p].d.next = (self.yhi.val() != self.zero_w.val()) & (self.yhi.val() != self.hi_ones_w.val());
+        }
+
+        // ---------------- R1: normalise m (bytes, then bits) ----------------
+        // Shifted-in bits are the sign: for x' < 0 the bits below m's
+        // leading one then read as those of |x'| - 1 all the way down.
+        // Below 2048 units m is kept as it is (its pattern is itself).
+        for p in 0..self._lanes {
+            self.mm.next = self.k4_m[p].q.val();
+            if self.k4_ys[p].q.val() {
+                self.mm.next = !self.k4_m[p].q.val();
             }
-            // clamp to |x| < 2^41 (the rounder saturates beyond 65504 anyway)
-            if self.xs.val().get_bit(self.sign_dw.val().index()) {
-                if self.xs.val() < self.sat_lo.val() {
-                    self.xs.next = self.sat_lo.val();
+            self.fillm.next = self.zero40.val();
+            if self.k4_neg[p].q.val() {
+                self.fillm.next = self.ones40.val();
+            }
+            for b in 0..3 {
+                self.mz[b].next =
+                    self.k4_m[p].q.val().get_bits::<8>(self.byte_off[b].val().index()) == self.zero8.val();
+                if self.k4_ys[p].q.val() {
+                    self.mz[b].next =
+                        self.k4_m[p].q.val().get_bits::<8>(self.byte_off[b].val().index()) == self.ones8.val();
                 }
-            } else if self.xs.val() > self.sat_hi.val() {
-                self.xs.next = self.sat_hi.val();
             }
-            self.k4_x[p].clock.next = self.clock.val();
-            self.k4_x[p].reset.next = self.reset.val();
-            self.k4_x[p].en.next = self.adv.val();
-            self.k4_x[p].d.next = self.xs.val().get_bits::<FX>(0);
-            // rounder: three more stages
-            self.rnd[p].clock.next = self.clock.val();
-            self.rnd[p].reset.next = self.reset.val();
-            self.rnd[p].en.next = self.adv.val();
-            self.rnd[p].v.next = self.k4_x[p].q.val();
-            self.rnd[p].mode.next = self.rne.val();
-            self.out_data[p].next = self.rnd[p].y.val();
+            self.msmall.next = (self.k4_m[p].q.val() >> self.sh11_40.val()) == self.zero40.val();
+            if self.k4_ys[p].q.val() {
+                self.msmall.next = (self.k4_m[p].q.val() | self.lo11_40.val()) == self.ones40.val();
+            }
+            self.n1.next = self.mm.val();
+            self.lzc.next = self.zero8.val();
+            if self.mz[2].val() {
+                if !self.mz[1].val() {
+                    self.n1.next = (self.mm.val() << self.sh8_40.val()) | (self.fillm.val() & self.m8_40.val());
+                    self.lzc.next = self.c8_8.val();
+                } else if !self.mz[0].val() {
+                    self.n1.next = (self.mm.val() << self.sh16_40.val()) | (self.fillm.val() & self.m16_40.val());
+                    self.lzc.next = self.c16_8.val();
+                } else {
+                    self.n1.next = (self.mm.val() << self.sh24_40.val()) | (self.fillm.val() & self.m24_40.val());
+                    self.lzc.next = self.c24_8.val();
+                }
+            }
+            self.top8.next = self.n1.val().get_bits::<8>(32);
+            self.n2.next = self.n1.val();
+            self.lzf.next = self.zero8.val();
+            for f in 0..8 {
+                if (self.top8.val() >> self.fsh[f].val()) == self.one8.val() {
+                    self.n2.next = (self.n1.val() << self.fsh40[f].val()) | (self.fillm.val() & self.fmask[f].val());
+                    self.lzf.next = self.fcnt[f].val();
+                }
+            }
+            self.r1_n[p].clock.next = self.clock.val();
+            self.r1_n[p].reset.next = self.reset.val();
+            self.r1_n[p].en.next = self.adv.val();
+            self.r1_n[p].d.next = self.n2.val();
+            if self.msmall.val() {
+                self.r1_n[p].d.next = self.mm.val();
+            }
+            self.r1_lz[p].clock.next = self.clock.val();
+            self.r1_lz[p].reset.next = self.reset.val();
+            self.r1_lz[p].en.next = self.adv.val();
+            self.r1_lz[p].d.next = self.lzc.val() + self.lzf.val();
+            self.r1_small[p].clock.next = self.clock.val();
+            self.r1_small[p].reset.next = self.reset.val();
+            self.r1_small[p].en.next = self.adv.val();
+            self.r1_small[p].d.next = self.msmall.val();
+            self.r1_neg[p].clock.next = self.clock.val();
+            self.r1_neg[p].reset.next = self.reset.val();
+            self.r1_neg[p].en.next = self.adv.val();
+            self.r1_neg[p].d.next = self.k4_neg[p].q.val();
+            self.r1_sat[p].clock.next = self.clock.val();
+            self.r1_sat[p].reset.next = self.reset.val();
+            self.r1_sat[p].en.next = self.adv.val();
+            self.r1_sat[p].d.next = self.k4_sat[p].q.val();
+        }
+
+        // ---------------- R2: round to nearest even, saturate, encode ----------------
+        // n[39:29] is the significand, n[28] the round bit. For x' < 0,
+        // |x'| = m + 1: the 1 carries into the round bit when n[27:0] is
+        // all ones (then nothing is left below it), else it leaves a sticky
+        // bit. So one increment rounds: RNE of the rounded-off value becomes
+        // field[0] | field[1] after a carry-in, field[0] & (sticky |
+        // field[1]) without.
+        for p in 0..self._lanes {
+            self.nn.next = self.r1_n[p].q.val();
+            self.ngv.next = self.r1_neg[p].q.val();
+            self.field.next = self.nn.val().get_bits::<12>(28);
+            self.low.next = self.nn.val().get_bits::<28>(0);
+            self.allones.next = self.low.val() == self.ones28.val();
+            self.anyb.next = self.low.val() != self.zero28.val();
+            self.cin.next = self.ngv.val() & self.allones.val();
+            self.sticky.next = (self.ngv.val() & !self.allones.val()) | (!self.ngv.val() & self.anyb.val());
+            self.inc.next = self.field.val().get_bit(0) & (self.sticky.val() | self.field.val().get_bit(1));
+            if self.cin.val() {
+                self.inc.next = self.field.val().get_bit(0) | self.field.val().get_bit(1);
+            }
+            self.aval.next = self.field.val() >> self.one12.val();
+            if self.r1_small[p].q.val() {
+                self.aval.next = self.nn.val().get_bits::<12>(0);
+                self.inc.next = self.ngv.val();
+            }
+            self.res.next = self.aval.val() + bit_cast::<12, 1>(self.inc.val().into());
+            // exponent field 30 - lz, one more when rounding carries out
+            self.ex.next = self.c30_8.val() - self.r1_lz[p].q.val();
+            if self.res.val().get_bit(11) {
+                self.ex.next = self.ex.val() + self.one8.val();
+            }
+            self.pat.next = (bit_cast::<16, 8>(self.ex.val()) << self.sh10_16.val())
+                | bit_cast::<16, 10>(self.res.val().get_bits::<10>(0));
+            if self.ex.val() > self.c30_8.val() {
+                self.pat.next = self.max16.val();
+            }
+            if self.r1_small[p].q.val() {
+                self.pat.next = bit_cast::<16, 12>(self.res.val());
+            }
+            if self.r1_sat[p].q.val() {
+                self.pat.next = self.max16.val();
+            }
+            self.r2_y[p].clock.next = self.clock.val();
+            self.r2_y[p].reset.next = self.reset.val();
+            self.r2_y[p].en.next = self.adv.val();
+            self.r2_y[p].d.next = self.pat.val() | (bit_cast::<16, 1>(self.ngv.val().into()) << self.sh15_16.val());
+            self.out_data[p].next = self.r2_y[p].q.val();
         }
 
         for k in (self._stages - 1)..self._stages {

@@ -141,3 +141,91 @@ impl Logic for FifoCtrl {
         self.empty.next = self.cnt.q.val() == self.zero9.val();
     }
 }
+
+/// Depth-`D` FIFO of `N`-bit words held in order in a shift register, so
+/// that the oldest word is a register output with no read multiplexer in
+/// front of it: for the few fields a consumer needs early in its cycle. It
+/// counts its own occupancy; pushing when full or popping when empty is the
+/// user's error, as for [`FifoCtrl`].
+#[derive(LogicBlock)]
+pub struct FifoShift<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub push: Signal<In, Bit>,
+    pub pop: Signal<In, Bit>,
+    pub wdata: Signal<In, Bits<N>>,
+    /// The oldest word (undefined when empty).
+    pub rdata: Signal<Out, Bits<N>>,
+    /// The second oldest word (undefined with fewer than two), so a
+    /// consumer can prepare what it needs of the head after a pop.
+    pub rdata1: Signal<Out, Bits<N>>,
+    slot: Vec<Reg<Bits<N>>>,
+    cnt: Reg<Bits<8>>,
+    wpos: Signal<Local, Bits<8>>,
+    idx: Vec<Constant<Bits<8>>>,
+    one8: Constant<Bits<8>>,
+    _d: usize,
+    _dm1: usize,
+}
+
+impl<const N: usize> FifoShift<N> {
+    pub fn new(depth: usize) -> Self {
+        assert!((2..=255).contains(&depth));
+        FifoShift {
+            clock: Default::default(),
+            reset: Default::default(),
+            push: Default::default(),
+            pop: Default::default(),
+            wdata: Default::default(),
+            rdata: Default::default(),
+            rdata1: Default::default(),
+            slot: (0..depth).map(|_| Reg::default()).collect(),
+            cnt: Reg::default(),
+            wpos: Default::default(),
+            idx: (0..depth).map(|i| Constant::new((i as u64).into())).collect(),
+            one8: Constant::new(1u64.into()),
+            _d: depth,
+            _dm1: depth - 1,
+        }
+    }
+}
+
+impl<const N: usize> Logic for FifoShift<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, cnt);
+        self.cnt.reset.next = self.reset.val();
+        self.cnt.en.next = self.push.val() ^ self.pop.val();
+        if self.push.val() {
+            self.cnt.d.next = self.cnt.q.val() + self.one8.val();
+        } else {
+            self.cnt.d.next = self.cnt.q.val() - self.one8.val();
+        }
+        // a pop shifts every word down one slot; a push writes behind the
+        // last word left
+        self.wpos.next = self.cnt.q.val();
+        if self.pop.val() {
+            self.wpos.next = self.cnt.q.val() - self.one8.val();
+        }
+        for i in 0..self._dm1 {
+            self.slot[i].clock.next = self.clock.val();
+            self.slot[i].reset.next = self.reset.val();
+            self.slot[i].en.next = self.pop.val() | self.push.val();
+            self.slot[i].d.next = self.slot[i].q.val();
+            if self.pop.val() {
+                self.slot[i].d.next = self.slot[i + 1].q.val();
+            }
+            if self.push.val() & (self.wpos.val() == self.idx[i].val()) {
+                self.slot[i].d.next = self.wdata.val();
+            }
+        }
+        for i in self._dm1..self._d {
+            self.slot[i].clock.next = self.clock.val();
+            self.slot[i].reset.next = self.reset.val();
+            self.slot[i].en.next = self.push.val() & (self.wpos.val() == self.idx[i].val());
+            self.slot[i].d.next = self.wdata.val();
+        }
+        self.rdata.next = self.slot[0].q.val();
+        self.rdata1.next = self.slot[1].q.val();
+    }
+}
