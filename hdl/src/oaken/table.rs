@@ -1,6 +1,12 @@
 //! Per-layer, per-K/V threshold table with a validating write port.
 //! Paper: Oaken §4.3 (per-layer thresholds from offline profiling).
 //! Spec: docs/spec.md §2.3 (legal sets, rejection, write data layout).
+//!
+//! A validated write waits one cycle in a write register and reaches its
+//! entry at the next edge; a read of that entry meanwhile returns the
+//! register. So reads see a write from the cycle after its strobe, as if it
+//! were written at once, while the checks on the write port's inputs drive
+//! a few registers instead of every entry's enable.
 
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -37,6 +43,10 @@ pub struct ThresholdTable {
     idx: Vec<Constant<Bits<9>>>,
     done: Reg<Bit>,
     err: Reg<Bits<2>>,
+    // the accepted write of the last cycle, not yet in its entry
+    wp_v: Reg<Bit>,
+    wp_addr: Reg<Bits<9>>,
+    wp_data: Reg<Bits<64>>,
     // write-side checks
     f: Vec<Signal<Local, Bits<16>>>,
     k: Vec<Signal<Local, Bits<16>>>,
@@ -89,6 +99,9 @@ impl ThresholdTable {
             idx: (0..n).map(|i| Constant::new((i as u64).into())).collect(),
             done: Reg::default(),
             err: Reg::default(),
+            wp_v: Reg::default(),
+            wp_addr: Reg::default(),
+            wp_data: Reg::default(),
             f: (0..4).map(|_| Default::default()).collect(),
             k: (0..4).map(|_| Default::default()).collect(),
             nonfinite: Default::default(),
@@ -122,9 +135,12 @@ impl ThresholdTable {
 impl Logic for ThresholdTable {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, done, err);
+        clock!(self, clock, done, err, wp_v, wp_addr, wp_data);
         self.done.reset.next = self.reset.val();
         self.err.reset.next = self.reset.val();
+        self.wp_v.reset.next = self.reset.val();
+        self.wp_addr.reset.next = self.reset.val();
+        self.wp_data.reset.next = self.reset.val();
         self.done.en.next = true;
         self.err.en.next = true;
 
@@ -165,6 +181,12 @@ impl Logic for ThresholdTable {
             | bit_cast::<9, 1>(self.tw_kv.val().into());
         self.done.d.next = self.tw_valid.val();
         self.err.d.next = self.code.val();
+        self.wp_v.en.next = true;
+        self.wp_v.d.next = self.tw_valid.val() & (self.code.val() == self.c_ok.val());
+        self.wp_addr.en.next = self.tw_valid.val();
+        self.wp_addr.d.next = self.waddr.val();
+        self.wp_data.en.next = self.tw_valid.val();
+        self.wp_data.d.next = self.canon.val();
         self.tw_done.next = self.done.q.val();
         self.tw_err.next = self.err.q.val();
 
@@ -179,13 +201,14 @@ impl Logic for ThresholdTable {
         for e in 0..self._n {
             self.entries[e].clock.next = self.clock.val();
             self.entries[e].reset.next = self.reset.val();
-            self.entries[e].en.next = self.tw_valid.val()
-                & (self.code.val() == self.c_ok.val())
-                & (self.waddr.val() == self.idx[e].val());
-            self.entries[e].d.next = self.canon.val();
+            self.entries[e].en.next = self.wp_v.q.val() & (self.wp_addr.q.val() == self.idx[e].val());
+            self.entries[e].d.next = self.wp_data.q.val();
             self.hit.next = self.raddr.val() == self.idx[e].val();
             self.mask.next = self.zero64.val() - bit_cast::<64, 1>(self.hit.val().into());
             self.rd_set.next = self.rd_set.val() | (self.entries[e].q.val() & self.mask.val());
+        }
+        if self.wp_v.q.val() & (self.wp_addr.q.val() == self.raddr.val()) {
+            self.rd_set.next = self.wp_data.q.val();
         }
     }
 }
