@@ -44,8 +44,8 @@ PAPER = [
     ("Oaken", "QE (quantization engine)", "28 nm", "1 GHz", 0.074e6, "oaken-quantizer"),
     ("Oaken", "DQE (dequantization engine)", "28 nm", "1 GHz", 0.252e6, "oaken-dequantizer"),
     ("Titanus", "PU (pruning unit, parallelism 16)", "14 nm", "200 MHz", 1408.0, "titanus-pruner"),
-    ("Titanus", "QU (quantization unit, parallelism 16)", "14 nm", "200 MHz", 190080.0, "-"),
-    ("Titanus", "DQU (dequantization unit, parallelism 16)", "14 nm", "200 MHz", 4197.0, "-"),
+    ("Titanus", "QU (quantization unit, parallelism 16)", "14 nm", "200 MHz", 190080.0, "titanus-quantizer"),
+    ("Titanus", "DQU (dequantization unit, parallelism 16)", "14 nm", "200 MHz", 4197.0, "titanus-dequantizer"),
 ]
 
 
@@ -247,8 +247,24 @@ def main():
     papers = []
     for paper, block, node, clock, um2, ours in PAPER:
         n2, how = NODE_NAND2_UM2[node]
+        # our figure beside it: the unit at its defaults (the model named as
+        # the module, or the --macros-only row), else its first row; memories
+        # as flip-flops where that was synthesized, else logic only
+        own = [r for r in rows if r["unit"] == ours]
+        mine = next((r for r in own if r["model"] in (r["module"], r["module"] + "_defaults")), None)
+        mine = mine or (own[0] if own else None)
+        our = None
+        if mine:
+            if mine["nand2_eq"] is not None:
+                our = {"model": mine["model"], "nand2_eq": mine["nand2_eq"],
+                       "memories": "as flip-flops" if mine["memory_bits"] else "none",
+                       "max_clock_mhz": mine["max_clock_mhz"]}
+            else:
+                m = mine["memories_as_macros"]
+                our = {"model": mine["model"], "nand2_eq": m["nand2_eq"], "memories": "as macros (logic only)",
+                       "max_clock_mhz": m["max_clock_mhz"]}
         papers.append({"paper": paper, "block": block, "node": node, "clock": clock, "area_um2": um2,
-                       "nand2_um2_assumed": n2, "nand2_eq": um2 / n2, "our_unit": ours})
+                       "nand2_um2_assumed": n2, "nand2_eq": um2 / n2, "our_unit": ours, "ours": our})
     doc = {
         "liberty": a.liberty,
         "nand2x1_um2": nand2,
@@ -303,11 +319,15 @@ def main():
                       f"{m['critical_path_ns']:.2f} | {m['max_clock_mhz']:.1f} |")
         md.append("")
     md.append("## The papers' figures, converted to NAND2-eq\n")
-    md.append("| paper | block | node, clock | area (um^2) | NAND2 assumed (um^2) | NAND2-eq | ours |")
-    md.append("|---|---|---|---:|---:|---:|---|")
+    md.append("| paper | block | node, clock | area (um^2) | NAND2 assumed (um^2) | NAND2-eq | ours | "
+              "our NAND2-eq (OSU018) | our max clock (MHz) |")
+    md.append("|---|---|---|---:|---:|---:|---|---:|---:|")
     for p in papers:
+        o = p["ours"]
+        ours_eq = f"{fmt(o['nand2_eq'])} ({o['model']}; memories: {o['memories']})" if o else "-"
+        ours_clk = f"{o['max_clock_mhz']:.1f}" if o else "-"
         md.append(f"| {p['paper']} | {p['block']} | {p['node']}, {p['clock']} | {fmt(p['area_um2'])} | "
-                  f"{p['nand2_um2_assumed']:g} | {fmt(p['nand2_eq'])} | {p['our_unit']} |")
+                  f"{p['nand2_um2_assumed']:g} | {fmt(p['nand2_eq'])} | `{p['our_unit']}` | {ours_eq} | {ours_clk} |")
     md.append("")
     for node, (n2, how) in NODE_NAND2_UM2.items():
         md.append(f"- {node} NAND2 = {n2:g} um^2: {how}.")

@@ -107,7 +107,6 @@ pub fn emit(unit: &str, params: &toml::Table, opts: &EmitOptions) -> Result<Emis
         (format!("{module}.sdc"), sdc(&manifest)),
         (format!("{module}.yosys.tcl"), yosys_script(&module)),
         (format!("{module}.sta.tcl"), STA_TEMPLATE.replace("@MODULE@", &module)),
-        (format!("{module}.config.mk"), orfs_config(&module, opts.clock_ns)),
     ];
     files.sort();
     Ok(Emission { module, manifest, verilog, files })
@@ -116,7 +115,6 @@ pub fn emit(unit: &str, params: &toml::Table, opts: &EmitOptions) -> Result<Emis
 const SDC_TEMPLATE: &str = include_str!("../../constraints/unit.sdc.in");
 const YOSYS_TEMPLATE: &str = include_str!("../../constraints/synth.tcl.in");
 const STA_TEMPLATE: &str = include_str!("../../constraints/sta.tcl.in");
-const ORFS_TEMPLATE: &str = include_str!("../../constraints/orfs.config.mk.in");
 
 fn sdc(m: &Manifest) -> String {
     let io = m.clock_ns * 0.2;
@@ -128,8 +126,4 @@ fn sdc(m: &Manifest) -> String {
 
 fn yosys_script(module: &str) -> String {
     YOSYS_TEMPLATE.replace("@MODULE@", module)
-}
-
-fn orfs_config(module: &str, clock_ns: f64) -> String {
-    ORFS_TEMPLATE.replace("@MODULE@", module).replace("@PERIOD@", &format!("{clock_ns:.3}"))
 }

@@ -281,6 +281,14 @@ pub fn of_unit(unit: &str, gate_level: bool) -> Vec<&'static ModelInfo> {
         .collect()
 }
 
+/// `of_unit`, for a test that sweeps the unit's models: panics if there
+/// are none, so that a sweep can never pass by looping over nothing.
+pub fn of_unit_nonempty(unit: &str, gate_level: bool) -> Vec<&'static ModelInfo> {
+    let v = of_unit(unit, gate_level);
+    assert!(!v.is_empty(), "no {unit} models (gate level: {gate_level}) in tb/models.toml");
+    v
+}
+
 /// Model `name` if tb/models.toml lists it (built if needed; a build
 /// failure panics).
 pub fn by_name(name: &str) -> Option<&'static ModelInfo> {

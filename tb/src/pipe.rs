@@ -380,17 +380,10 @@ pub fn drained(m: &mut Model) -> Result<(), String> {
     Ok(())
 }
 
-/// The models of `unit` at one level; panics if there are none.
-pub fn models_of(unit: &str, gate_level: bool) -> Vec<&'static ModelInfo> {
-    let v = models::of_unit(unit, gate_level);
-    assert!(!v.is_empty(), "no {unit} models (gate level: {gate_level}) in tb/models.toml");
-    v
-}
-
 /// The RTL and then the netlist models of `unit`; panics if either list is empty.
 pub fn every_model(unit: &str) -> Vec<&'static ModelInfo> {
-    let mut v = models_of(unit, false);
-    v.extend(models_of(unit, true));
+    let mut v = models::of_unit_nonempty(unit, false);
+    v.extend(models::of_unit_nonempty(unit, true));
     v
 }
 
@@ -416,7 +409,7 @@ pub fn sweep<U, S>(
 {
     let level = if gate_level { "netlists" } else { "RTL" };
     let cov = Coverage::new(&format!("{unit} ({level})"), &[POINTS, points].concat());
-    for info in models_of(unit, gate_level) {
+    for info in models::of_unit_nonempty(unit, gate_level) {
         run_property(&format!("{test}_{}", info.name), info, strategy(info), cases, |m, c| {
             let u = unit_of(m);
             check(m, &u, c, Some(&cov))

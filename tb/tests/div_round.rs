@@ -153,16 +153,9 @@ fn check(m: &mut Model, cycles: &[Cycle]) -> Result<(), String> {
     Ok(())
 }
 
-fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
-    let v: Vec<_> =
-        models::of_unit("div-round", gate_level);
-    assert!(!v.is_empty(), "no div-round models (gate level: {gate_level}) in tb/models.toml");
-    v
-}
-
 #[test]
 fn rtl_matches_model() {
-    for info in sweep(false) {
+    for info in models::of_unit_nonempty("div-round", false) {
         run_property(
             &format!("div_round_{}", info.name),
             info,
@@ -175,7 +168,7 @@ fn rtl_matches_model() {
 
 #[test]
 fn netlist_matches_model() {
-    for info in sweep(true) {
+    for info in models::of_unit_nonempty("div-round", true) {
         run_property(
             &format!("div_round_{}", info.name),
             info,

@@ -12,7 +12,7 @@
 use proptest::prelude::*;
 use sim::fp16::{grid_ulp, round_down, round_nearest_even, round_up, to_units, MAX_UNITS};
 use sim::testgen;
-use tb::{models, run_property, Model, ModelInfo};
+use tb::{models, run_property, Model};
 
 const CASES: u32 = 1000;
 const NET_CASES: u32 = 400;
@@ -37,12 +37,6 @@ fn to_port(v: i64) -> u64 {
 
 fn from_port(u: u64) -> i64 {
     ((u << (64 - FX)) as i64) >> (64 - FX)
-}
-
-fn sweep(gate_level: bool) -> Vec<&'static ModelInfo> {
-    let v: Vec<_> = models::of_unit("fp16-convert", gate_level);
-    assert!(!v.is_empty(), "no fp16-convert models (gate level: {gate_level}) in tb/models.toml");
-    v
 }
 
 /// Every one of the 63488 finite patterns (both zeros, every subnormal and
@@ -171,14 +165,14 @@ fn check(m: &mut Model, cycles: &[Cycle]) -> Result<(), String> {
 
 #[test]
 fn rtl_rounder_matches_model() {
-    for info in sweep(false) {
+    for info in models::of_unit_nonempty("fp16-convert", false) {
         run_property(&format!("fp16_{}", info.name), info, stimulus(), testgen::cases(CASES), |m, c| check(m, c));
     }
 }
 
 #[test]
 fn netlist_rounder_matches_model() {
-    for info in sweep(true) {
+    for info in models::of_unit_nonempty("fp16-convert", true) {
         run_property(&format!("fp16_{}", info.name), info, stimulus(), testgen::cases(NET_CASES), |m, c| check(m, c));
     }
 }
