@@ -10,7 +10,7 @@
 //! per quotient bit; then the code, split into the dense slot and COO fields.
 
 use super::classify::Classify;
-use crate::prim::div_round::{DivStep, NW};
+use crate::prim::div_round::NW;
 use crate::prim::fp16::{Fp16ToUnits, FX};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -40,7 +40,8 @@ pub struct EncodeLane<const IB: usize, const D2W: usize> {
     pub k_hi_o: Signal<In, Bits<16>>,
     /// L3: offset of subgroup s at [42s+41:42s]: n = v + off.
     pub off: Signal<In, Bits<OFFW>>,
-    /// L4: divisor fields of group g at [32g+31:32g].
+    /// L3: divisor fields of group g at [32g+31:32g] (selected at L3, used
+    /// at L4, so that L4 holds only the shift and the add).
     pub norm: Signal<In, Bits<NORMW>>,
     /// Step j: 2m of group g at slot j*3 + g, 16 bits each.
     pub d2: Signal<In, Bits<D2W>>,
@@ -62,19 +63,24 @@ pub struct EncodeLane<const IB: usize, const D2W: usize> {
     l3_n: Reg<Bits<FX>>,
     l3_g: Reg<Bits<2>>,
     l3_side: Reg<Bit>,
+    l3_nf: Reg<Bits<32>>,
     // index 0 after L4, j+1 after step j (remainder only while steps remain)
     rem: Vec<Reg<Bits<NW>>>,
     q: Vec<Reg<Bits<16>>>,
     g: Vec<Reg<Bits<2>>>,
     side: Vec<Reg<Bit>>,
     dz: Vec<Reg<Bit>>,
-    steps: Vec<DivStep<NW>>,
     out_dense: Reg<Bits<IB>>,
     out_keep: Reg<Bit>,
     out_grp: Reg<Bit>,
     out_hi: Reg<Bit>,
     // locals
     flip: Signal<Local, Bit>,
+    g3: Signal<Local, Bits<2>>,
+    diff: Signal<Local, Bits<NW>>,
+    borrow: Signal<Local, Bit>,
+    ra: Signal<Local, Bit>,
+    rb: Signal<Local, Bit>,
     offv: Signal<Local, Bits<FX>>,
     nf: Signal<Local, Bits<32>>,
     shamt: Signal<Local, Bits<FX>>,
@@ -88,6 +94,7 @@ pub struct EncodeLane<const IB: usize, const D2W: usize> {
     sgc: Vec<Constant<Bits<3>>>,
     gc: Vec<Constant<Bits<2>>>,
     sh: Vec<Constant<Bits<NW>>>,
+    msb: Constant<Bits<32>>,
     f_sh: Constant<Bits<32>>,
     f_left: Constant<Bits<32>>,
     f_dz: Constant<Bits<32>>,
@@ -140,17 +147,22 @@ impl<const IB: usize, const D2W: usize> EncodeLane<IB, D2W> {
             l3_n: Reg::default(),
             l3_g: Reg::default(),
             l3_side: Reg::default(),
+            l3_nf: Reg::default(),
             rem: regs(q),
             q: regs(q + 1),
             g: regs(q + 1),
             side: regs(q + 1),
             dz: regs(q + 1),
-            steps: (0..q - 1).map(|_| DivStep::default()).collect(),
             out_dense: Reg::default(),
             out_keep: Reg::default(),
             out_grp: Reg::default(),
             out_hi: Reg::default(),
             flip: Default::default(),
+            g3: Default::default(),
+            diff: Default::default(),
+            borrow: Default::default(),
+            ra: Default::default(),
+            rb: Default::default(),
             offv: Default::default(),
             nf: Default::default(),
             shamt: Default::default(),
@@ -164,6 +176,7 @@ impl<const IB: usize, const D2W: usize> EncodeLane<IB, D2W> {
             sgc: (0..5).map(|i| c(i as u64)).collect(),
             gc: (0..3).map(|i| c(i as u64)).collect(),
             sh: (0..q - 1).map(|j| c((q - 1 - j) as u64)).collect(),
+            msb: c((NW - 1) as u64),
             f_sh: c(16),
             f_left: c(24),
             f_dz: c(25),
@@ -188,7 +201,10 @@ impl<const IB: usize, const D2W: usize> EncodeLane<IB, D2W> {
 impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, l1_mag, l1_neg, l1_sg, l2_v, l2_sg, l3_n, l3_g, l3_side, out_dense, out_keep, out_grp, out_hi);
+        clock!(
+            self, clock, l1_mag, l1_neg, l1_sg, l2_v, l2_sg, l3_n, l3_g, l3_side, l3_nf, out_dense, out_keep, out_grp,
+            out_hi
+        );
         self.l1_mag.reset.next = self.reset.val();
         self.l1_neg.reset.next = self.reset.val();
         self.l1_sg.reset.next = self.reset.val();
@@ -197,6 +213,7 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
         self.l3_n.reset.next = self.reset.val();
         self.l3_g.reset.next = self.reset.val();
         self.l3_side.reset.next = self.reset.val();
+        self.l3_nf.reset.next = self.reset.val();
         self.out_dense.reset.next = self.reset.val();
         self.out_keep.reset.next = self.reset.val();
         self.out_grp.reset.next = self.reset.val();
@@ -209,6 +226,7 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
         self.l3_n.en.next = self.en.val();
         self.l3_g.en.next = self.en.val();
         self.l3_side.en.next = self.en.val();
+        self.l3_nf.en.next = self.en.val();
         self.out_dense.en.next = self.en.val();
         self.out_keep.en.next = self.en.val();
         self.out_grp.en.next = self.en.val();
@@ -237,17 +255,25 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
 
         // L3: n, group and side
         self.offv.next = self.off.val().get_bits::<FX>(self.off_at[4].val().index());
-        self.l3_g.d.next = self.gc[0].val();
+        self.g3.next = self.gc[0].val();
         for s in 0..4 {
             if self.l2_sg.q.val() == self.sgc[s].val() {
                 self.offv.next = self.off.val().get_bits::<FX>(self.off_at[s].val().index());
             }
         }
         if (self.l2_sg.q.val() == self.sgc[1].val()) | (self.l2_sg.q.val() == self.sgc[3].val()) {
-            self.l3_g.d.next = self.gc[1].val();
+            self.g3.next = self.gc[1].val();
         }
         if self.l2_sg.q.val() == self.sgc[2].val() {
-            self.l3_g.d.next = self.gc[2].val();
+            self.g3.next = self.gc[2].val();
+        }
+        self.l3_g.d.next = self.g3.val();
+        self.l3_nf.d.next = self.norm.val().get_bits::<32>(self.norm_at[0].val().index());
+        if self.g3.val() == self.gc[1].val() {
+            self.l3_nf.d.next = self.norm.val().get_bits::<32>(self.norm_at[1].val().index());
+        }
+        if self.g3.val() == self.gc[2].val() {
+            self.l3_nf.d.next = self.norm.val().get_bits::<32>(self.norm_at[2].val().index());
         }
         self.l3_n.d.next = self.l2_v.q.val() + self.offv.val();
         self.l3_side.d.next = (self.l2_sg.q.val() == self.sgc[3].val()) | (self.l2_sg.q.val() == self.sgc[4].val());
@@ -273,13 +299,7 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
             self.dz[i].reset.next = self.reset.val();
             self.dz[i].en.next = self.en.val();
         }
-        self.nf.next = self.norm.val().get_bits::<32>(self.norm_at[0].val().index());
-        if self.l3_g.q.val() == self.gc[1].val() {
-            self.nf.next = self.norm.val().get_bits::<32>(self.norm_at[1].val().index());
-        }
-        if self.l3_g.q.val() == self.gc[2].val() {
-            self.nf.next = self.norm.val().get_bits::<32>(self.norm_at[2].val().index());
-        }
+        self.nf.next = self.l3_nf.q.val();
         self.shamt.next = bit_cast::<FX, 8>(self.nf.val().get_bits::<8>(self.f_sh.val().index()));
         self.rem[0].d.next = bit_cast::<NW, FX>(self.l3_n.q.val() >> self.shamt.val())
             + bit_cast::<NW, 16>(self.nf.val().get_bits::<16>(0));
@@ -307,11 +327,16 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
             if self.g[j].q.val() == self.gc[2].val() {
                 self.d2v.next = self.d2.val().get_bits::<16>(self.d2_at[3 * j + 2].val().index());
             }
-            self.dsh.next = bit_cast::<NW, 16>(self.d2v.val());
-            self.steps[j].rem.next = self.rem[j].q.val();
-            self.steps[j].dsh.next = self.dsh.val() << self.sh[j].val();
-            self.rem[j + 1].d.next = self.steps[j].rem_out.val();
-            if self.steps[j].take.val() {
+            // one subtract: its borrow out is the compare (rem < dsh)
+            self.dsh.next = bit_cast::<NW, 16>(self.d2v.val()) << self.sh[j].val();
+            self.diff.next = self.rem[j].q.val() - self.dsh.val();
+            self.ra.next = self.rem[j].q.val().get_bit(self.msb.val().index());
+            self.rb.next = self.dsh.val().get_bit(self.msb.val().index());
+            self.borrow.next = (!self.ra.val() & self.rb.val())
+                | (!(self.ra.val() ^ self.rb.val()) & self.diff.val().get_bit(self.msb.val().index()));
+            self.rem[j + 1].d.next = self.rem[j].q.val();
+            if !self.borrow.val() {
+                self.rem[j + 1].d.next = self.diff.val();
                 self.q[j + 1].d.next = (self.q[j].q.val() << self.one16.val()) | self.one16.val();
             }
         }

@@ -212,7 +212,8 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     p1_t: Vec<Reg<Bits<FX>>>,
     p1_norm: Vec<Reg<Bits<32>>>,
     p2_norm: Vec<Reg<Bits<32>>>,
-    p3_norm: Vec<Reg<Bits<32>>>,
+    /// only m: the lanes take the fields at L3 (p2), the divisor line at L4
+    p3_norm: Vec<Reg<Bits<16>>>,
     p2_off: Vec<Reg<Bits<FX>>>,
     // 2m per group along the quotient steps, at j*3 + g
     dd: Vec<Reg<Bits<16>>>,
@@ -986,7 +987,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.p3_norm[g].clock.next = self.clock.val();
             self.p3_norm[g].reset.next = self.reset.val();
             self.p3_norm[g].en.next = self.en2.val();
-            self.p3_norm[g].d.next = self.p2_norm[g].q.val();
+            self.p3_norm[g].d.next = self.p2_norm[g].q.val().get_bits::<16>(0);
         }
         // 2m per group along the quotient steps
         for i in 0..(3 * self._q) {
@@ -995,7 +996,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.dd[i].en.next = self.en2.val();
         }
         for g in 0..3 {
-            self.dd[g].d.next = self.p3_norm[g].q.val().get_bits::<16>(0) << self.one16.val();
+            self.dd[g].d.next = self.p3_norm[g].q.val() << self.one16.val();
         }
         for i in 3..(3 * self._q) {
             self.dd[i].d.next = self.dd[i - 3].q.val();
@@ -1026,7 +1027,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         }
         self.norm_bus.next = bit_cast::<NORMW, 1>(false.into());
         for g in 0..3 {
-            self.ntmp.next = self.p3_norm[g].q.val();
+            self.ntmp.next = self.p2_norm[g].q.val();
             self.norm_bus.next = self.norm_bus.val() | (bit_cast::<NORMW, 32>(self.ntmp.val()) << self.norm_sh[g].val());
         }
         self.d2_bus.next = bit_cast::<D2W, 1>(false.into());

@@ -95,6 +95,7 @@ pub struct TokenParams {
     max_off: Constant<Bits<32>>,
     present_bit: Constant<Bits<32>>,
     tkey: Signal<Local, Bits<16>>,
+    cin: Signal<Local, Bit>,
     tfp: Signal<Local, Bits<16>>,
     /// Per group: the group codes a shifted value / a plain one.
     _shifted: [usize; 3],
@@ -178,6 +179,7 @@ impl TokenParams {
             max_off: c(16),
             present_bit: c(32),
             tkey: Default::default(),
+            cin: Default::default(),
             tfp: Default::default(),
             _shifted: shifted.map(|b| b as usize),
             _plain: shifted.map(|b| !b as usize),
@@ -384,12 +386,17 @@ macro_rules! token_params_logic {
                             self.rd_max[3 * $g + i].d.next = self.rd_max[3 * $g + i - 1].q.val();
                             self.rd_p[3 * $g + i].d.next = self.rd_p[3 * $g + i - 1].q.val();
                         }
-                        // S8: min as magnitude and sign; S9: D = v_max - min
+                        // S8: min as magnitude and sign, the magnitude inverted
+                        // for a positive min; S9: D = v_max - min as one add
+                        // (v_max + !mag + 1, or v_max + mag)
                         self.minconv[$g].x.next = self.rd[$g].y.val();
                         self.s8_mag[$g].clock.next = self.clock.val();
                         self.s8_mag[$g].reset.next = self.reset.val();
                         self.s8_mag[$g].en.next = true;
-                        self.s8_mag[$g].d.next = self.minconv[$g].mag.val();
+                        self.s8_mag[$g].d.next = !self.minconv[$g].mag.val();
+                        if self.minconv[$g].neg.val() {
+                            self.s8_mag[$g].d.next = self.minconv[$g].mag.val();
+                        }
                         self.s8_neg[$g].clock.next = self.clock.val();
                         self.s8_neg[$g].reset.next = self.reset.val();
                         self.s8_neg[$g].en.next = true;
@@ -401,10 +408,10 @@ macro_rules! token_params_logic {
                         self.s9_d[$g].clock.next = self.clock.val();
                         self.s9_d[$g].reset.next = self.reset.val();
                         self.s9_d[$g].en.next = true;
-                        self.s9_d[$g].d.next = self.s8_max[$g].q.val() - self.s8_mag[$g].q.val();
-                        if self.s8_neg[$g].q.val() {
-                            self.s9_d[$g].d.next = self.s8_max[$g].q.val() + self.s8_mag[$g].q.val();
-                        }
+                        self.cin.next = !self.s8_neg[$g].q.val();
+                        self.s9_d[$g].d.next = self.s8_max[$g].q.val()
+                            + self.s8_mag[$g].q.val()
+                            + bit_cast::<FX, 1>(self.cin.val().into());
                         // then c = ceil(D / (2^m - 1)) and step = RU(c)
                         self.div[$g].clock.next = self.clock.val();
                         self.div[$g].reset.next = self.reset.val();
