@@ -84,6 +84,19 @@ pub struct CasePlan {
     pub segments: Vec<SegPlan>,
 }
 
+/// Every parameter set tb/models.toml lists for the Oaken `unit`, with its
+/// model name, for a test that runs on `sim` alone; panics if there are
+/// fewer than `min` (so that such a test never loops over nothing).
+pub fn param_sets(unit: &str, min: usize) -> Vec<(&'static str, OakenParams)> {
+    let v: Vec<_> = crate::models::specs()
+        .iter()
+        .filter(|s| s.unit == unit)
+        .map(|s| (s.name.as_str(), toml::Value::Table(s.params.clone()).try_into().expect("Oaken parameters")))
+        .collect();
+    assert!(v.len() >= min, "tb/models.toml has {} {unit} entries", v.len());
+    v
+}
+
 /// Layers tokens use: `min(layers, 4)` real ones.
 pub fn real_layers(p: &OakenParams) -> u8 {
     p.layers.min(4) as u8

@@ -352,11 +352,8 @@ const HW_POINTS: &[&str] = &[
 /// out; the live write reloads the value already there.
 #[test]
 fn directed_case_reaches_every_event_on_the_model() {
-    let specs: Vec<_> = models::specs().iter().filter(|s| s.unit == "oaken-dequantizer").collect();
-    assert!(specs.len() >= 7, "tb/models.toml has {} dequantizer entries", specs.len());
-    for s in &specs {
-        let p: OakenParams = toml::Value::Table(s.params.clone()).try_into().expect("Oaken parameters");
-        let cov = Coverage::new(&format!("oaken_dequantizer directed case ({})", s.name), POINTS);
+    for (name, p) in oaken_cases::param_sets("oaken-dequantizer", 7) {
+        let cov = Coverage::new(&format!("oaken_dequantizer directed case ({name})"), POINTS);
         for (seg, kinds) in segments(&p, &directed_case(&p)) {
             if seg.reset_at.is_some() {
                 continue;

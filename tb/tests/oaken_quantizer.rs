@@ -166,11 +166,8 @@ const HW_POINTS: &[&str] =
 /// there, so it counts wherever it lands.
 #[test]
 fn directed_case_reaches_every_event_on_the_model() {
-    let specs: Vec<_> = models::specs().iter().filter(|s| s.unit == "oaken-quantizer").collect();
-    assert!(specs.len() >= 7, "tb/models.toml has {} quantizer entries", specs.len());
-    for s in &specs {
-        let p: OakenParams = toml::Value::Table(s.params.clone()).try_into().expect("Oaken parameters");
-        let cov = Coverage::new(&format!("oaken_quantizer directed case ({})", s.name), &all_points());
+    for (name, p) in oaken_cases::param_sets("oaken-quantizer", 7) {
+        let cov = Coverage::new(&format!("oaken_quantizer directed case ({name})"), &all_points());
         for seg in oaken_cases::materialize(&p, &oaken_cases::directed_case(&p, false)) {
             if seg.reset_at.is_some() {
                 continue;

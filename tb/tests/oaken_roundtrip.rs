@@ -185,11 +185,8 @@ fn netlist_round_trip_matches_model_and_bound() {
 /// more), so that no run's coverage hangs on the random seed.
 #[test]
 fn directed_case_reaches_every_event_on_the_model() {
-    let specs: Vec<_> = models::specs().iter().filter(|s| s.unit == "oaken-dequantizer").collect();
-    assert!(specs.len() >= 7, "tb/models.toml has {} dequantizer entries", specs.len());
-    for s in &specs {
-        let p: OakenParams = toml::Value::Table(s.params.clone()).try_into().expect("Oaken parameters");
-        let cov = Coverage::new(&format!("oaken round trip directed case ({})", s.name), POINTS);
+    for (name, p) in oaken_cases::param_sets("oaken-dequantizer", 7) {
+        let cov = Coverage::new(&format!("oaken round trip directed case ({name})"), POINTS);
         let c = directed_case(&p);
         assert_eq!(c.plan.segments.len(), 1, "the round trip runs one segment");
         count(&cov, &p, &oaken_cases::materialize(&p, &c.plan).remove(0));
