@@ -1174,14 +1174,20 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         // room: the window's entries left reach no further than L
         // (for a taken beat and otherwise apart, fire selecting last; K0
-        // holds while entries drop, so fire is 0 then)
+        // holds while entries drop, so fire is 0 then). For a taken beat,
+        // with t taken that is !catw[L + t]; the valid bits being a
+        // thermometer, it is "every j with entry L + j valid is taken",
+        // i.e. ok[j] for each such j: a flat AND, free of the take prefix
+        // (which synthesis maps as a ripple chain)
         self.room_f.next = true;
         self.room_n.next = true;
         for ln in self._lanes..(self._lanes + 1) {
-            for k in 0..(self._lanes + 1) {
-                if self.oh[k].val() & self.catw[ln + k].val() {
+            for j in 0..self._lanes {
+                if self.catw[ln + j].val() & !self.ok[j].val() {
                     self.room_f.next = false;
                 }
+            }
+            for k in 0..(self._lanes + 1) {
                 if self.k0_hold.q.val() & self.doh[k].val() & self.catw[ln + k].val() {
                     self.room_n.next = false;
                 }
