@@ -1178,7 +1178,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // with t taken that is !catw[L + t]; the valid bits being a
         // thermometer, it is "every j with entry L + j valid is taken",
         // i.e. ok[j] for each such j: a flat AND, free of the take prefix
-        // (which synthesis maps as a ripple chain)
+        // (which ABC maps as a mostly serial chain)
         self.room_f.next = true;
         self.room_n.next = true;
         for ln in self._lanes..(self._lanes + 1) {
