@@ -28,6 +28,17 @@ use sim::oaken::params::{MiddleMode, OakenParams, SEGMENT};
 /// Input FIFO depths (dense, sparse).
 pub const FIFO_DEPTH: usize = 4;
 
+/// Bits that hold 0..=n.
+const fn bits_for(n: usize) -> usize {
+    (usize::BITS - n.leading_zeros()) as usize
+}
+// FIFO pointer and count widths sized to the depths: the dense FIFO holds
+// FIFO_DEPTH beats, the sparse one FIFO_DEPTH - 1 behind its head register.
+const DQ_A: usize = bits_for(FIFO_DEPTH - 1);
+const DQ_C: usize = bits_for(FIFO_DEPTH);
+const SQ_A: usize = bits_for(FIFO_DEPTH - 2);
+const SQ_C: usize = bits_for(FIFO_DEPTH - 1);
+
 /// Width of a lane's carry-save sum for `inlier_bits` `ib`: a base (|B| <
 /// 2^41) plus a code of ib + 1 bits times a step (< 2^40) fits ib + 43
 /// signed bits.
@@ -96,11 +107,11 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     s_occ: Reg<Bits<8>>,
     d_rdy: Reg<Bit>,
     s_rdy: Reg<Bit>,
-    dq: FifoCtrl,
-    dq_dense: Vec<FifoMem<IB>>,
-    dq_meta: Vec<FifoMem<8>>,
-    dq_thr: FifoMem<64>,
-    dq_oob: FifoMem<1>,
+    dq: FifoCtrl<DQ_A, DQ_C>,
+    dq_dense: Vec<FifoMem<IB, DQ_A>>,
+    dq_meta: Vec<FifoMem<8, DQ_A>>,
+    dq_thr: FifoMem<64, DQ_A>,
+    dq_oob: FifoMem<1, DQ_A>,
     // the fields the aligner's loop reads: registered FIFO heads
     dq_cnt: Vec<FifoShift<8>>,
     dq_n: FifoShift<16>,
@@ -113,8 +124,8 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     // entry's", bit 10 "lane below min(s_count, L)". The oldest beat is in
     // a register (shead), the others in a FIFO behind it, so that the late
     // "the head joins the window" only selects the register's next value.
-    sq: FifoCtrl,
-    sqm: Vec<FifoMem<11>>,
+    sq: FifoCtrl<SQ_A, SQ_C>,
+    sqm: Vec<FifoMem<11, SQ_A>>,
     shead: Vec<Reg<Bits<11>>>,
     to_head: Signal<Local, Bit>,
     s_cnt: Signal<Local, Bits<8>>,
@@ -1163,14 +1174,20 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         // room: the window's entries left reach no further than L
         // (for a taken beat and otherwise apart, fire selecting last; K0
-        // holds while entries drop, so fire is 0 then)
+        // holds while entries drop, so fire is 0 then). For a taken beat,
+        // with t taken that is !catw[L + t]; the valid bits being a
+        // thermometer, it is "every j with entry L + j valid is taken",
+        // i.e. ok[j] for each such j: a flat AND, free of the take prefix
+        // (which ABC maps as a mostly serial chain)
         self.room_f.next = true;
         self.room_n.next = true;
         for ln in self._lanes..(self._lanes + 1) {
-            for k in 0..(self._lanes + 1) {
-                if self.oh[k].val() & self.catw[ln + k].val() {
+            for j in 0..self._lanes {
+                if self.catw[ln + j].val() & !self.ok[j].val() {
                     self.room_f.next = false;
                 }
+            }
+            for k in 0..(self._lanes + 1) {
                 if self.k0_hold.q.val() & self.doh[k].val() & self.catw[ln + k].val() {
                     self.room_n.next = false;
                 }

@@ -1,33 +1,38 @@
 //! Register-file FIFO pieces. A beat of a runtime number of lanes is a `Vec`
 //! of per-lane values, so storage is one [`FifoMem`] per lane (or byte)
 //! sharing one [`FifoCtrl`]. A real flow would map the storage to SRAM.
+//!
+//! Addresses are `A` bits and the occupancy count `C` bits, 8 and 9 unless
+//! a small FIFO asks for fewer: a shallow FIFO's 8-bit pointer increment is
+//! a carry chain behind its late push/pop for nothing. The constant fields
+//! keep their 8/9-bit names so that the Verilog of 8-bit users is unchanged.
 
 use super::reg::Reg;
 use rust_hdl::prelude::*;
 
 /// Depth-`D` storage of `N`-bit words: synchronous write, combinational read.
 #[derive(LogicBlock)]
-pub struct FifoMem<const N: usize> {
+pub struct FifoMem<const N: usize, const A: usize = 8> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Write `wdata` to `waddr` at the next edge.
     pub we: Signal<In, Bit>,
-    pub waddr: Signal<In, Bits<8>>,
+    pub waddr: Signal<In, Bits<A>>,
     pub wdata: Signal<In, Bits<N>>,
-    pub raddr: Signal<In, Bits<8>>,
+    pub raddr: Signal<In, Bits<A>>,
     /// Word at `raddr`.
     pub rdata: Signal<Out, Bits<N>>,
     mem: Vec<Reg<Bits<N>>>,
-    idx: Vec<Constant<Bits<8>>>,
+    idx: Vec<Constant<Bits<A>>>,
     hit: Signal<Local, Bit>,
     mask: Signal<Local, Bits<N>>,
     zero: Constant<Bits<N>>,
     _d: usize,
 }
 
-impl<const N: usize> FifoMem<N> {
+impl<const N: usize, const A: usize> FifoMem<N, A> {
     pub fn new(depth: usize) -> Self {
-        assert!((1..=255).contains(&depth));
+        assert!(A <= 8 && (1..=255).contains(&depth) && depth - 1 < 1 << A);
         FifoMem {
             clock: Default::default(),
             reset: Default::default(),
@@ -46,7 +51,7 @@ impl<const N: usize> FifoMem<N> {
     }
 }
 
-impl<const N: usize> Logic for FifoMem<N> {
+impl<const N: usize, const A: usize> Logic for FifoMem<N, A> {
     #[hdl_gen]
     fn update(&mut self) {
         // read: OR over entries of (entry AND its select mask), a form
@@ -68,29 +73,29 @@ impl<const N: usize> Logic for FifoMem<N> {
 /// when empty is the user's error; the engines never do either (their
 /// credit counters guarantee room), and the pointers then simply wrap.
 #[derive(LogicBlock)]
-pub struct FifoCtrl {
+pub struct FifoCtrl<const A: usize = 8, const C: usize = 9> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub push: Signal<In, Bit>,
     pub pop: Signal<In, Bit>,
     /// Address the next push writes.
-    pub waddr: Signal<Out, Bits<8>>,
+    pub waddr: Signal<Out, Bits<A>>,
     /// Address of the oldest entry.
-    pub raddr: Signal<Out, Bits<8>>,
+    pub raddr: Signal<Out, Bits<A>>,
     pub empty: Signal<Out, Bit>,
-    wp: Reg<Bits<8>>,
-    rp: Reg<Bits<8>>,
-    cnt: Reg<Bits<9>>,
-    last: Constant<Bits<8>>,
-    zero8: Constant<Bits<8>>,
-    one8: Constant<Bits<8>>,
-    zero9: Constant<Bits<9>>,
-    one9: Constant<Bits<9>>,
+    wp: Reg<Bits<A>>,
+    rp: Reg<Bits<A>>,
+    cnt: Reg<Bits<C>>,
+    last: Constant<Bits<A>>,
+    zero8: Constant<Bits<A>>,
+    one8: Constant<Bits<A>>,
+    zero9: Constant<Bits<C>>,
+    one9: Constant<Bits<C>>,
 }
 
-impl FifoCtrl {
+impl<const A: usize, const C: usize> FifoCtrl<A, C> {
     pub fn new(depth: usize) -> Self {
-        assert!((1..=255).contains(&depth));
+        assert!(A <= 8 && C <= 9 && (1..=255).contains(&depth) && depth - 1 < 1 << A && depth < 1 << C);
         FifoCtrl {
             clock: Default::default(),
             reset: Default::default(),
@@ -111,7 +116,7 @@ impl FifoCtrl {
     }
 }
 
-impl Logic for FifoCtrl {
+impl<const A: usize, const C: usize> Logic for FifoCtrl<A, C> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, wp, rp, cnt);
