@@ -25,6 +25,7 @@ pass wrongly. MAP lists each miter output's meaning, one per line.
 Exit status 3 with a one-line message on designs outside these limits.
 """
 import json
+import re
 import sys
 
 
@@ -123,11 +124,35 @@ class Aig:
             f.write(bytes(buf))
 
 
+def read_fsm_log(path):
+    """The re-encodings in a Yosys log of `fsm`: [(state wire, [(old, new)])].
+
+    Codes as Yosys prints them, most significant bit first; a new code's
+    '-' bits are don't-cares (a one-hot code shows only its hot bit)."""
+    fsms, cur = [], None
+    for line in open(path):
+        m = re.match(r"Recoding FSM `\$fsm\$\\(.*)\$\d+' from module", line)
+        if m:
+            cur = (m.group(1), [])
+            fsms.append(cur)
+            continue
+        m = re.match(r"^\s+([01]+) -> ([01-]+)\s*$", line)
+        if m and cur is not None:
+            cur[1].append((m.group(1), m.group(2)))
+        elif cur is not None and cur[1]:
+            cur = None
+    return fsms
+
+
 def main():
-    if len(sys.argv) != 5:
-        fail("usage: netlist_miter.py GOLD.json GATE.json MITER.aig MITER.map")
-    gold = Side(load(sys.argv[1]), "gold")
-    gate = Side(load(sys.argv[2]), "gate")
+    args = sys.argv[1:]
+    fsm_log = None
+    if len(args) == 6 and args[0] == "--fsm-log":
+        fsm_log, args = args[1], args[2:]
+    if len(args) != 4:
+        fail("usage: netlist_miter.py [--fsm-log LOG] GOLD.json GATE.json MITER.aig MITER.map")
+    gold = Side(load(args[0]), "gold")
+    gate = Side(load(args[1]), "gate")
 
     ins_g, ins_n = gold.port_bits("input"), gate.port_bits("input")
     outs_g, outs_n = gold.port_bits("output"), gate.port_bits("output")
@@ -168,10 +193,35 @@ def main():
     # must be the function of the gold next state.
     q_of_n = {q: (q, d) for q, d, _ in gate.ffs}
     gold_ffq = {q for q, _, _ in gold.ffs}
-    paired_n = set()
+    # Re-encoded state registers (the synthesis's `fsm`): gold wire W of
+    # width w holds the RTL's codes, the gate's register of the same name
+    # the new ones. Both stay out of the pairing; each gate bit is related
+    # to the gold state (bit j = the gold state is one whose new code has
+    # j set), and the gold state is assumed to be one of the listed codes.
+    # Both are checked again on the next state, so a wrong or incomplete
+    # table can only make the proof fail.
+    fsms = []
+    for wire, table in read_fsm_log(fsm_log) if fsm_log else []:
+        wo, wn = len(table[0][0]), len(table[0][1])
+        gq = [gold.by_name.get((wire, i)) for i in range(wo)]
+        nq = nq_all = [gate.by_name.get((wire, j)) for j in range(wn)]
+        if (wire, wo) in gold.by_name or (wire, wn) in gate.by_name:
+            continue  # not the whole wire: left to the pairing
+        # a new-code bit the synthesis made constant 0 (the reset state's
+        # one-hot bit: Yosys codes that state as all zeros) leaves the
+        # relation; the gate then uses the constant
+        nq = [b for b in nq if b != "0"]
+        if table and all(b in gold_ffq for b in gq) and all(b in q_of_n for b in nq):
+            if len(set(gq)) == wo and len(set(nq)) == len(nq):
+                fsms.append((wire, table, gq, {j: b for j, b in enumerate(nq_all) if b != "0"}))
+    fsm_gold = {b for _, _, gq, _ in fsms for b in gq}
+    fsm_gate = {b for _, _, _, nq in fsms for b in nq.values()}
+    paired_n = set(fsm_gate)
     pairs, pinned, related = [], [], []
     for q, d, _ in gold.ffs:
         match = None
+        if q in fsm_gold:
+            continue
         for key in gold.names_of.get(q, []):
             b = gate.by_name.get(key)
             if b in q_of_n and b not in paired_n:
@@ -179,6 +229,15 @@ def main():
                 break
             if b in ("0", "1") and match is None:
                 match = ("const", b, key)
+        if match is None:
+            # a gate register already paired: the synthesis merged several
+            # gold registers into it (equal next-state functions after its
+            # word-level passes); each pair is checked like any other
+            for key in gold.names_of.get(q, []):
+                b = gate.by_name.get(key)
+                if b in q_of_n and b not in fsm_gate:
+                    match = ("ff", b, key)
+                    break
         if match and match[0] == "ff":
             paired_n.add(match[1])
             pairs.append(((q, d), q_of_n[match[1]], match[2]))
@@ -217,16 +276,16 @@ def main():
                 related.append(((q, d), b, key))
                 break
     for (gq, _), (nq, _), _ in pairs:
-        v = aig.input()
-        lit["gold"][gq] = v
-        lit["gate"][nq] = v
+        if nq not in lit["gate"]:
+            lit["gate"][nq] = aig.input()
+        lit["gold"][gq] = lit["gate"][nq]
     for (q, _), c, _ in pinned:
         lit["gold"][q] = c
     related_q = {q for (q, _), _, _ in related}
     free = {"gold": 0, "gate": 0}
     for s in (gold, gate):
         for q, _, _ in s.ffs:
-            if q not in lit[s.tag] and q not in related_q:
+            if q not in lit[s.tag] and q not in related_q and q not in fsm_gate:
                 lit[s.tag][q] = aig.input()
                 free[s.tag] += 1
 
@@ -243,10 +302,10 @@ def main():
     extra = {"gold": [], "gate": []}
     for s in (gold, gate):
         table = lit[s.tag]
-        seen = set(table) | (related_q if s is gate else set())
+        seen = set(table) | (related_q | fsm_gate if s is gate else set())
         stack = [b for _, gb, nb in roots for b in ((gb,) if s is gold else (nb,))]
         if s is gate:
-            stack += [d for (_, d), _, _ in related]
+            stack += [d for (_, d), _, _ in related] + [q_of_n[q][1] for q in fsm_gate]
         while stack:
             b = stack.pop()
             if b in seen:
@@ -295,19 +354,58 @@ def main():
     for (q, d), b, key in related:
         roots.append((f"next state of gate register {key[0]}[{key[1]}] (a function of the gold state)", ("next", b), d))
 
+    # re-encoded state registers: gate bit j is the OR of (gold state ==
+    # old code) over the states whose new code has j set; valid says that
+    # every gold state register holds one of its codes
+    def any_of(xs):
+        r = 0
+        for x in xs:
+            r = aig.and_(r ^ 1, x ^ 1) ^ 1
+        return r
+
+    def code_is(qs, table, code):
+        r = 1
+        for i, c in enumerate(reversed(code)):
+            r = aig.and_(r, table[qs[i]] ^ (c == "0"))
+        return r
+
+    valid = valid_next = 1
+    for wire, codes, gq, nq in fsms:
+        for table, tag in ((lit["gold"], "now"), (nxt, "next")):
+            hit = [code_is(gq, table, old) for old, _ in codes]
+            ok = any_of(hit)
+            if tag == "now":
+                valid = aig.and_(valid, ok)
+                for j, q in nq.items():
+                    lit["gate"][q] = any_of(h for h, (_, new) in zip(hit, codes) if new[len(new) - 1 - j] == "1")
+            else:
+                valid_next = aig.and_(valid_next, ok)
+                for j, q in nq.items():
+                    f = any_of(h for h, (_, new) in zip(hit, codes) if new[len(new) - 1 - j] == "1")
+                    roots.append((f"next state of re-encoded gate register {wire}[{j}] (a function of the gold state)", ("lit", f), q_of_n[q][1]))
+    if fsms:
+        roots.append(("the gold state registers hold one of their codes in the next state", ("lit", aig.and_(valid, valid_next)), ("lit", valid)))
+
     out_n = []
     for what, gb, nb in roots:
-        outputs.append(lit_of(gold, gb[1], nxt) if isinstance(gb, tuple) else lit_of(gold, gb, lit["gold"]))
-        out_n.append(lit_of(gate, nb, lit["gate"]))
+        if isinstance(gb, tuple):
+            g = gb[1] if gb[0] == "lit" else lit_of(gold, gb[1], nxt)
+        else:
+            g = lit_of(gold, gb, lit["gold"])
+        n = nb[1] if isinstance(nb, tuple) else lit_of(gate, nb, lit["gate"])
+        # compared only in states where the FSM codes are valid
+        outputs.append(aig.and_(valid, g))
+        out_n.append(aig.and_(valid, n))
         meaning.append(what)
     # the two sides as two AIGs over the same inputs, output for output
-    aig.write(sys.argv[3] + ".gold.aig", outputs)
-    aig.write(sys.argv[3] + ".gate.aig", out_n)
-    with open(sys.argv[4], "w") as f:
+    aig.write(args[2] + ".gold.aig", outputs)
+    aig.write(args[2] + ".gate.aig", out_n)
+    with open(args[3], "w") as f:
         f.write("\n".join(meaning) + "\n")
     print(
-        f"{len(pairs)} register pairs, {len(pinned)} gold registers pinned to gate constants, "
+        f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned)} gold registers pinned to gate constants, "
         f"{len(related)} gate registers related to gold functions, "
+        f"{len(fsms)} re-encoded state registers ({len(fsm_gate)} gate bits) related to the gold state, "
         f"unpaired registers gold {free['gold']} gate {free['gate']}, "
         f"undriven bits gold {undriven['gold']} gate {undriven['gate']}, "
         f"{len(outputs)} miter outputs, {len(aig.ands)} AND nodes"

@@ -101,7 +101,14 @@ flatten; opt_clean"
 
 # Each engine sets result (proved | refuted | error | timeout) and detail.
 run_cut() {
+  # the synthesis's own steps up to its `fsm` (synth's begin and coarse
+  # script), only to log the re-encodings: the miter relates them, checked
   cat > "$work/cut.ys" <<EOF
+read_verilog -sv $net/$module.v
+hierarchy -check -top $module
+proc; flatten; opt_expr; opt_clean; check; opt -nodffe -nosdff
+tee -q -o $work/fsm.log fsm
+design -reset
 $(gold_prep "$1")
 dffunmap; aigmap; opt_clean
 write_json $work/gold.json
@@ -116,7 +123,7 @@ EOF
   if [ $status = 124 ]; then result=timeout; return; fi
   if [ $status != 0 ]; then result=error detail="yosys: $(grep ERROR "$work/cut.log" | head -1)"; return; fi
   status=0
-  timeout "$(left)" python3 "$here/netlist_miter.py" "$work/gold.json" "$work/gate.json" \
+  timeout "$(left)" python3 "$here/netlist_miter.py" --fsm-log "$work/fsm.log" "$work/gold.json" "$work/gate.json" \
     "$work/miter.aig" "$work/miter.map" > "$work/miter.txt" 2>&1 || status=$?
   if [ $status = 124 ]; then result=timeout; return; fi
   if [ $status != 0 ]; then result=error detail=$(tail -1 "$work/miter.txt"); return; fi
