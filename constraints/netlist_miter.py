@@ -27,6 +27,8 @@ Exit status 3 with a one-line message on designs outside these limits.
 import json
 import random
 import re
+import signal
+import subprocess
 import sys
 
 
@@ -108,8 +110,10 @@ class Aig:
     def xor(self, a, b):
         return self.and_(self.and_(a, b ^ 1) ^ 1, self.and_(a ^ 1, b) ^ 1) ^ 1
 
-    def refuted(self, outs_a, outs_b, width=1024, seed=1):
-        """Indices i where random simulation shows outs_a[i] != outs_b[i]."""
+    def refuted(self, outs_a, outs_b, width=1024, seed=1, near=None):
+        """Indices i where random simulation shows outs_a[i] != outs_b[i]
+        (with near, a list of input values: that pattern and patterns that
+        differ from it in a few inputs)."""
         rng = random.Random(seed)
         full = (1 << width) - 1
 
@@ -126,6 +130,17 @@ class Aig:
             return (w[0] & ~(sel_lo | sel_hi) | lo & sel_lo | hi & sel_hi) & full
 
         val = [0] + [word() for _ in range(self.n_inputs)]
+        if near is not None:
+            # each input flipped in 1/128 of the patterns (a few inputs per
+            # pattern, so that the counterexample's condition mostly holds
+            # while other data bits vary), none in the first
+            def flips():
+                r = full
+                for _ in range(7):
+                    r &= rng.getrandbits(width)
+                return r
+
+            val = [0] + [((full if b else 0) ^ flips()) & ~1 & full | b for b in near]
 
         def v(lit):
             return val[lit >> 1] ^ (full if lit & 1 else 0)
@@ -172,12 +187,19 @@ def read_fsm_log(path):
 
 
 def main():
+    # a timeout's SIGTERM ends ABC too (subprocess.run kills its child
+    # when an exception leaves it)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
     args = sys.argv[1:]
-    fsm_log = None
-    if len(args) == 6 and args[0] == "--fsm-log":
-        fsm_log, args = args[1], args[2:]
+    fsm_log = abc_log = None
+    while len(args) > 4 and args[0] in ("--fsm-log", "--abc-log"):
+        if args[0] == "--fsm-log":
+            fsm_log = args[1]
+        else:
+            abc_log = args[1]
+        args = args[2:]
     if len(args) != 4:
-        fail("usage: netlist_miter.py [--fsm-log LOG] GOLD.json GATE.json MITER.aig MITER.map")
+        fail("usage: netlist_miter.py [--fsm-log LOG] [--abc-log LOG] GOLD.json GATE.json MITER.aig MITER.map")
     gold = Side(load(args[0]), "gold")
     gate = Side(load(args[1]), "gate")
 
@@ -250,6 +272,7 @@ def main():
         fsm_gate = {b for _, _, _, nq in fsms for b in nq.values()}
         paired_n = set(fsm_gate)
         pairs, pinned, related = [], [], []
+        merged_gold = set()
         for q, d, _ in gold.ffs:
             match = None
             if q in fsm_gold:
@@ -269,6 +292,7 @@ def main():
                     b = gate.by_name.get(key)
                     if b in q_of_n and b not in fsm_gate:
                         match = ("ff", b, key)
+                        merged_gold.add(q)
                         break
             if match and match[0] == "const" and q not in live:
                 continue
@@ -321,7 +345,7 @@ def main():
         free = {"gold": 0, "gate": 0}
         for s in (gold, gate):
             for q, _, _ in s.ffs:
-                if q not in lit[s.tag] and q not in related_q and q not in fsm_gate:
+                if q not in lit[s.tag] and not (s is gate and (q in related_q or q in fsm_gate)):
                     lit[s.tag][q] = aig.input()
                     free[s.tag] += 1
 
@@ -331,7 +355,9 @@ def main():
             for i, (gb, nb) in enumerate(zip(outs_g[p], outs_n[p])):
                 roots.append((f"output {p}[{i}]", gb, nb, None))
         for (gq, gd), (nq, nd), key in pairs:
-            roots.append((f"next state of register {key[0]}[{key[1]}]", gd, nd, ("pair", gq)))
+            # (only a merged pair is a guess that may be dropped)
+            h = ("pair", gq) if gq in merged_gold else None
+            roots.append((f"next state of register {key[0]}[{key[1]}]", gd, nd, h))
         for (q, d), c, key in pinned:
             roots.append((f"next state of gold register {key[0]}[{key[1]}] (gate constant {c})", d, str(c), ("pin", q)))
         # find undriven bits reachable from the roots before numbering gates
@@ -461,17 +487,51 @@ def main():
         if drv is not None:
             stack.extend(drv[1:] if drv[0] != "ff" else (d_of[b],))
     drop = set()
-    for _ in range(100):
+    by_abc = 0
+    for _ in range(1000):
         aig, outputs, out_n, meaning, hyp, stats = build(drop)
         bad = {hyp[i] for i in aig.refuted(outputs, out_n) if hyp[i]}
-        if not bad:
+        if bad:
+            drop |= bad
+            continue
+        # the two sides as two AIGs over the same inputs, output for output
+        aig.write(args[2] + ".gold.aig", outputs)
+        aig.write(args[2] + ".gate.aig", out_n)
+        with open(args[3], "w") as f:
+            f.write("\n".join(meaning) + "\n")
+        if abc_log is None:
             break
-        drop |= bad
-    # the two sides as two AIGs over the same inputs, output for output
-    aig.write(args[2] + ".gold.aig", outputs)
-    aig.write(args[2] + ".gate.aig", out_n)
-    with open(args[3], "w") as f:
-        f.write("\n".join(meaning) + "\n")
-    print(f"{stats}, {len(drop)} relations refuted by simulation and dropped")
+        # ABC's &cec (two circuits, output for output) decides; when it
+        # refutes a relation, a counterexample from ABC's iprove on the OR
+        # miter (used only to find counterexamples, never as the proof)
+        # and patterns near it drop every relation they refute, and &cec
+        # runs again
+        a, b = args[2] + ".gold.aig", args[2] + ".gate.aig"
+        run = subprocess.run(["yosys-abc", "-c", f"&r {a}; &cec {b}"], capture_output=True, text=True)
+        with open(abc_log, "w") as f:
+            f.write(run.stdout + run.stderr)
+        m = re.search(r"(?:Output|zero-based number) (\d+)", run.stdout)
+        if "NOT EQUIVALENT" not in run.stdout or not m or not hyp[int(m.group(1))]:
+            break
+        cex = args[2] + ".cex"
+        subprocess.run(["yosys-abc", "-c", f"miter -c {a} {b}; iprove; write_cex {cex}"], capture_output=True, text=True)
+        try:
+            text = [int(c) for c in re.match(r"[01]*", open(cex).read()).group(0)]
+        except OSError:
+            text = []
+        found = set()
+        # (the file's layout is not documented: take the alignment whose
+        # first pattern shows a difference)
+        for off in range(len(text) - aig.n_inputs + 1):
+            bits = text[off : off + aig.n_inputs]
+            hits = aig.refuted(outputs, out_n, width=1, near=bits)
+            if hits:
+                found = {hyp[i] for i in aig.refuted(outputs, out_n, near=bits) if hyp[i]}
+                break
+        # at least the relation &cec refuted
+        found.add(hyp[int(m.group(1))])
+        drop |= found
+        by_abc += 1
+    print(f"{stats}, {len(drop)} relations refuted (by simulation, {by_abc} ABC counterexamples) and dropped")
 
 main()
