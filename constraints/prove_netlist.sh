@@ -85,10 +85,15 @@ fi
 
 # With fsm=1 the gold also gets the synthesis's FSM re-encoding (the passes
 # that `synth` runs before it, then `fsm`), which is then trusted.
-gold_prep() {
-  echo "read_verilog -sv $net/$module.v
+gold_read="read_verilog -sv $net/$module.v
 hierarchy -check -top $module
-proc; flatten; opt_clean"
+proc; flatten"
+gold_prep() {
+  echo "$gold_read"
+  gold_rest "$1"
+}
+gold_rest() {
+  echo "opt_clean"
   [ "$1" = 0 ] || echo "opt_expr; opt_clean; opt -nodffe -nosdff; fsm; opt"
   echo "memory_map; opt -full
 techmap; opt -full
@@ -104,12 +109,12 @@ run_cut() {
   # the synthesis's own steps up to its `fsm` (synth's begin and coarse
   # script), only to log the re-encodings: the miter relates them, checked
   cat > "$work/cut.ys" <<EOF
-read_verilog -sv $net/$module.v
-hierarchy -check -top $module
-proc; flatten; opt_expr; opt_clean; check; opt -nodffe -nosdff
+$gold_read
+design -save rtl
+opt_expr; opt_clean; check; opt -nodffe -nosdff
 tee -q -o $work/fsm.log fsm
-design -reset
-$(gold_prep "$1")
+design -load rtl
+$(gold_rest "$1")
 dffunmap; aigmap; opt_clean
 write_json $work/gold.json
 design -reset
@@ -121,7 +126,7 @@ EOF
   local status=0
   timeout "$(left)" yosys -q -l "$work/cut.log" "$work/cut.ys" > /dev/null 2>&1 || status=$?
   if [ $status = 124 ]; then result=timeout; return; fi
-  if [ $status != 0 ]; then result=error detail="yosys: $(grep ERROR "$work/cut.log" | head -1)"; return; fi
+  if [ $status != 0 ]; then result=error detail="yosys: $(grep -m1 ERROR "$work/cut.log")"; return; fi
   status=0
   # the miter script runs ABC's &cec on the two circuits, output for
   # output (not one XOR miter: `&cec -m` on a many-output miter proved
@@ -135,7 +140,7 @@ EOF
     result=proved detail="$(cat "$work/miter.txt")"
   elif grep -q "NOT EQUIVALENT" "$work/abc.log"; then
     local out
-    out=$(grep -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | head -1 | awk '{print $NF}')
+    out=$(grep -m1 -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | awk 'NR == 1 {print $NF}')
     result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ($(cat "$work/miter.txt"))"
   else
     result=error detail="ABC: $(grep -vE '^ABC command line|^Assuming' "$work/abc.log" | tail -1)"
@@ -169,9 +174,9 @@ EOF
     # (a proof over no pairs, ports not matched, would prove nothing)
     result=proved detail="$cells equivalence points (Yosys equiv_induct)"
   elif [ -n "$proven" ]; then
-    result=refuted detail="$proven: $(grep -E 'Unproven' "$work/equiv.log" | head -3 | tr -s ' \n' ' ')"
+    result=refuted detail="$proven: $(grep -m3 -E 'Unproven' "$work/equiv.log" | tr -s ' \n' ' ')"
   else
-    result=error detail="yosys: $(grep ERROR "$work/equiv.log" | head -1)"
+    result=error detail="yosys: $(grep -m1 ERROR "$work/equiv.log")"
   fi
 }
 
