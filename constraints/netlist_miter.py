@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Register-cut miter of two gate-level designs, for ABC's `&cec -m`.
+"""Register-cut miter of two gate-level designs, checked by ABC's `&cec`.
 
-  netlist_miter.py GOLD.json GATE.json MITER.aig MITER.map
+  netlist_miter.py [--fsm-log LOG] [--abc-log LOG] GOLD.json GATE.json MITER.aig MITER.map
 
 GOLD and GATE are Yosys JSON netlists of one flattened module each, made of
 $_AND_, $_NOT_ and $_DFF_P_ cells only (`dffunmap; aigmap`), all flip-flops
@@ -9,20 +9,30 @@ on one clock port. The miter is combinational:
   inputs   the primary inputs (shared by port name and bit), one input per
            register pair (its state, shared by both sides), one input of its
            own for every register left unpaired and every undriven bit;
-  outputs  one XOR per primary-output bit and one per register pair's next
-           state (gold D vs gate D).
+  outputs  one per primary-output bit and one per register pair's next
+           state (gold D on the gold side, gate D on the gate side), one per
+           relation checked on the next state.
 Registers pair when their Q bits carry the same public name (Yosys and ABC
 keep register names). A register whose name is a constant on the other side
 (the other synthesis proved it stuck) pairs with that constant: its state
 input is the constant and its next state must equal it.
 
-If every output is 0 for every input (`&cec -m`), then from any two states
-that agree on the pairs, both designs give the same outputs and the same
-paired next states, whatever the unpaired registers hold; by induction they
+Several gold registers may pair with one gate register (the synthesis
+merged them); re-encoded state registers named in a Yosys `fsm` log
+(--fsm-log) are related to the gold state through its table (see main).
+
+The miter is written as two circuits over the same inputs, MITER.aig.gold.aig
+and MITER.aig.gate.aig, output for output. If they are equal for every input
+(`&cec`), then from any two states that agree on the pairs and relations,
+both designs give the same outputs and the same paired next states, and the
+relations hold again, whatever the unpaired registers hold; by induction they
 agree in every cycle after starting in agreeing states. Unpaired registers
 are free, so pairing fewer registers can only make the proof fail, never
-pass wrongly. MAP lists each miter output's meaning, one per line.
-Exit status 3 with a one-line message on designs outside these limits.
+pass wrongly. With --abc-log, this script runs `&cec` itself, drops every
+guessed relation (pin, merged pair, related register, re-encoding) that a
+counterexample refutes, and repeats; LOG keeps the last verdict. MAP lists
+each miter output's meaning, one per line. Exit status 3 with a one-line
+message on designs outside these limits.
 """
 import json
 import random

@@ -21,12 +21,18 @@
 #  cut: constraints/netlist_miter.py pairs the registers by name (Yosys and
 #    ABC keep them) and cuts them: one combinational miter says that from
 #    paired states equal, for every input, the outputs and the paired next
-#    states are equal (registers the synthesis merged or found stuck are
-#    related to their gold function; any other register is left free, which
-#    can only make the proof fail). ABC's `&cec` proves it (simulation and
-#    SAT sweeping of internal equivalences, which multipliers need); the
-#    claim follows by induction over the cycles. Corresponding states: the
-#    paired registers equal, memory contents equal but arbitrary.
+#    states are equal. Registers that do not pair one to one are related
+#    by guesses, each checked again on the next state: gold registers the
+#    synthesis merged into one gate register, gold registers whose name is
+#    a constant in the gate, gate registers that are a function of the gold
+#    state, and state registers the synthesis's `fsm` re-encoded (related
+#    through the table that the synthesis's own passes up to `fsm` log
+#    here, fsm.log). Guesses that a counterexample refutes are dropped and
+#    their registers left free, which can only make the proof fail. ABC's
+#    `&cec` proves it (simulation and SAT sweeping of internal
+#    equivalences, which multipliers need); the claim follows by induction
+#    over the cycles. Corresponding states: the paired registers equal, the
+#    related ones in their relation, memory contents equal but arbitrary.
 #  cut-fsm: cut, with the synthesis's FSM re-encoding (`fsm` after the
 #    passes `synth` runs before it) applied to the gold too, so that a state
 #    register re-encoded one-hot pairs bit for bit; the re-encoding is then
