@@ -277,8 +277,6 @@ def main():
                 if len(set(gq)) == wo and len(set(nq)) == len(nq):
                     fsms.append((wire, table, gq, {j: b for j, b in enumerate(nq_all) if b != "0"}))
         fsm_gold = {b for _, _, gq, _ in fsms for b in gq}
-        # gold registers that can reach an output (through logic and other
-        # registers): only those need a pin, the others stay free
         fsm_gate = {b for _, _, _, nq in fsms for b in nq.values()}
         paired_n = set(fsm_gate)
         pairs, pinned, related = [], [], []
@@ -486,6 +484,8 @@ def main():
     # synthesis removed a dead register, not a stuck one) are dropped, and
     # their registers left free, before ABC sees it: dropping can only make
     # the proof harder, never wrong.
+    # gold registers that can reach an output (through logic and other
+    # registers): only those need a pin, the others stay free
     d_of = {q: d for q, d, _ in gold.ffs}
     live, stack = set(), [b for bits in outs_g.values() for b in bits]
     while stack:
