@@ -42,8 +42,8 @@ UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titan
 # the defaults (or a small set where memories make the defaults too large
 # for flip-flops: those units' defaults come from SYNTH_MACROS_ONLY), then
 # one larger configuration per unit
-SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_mmu_h3 oaken_mmu_d4k titanus_pruner titanus_pruner_l64 \
-  titanus_quantizer_l16 titanus_dequantizer_l16 titanus_dequantizer_l64 zr_l16_w8_p2 zr_l64_w8_p3 \
+SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_quantizer_l32 oaken_dequantizer_l32 oaken_mmu_h3 oaken_mmu_d4k titanus_pruner titanus_pruner_l64 \
+  titanus_quantizer_l16 titanus_dequantizer_l16 zr_l16_w8_p2 zr_l64_w8_p3 \
   zi_l16_w8_p2 zi_l64_w8_p4 div_round_q5 div_round_q9 div_const_k15_s6 mul_pipe32 mul_pipe48 fp16_convert
 # units synthesized at their defaults with the memories as black boxes only
 SYNTH_MACROS_ONLY ?= titanus-quantizer titanus-dequantizer oaken-mmu

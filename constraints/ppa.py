@@ -15,7 +15,10 @@ Memories both ways: the netlist maps them to flip-flops (the area counts
 them). With --macros, every unit whose manifest lists memories is also
 synthesized with those modules left as black boxes (the emitted Yosys
 script's KVFORGE_BLACKBOX) and timed: logic area alone, plus the memory
-bits a macro would hold (DIR/NAME.macros.{area,timing}.txt).
+bits a macro would hold (DIR/NAME.macros.{area,timing}.txt). Those runs
+are cached in the model cache (`v1/macros` under $KVFORGE_MODEL_CACHE or
+~/.cache/kvforge/models), keyed by the emitted files, the library and
+Yosys's version.
 """
 
 import argparse
@@ -94,9 +97,39 @@ def emit(rtlgen, unit, params, clock_ns, out):
                    check=True, stdout=subprocess.DEVNULL)
 
 
+def tool_version(cmd):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return (r.stdout + r.stderr).strip()
+    except OSError:
+        return "absent"
+
+
+def macros_cache_dir(out, module, env):
+    """The cache folder of a black-box run: keyed by everything that shapes
+    its result (the emitted Verilog, Yosys and STA scripts and SDC, the
+    black-boxed modules, the library, the clock, the tool versions), so a
+    second `make synth` on unchanged RTL does not synthesize it again."""
+    import hashlib
+    h = hashlib.sha256(b"kvforge-macros-v1")
+    for ext in ("v", "yosys.tcl", "sta.tcl", "sdc"):
+        with open(os.path.join(out, f"{module}.{ext}"), "rb") as f:
+            h.update(f.read())
+    for k in ("KVFORGE_BLACKBOX", "LIBERTY", "PERIOD_PS"):
+        h.update(f"{k}={env[k]}".encode())
+    with open(env["LIBERTY"], "rb") as f:
+        h.update(hashlib.sha256(f.read()).digest())
+    h.update(tool_version(["yosys", "-V"]).encode())
+    # the model cache's root, as tb/src/build/store.rs finds it
+    root = os.environ.get("KVFORGE_MODEL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kvforge", "models")
+    return os.path.join(root, "v1", "macros", h.hexdigest())
+
+
 def macros_synthesis(rtlgen, unit, params, clock_ns, module, mems, liberty, reports, name):
     """Synthesis and timing with the memory modules black-boxed; the
-    reports' paths."""
+    reports' paths. Results are cached (macros_cache_dir)."""
+    import shutil
     area_txt = os.path.join(reports, f"{name}.macros.area.txt")
     timing_txt = os.path.join(reports, f"{name}.macros.timing.txt")
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,14 +137,27 @@ def macros_synthesis(rtlgen, unit, params, clock_ns, module, mems, liberty, repo
         emit(rtlgen, unit, params, clock_ns, out)
         env = dict(os.environ, LIBERTY=liberty, PERIOD_PS=str(int(round(clock_ns * 1000))),
                    KVFORGE_BLACKBOX=" ".join(m["module"] for m in mems))
-        with open(os.path.join(reports, f"{name}.macros.yosys.log"), "w") as log:
-            subprocess.run(["yosys", "-q", "-c", f"{module}.yosys.tcl"], cwd=out, env=env, check=True,
-                           stdout=log, stderr=subprocess.STDOUT)
-        with open(timing_txt, "w") as t:
-            subprocess.run(["sta", "-no_splash", "-exit", f"{module}.sta.tcl"], cwd=out, env=env, check=True,
-                           stdout=t, stderr=subprocess.STDOUT)
-        with open(os.path.join(out, f"{module}.area.txt")) as a, open(area_txt, "w") as b:
-            b.write(a.read())
+        cache = macros_cache_dir(out, module, env)
+        if os.path.exists(os.path.join(cache, ".complete")):
+            print(f"ppa: {name}: black-box synthesis cached in {cache}", file=sys.stderr)
+        else:
+            print(f"ppa: {name}: black-box synthesis ({unit}, memories {env['KVFORGE_BLACKBOX']})", file=sys.stderr)
+            with open(os.path.join(reports, f"{name}.macros.yosys.log"), "w") as log:
+                subprocess.run(["yosys", "-q", "-c", f"{module}.yosys.tcl"], cwd=out, env=env, check=True,
+                               stdout=log, stderr=subprocess.STDOUT)
+            with open(os.path.join(out, "timing.txt"), "w") as t:
+                subprocess.run(["sta", "-no_splash", "-exit", f"{module}.sta.tcl"], cwd=out, env=env,
+                               check=True, stdout=t, stderr=subprocess.STDOUT)
+            tmp_cache = cache + ".tmp"
+            shutil.rmtree(tmp_cache, ignore_errors=True)
+            os.makedirs(tmp_cache)
+            shutil.copy(os.path.join(out, f"{module}.area.txt"), os.path.join(tmp_cache, "area.txt"))
+            shutil.copy(os.path.join(out, "timing.txt"), os.path.join(tmp_cache, "timing.txt"))
+            open(os.path.join(tmp_cache, ".complete"), "w").close()
+            shutil.rmtree(cache, ignore_errors=True)
+            os.rename(tmp_cache, cache)
+        shutil.copy(os.path.join(cache, "area.txt"), area_txt)
+        shutil.copy(os.path.join(cache, "timing.txt"), timing_txt)
     return area_txt, timing_txt
 
 

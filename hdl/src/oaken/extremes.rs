@@ -297,7 +297,10 @@ macro_rules! extreme_tree_logic {
         impl Logic for ExtremeTree {
             #[hdl_gen]
             fn update(&mut self) {
-                // leaves: a lane is its subgroup's node, present, min = max = key
+                // leaves: a lane is its subgroup's node, present, min = max = key.
+                // Not gated by in_valid (its fan-out to every leaf was a
+                // critical path): a consumer takes the nodes only with
+                // out_valid.
                 for n in self._n..(self._n + 1) {
                     for p in 0..self._n {
                         self.tmp_key.next = self.key[p].val();
@@ -310,7 +313,7 @@ macro_rules! extreme_tree_logic {
                         }
                         for g in 0..5 {
                             self.lv0[g * n + p].next = self.absent.val();
-                            if self.in_valid.val() & (self.sg[p].val() == self.idx[g].val()) {
+                            if self.sg[p].val() == self.idx[g].val() {
                                 self.lv0[g * n + p].next = self.leaf_present.val()
                                     | (bit_cast::<NODE, 16>(self.tmp_key.val()) << self.leaf_hi.val())
                                     | bit_cast::<NODE, 16>(self.tmp_key.val());

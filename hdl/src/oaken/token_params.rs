@@ -58,8 +58,12 @@ pub struct TokenParams {
     s3_hmax: Vec<Reg<Bits<FX>>>,
     s3_pl: Vec<Reg<Bit>>,
     s3_ph: Vec<Reg<Bit>>,
-    // S4: v_min, v_max, group present
+    // min candidates as magnitude (s3_lmin, s3_hmin) and sign
+    s3_lneg: Vec<Reg<Bit>>,
+    s3_hneg: Vec<Reg<Bit>>,
+    // S4: |v_min| and its sign, v_max, group present
     s4_min: Vec<Reg<Bits<FX>>>,
+    s4_neg: Vec<Reg<Bit>>,
     s4_max: Vec<Reg<Bits<FX>>>,
     s4_p: Vec<Reg<Bit>>,
     // RD(v_min), with v_max and present riding along (group g stage i at 3g+i)
@@ -94,6 +98,7 @@ pub struct TokenParams {
     zero_fx: Constant<Bits<FX>>,
     max_off: Constant<Bits<32>>,
     present_bit: Constant<Bits<32>>,
+    msb: Constant<Bits<32>>,
     tkey: Signal<Local, Bits<16>>,
     cin: Signal<Local, Bit>,
     tfp: Signal<Local, Bits<16>>,
@@ -148,10 +153,13 @@ impl TokenParams {
             s3_hmax: regs(3),
             s3_pl: regs(3),
             s3_ph: regs(3),
+            s3_lneg: regs(3),
+            s3_hneg: regs(3),
             s4_min: regs(3),
+            s4_neg: regs(3),
             s4_max: regs(3),
             s4_p: regs(3),
-            rd: (0..3).map(|_| UnitsToFp16::default()).collect(),
+            rd: (0..3).map(|_| UnitsToFp16::magnitude()).collect(),
             rd_max: regs(9),
             rd_p: regs(9),
             minconv: (0..3).map(|_| Fp16ToUnits::default()).collect(),
@@ -160,7 +168,7 @@ impl TokenParams {
             s8_max: regs(3),
             s9_d: regs(3),
             div: divisors.iter().map(|&k| DivConstCeil::new(k, DIV_PER_STAGE)).collect(),
-            ru: (0..3).map(|_| UnitsToFp16::default()).collect(),
+            ru: (0..3).map(|_| UnitsToFp16::magnitude()).collect(),
             dl_min: regs(3 * dlm),
             dl_p: regs(3 * dlm),
             vs: regs(VS),
@@ -178,6 +186,7 @@ impl TokenParams {
             zero_fx: c(0),
             max_off: c(16),
             present_bit: c(32),
+            msb: c(FX as u64 - 1),
             tkey: Default::default(),
             cin: Default::default(),
             tfp: Default::default(),
@@ -320,6 +329,14 @@ macro_rules! token_params_logic {
                         self.s3_ph[$g].en.next = true;
                         self.s3_pl[$g].d.next = self.s2_p[$g].q.val();
                         self.s3_ph[$g].d.next = self.s2_p[$h].q.val();
+                        self.s3_lneg[$g].clock.next = self.clock.val();
+                        self.s3_lneg[$g].reset.next = self.reset.val();
+                        self.s3_lneg[$g].en.next = true;
+                        self.s3_hneg[$g].clock.next = self.clock.val();
+                        self.s3_hneg[$g].reset.next = self.reset.val();
+                        self.s3_hneg[$g].en.next = true;
+                        self.s3_lneg[$g].d.next = false;
+                        self.s3_hneg[$g].d.next = false;
                         // S3: v of each side's extremes (spec §2.5)
                         for _s in 0..self._shifted[$g] {
                             self.s3_lmin[$g].d.next = self.s2_u[$tlo].q.val() - self.s2_u[2 * $g + 1].q.val();
@@ -327,10 +344,20 @@ macro_rules! token_params_logic {
                             self.s3_hmin[$g].d.next = self.s2_u[2 * $h].q.val() - self.s2_u[$thi].q.val();
                             self.s3_hmax[$g].d.next = self.s2_u[2 * $h + 1].q.val() - self.s2_u[$thi].q.val();
                         }
+                        // (a plain group's min candidates as magnitude and
+                        // sign: the rounder then needs no negation)
                         for _p in 0..self._plain[$g] {
                             self.s3_lmin[$g].d.next = self.s2_u[2 * $g].q.val();
+                            self.s3_lneg[$g].d.next = self.s2_u[2 * $g].q.val().get_bit(self.msb.val().index());
+                            if self.s3_lneg[$g].d.val() {
+                                self.s3_lmin[$g].d.next = self.zero_fx.val() - self.s2_u[2 * $g].q.val();
+                            }
                             self.s3_lmax[$g].d.next = self.s2_u[2 * $g + 1].q.val();
                             self.s3_hmin[$g].d.next = self.s2_u[2 * $h].q.val();
+                            self.s3_hneg[$g].d.next = self.s2_u[2 * $h].q.val().get_bit(self.msb.val().index());
+                            if self.s3_hneg[$g].d.val() {
+                                self.s3_hmin[$g].d.next = self.zero_fx.val() - self.s2_u[2 * $h].q.val();
+                            }
                             self.s3_hmax[$g].d.next = self.s2_u[2 * $h + 1].q.val();
                         }
                         // S4: across sides. Shifted values are positive
@@ -346,10 +373,15 @@ macro_rules! token_params_logic {
                         self.s4_p[$g].reset.next = self.reset.val();
                         self.s4_p[$g].en.next = true;
                         self.s4_p[$g].d.next = self.s3_pl[$g].q.val() | self.s3_ph[$g].q.val();
+                        self.s4_neg[$g].clock.next = self.clock.val();
+                        self.s4_neg[$g].reset.next = self.reset.val();
+                        self.s4_neg[$g].en.next = true;
                         if self.s3_pl[$g].q.val() {
                             self.s4_min[$g].d.next = self.s3_lmin[$g].q.val();
+                            self.s4_neg[$g].d.next = self.s3_lneg[$g].q.val();
                         } else {
                             self.s4_min[$g].d.next = self.s3_hmin[$g].q.val();
+                            self.s4_neg[$g].d.next = self.s3_hneg[$g].q.val();
                         }
                         if self.s3_ph[$g].q.val() {
                             self.s4_max[$g].d.next = self.s3_hmax[$g].q.val();
@@ -371,6 +403,7 @@ macro_rules! token_params_logic {
                         self.rd[$g].reset.next = self.reset.val();
                         self.rd[$g].en.next = true;
                         self.rd[$g].v.next = self.s4_min[$g].q.val();
+                        self.rd[$g].neg.next = self.s4_neg[$g].q.val();
                         self.rd[$g].mode.next = self.mode_rd.val();
                         for i in 0..3 {
                             self.rd_max[3 * $g + i].clock.next = self.clock.val();
@@ -421,7 +454,9 @@ macro_rules! token_params_logic {
                         self.ru[$g].clock.next = self.clock.val();
                         self.ru[$g].reset.next = self.reset.val();
                         self.ru[$g].en.next = true;
+                        // c >= 0
                         self.ru[$g].v.next = self.div[$g].c.val();
+                        self.ru[$g].neg.next = false;
                         self.ru[$g].mode.next = self.mode_ru.val();
                         // min and present wait in a delay line for the step
                         for i in 0..self._dlm {
