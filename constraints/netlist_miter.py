@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Register-cut miter of two gate-level designs, for ABC's `&cec -m`.
+"""Register-cut miter of two gate-level designs, checked by ABC's `&cec`.
 
-  netlist_miter.py GOLD.json GATE.json MITER.aig MITER.map
+  netlist_miter.py [--fsm-log LOG] [--abc-log LOG] GOLD.json GATE.json MITER.aig MITER.map
 
 GOLD and GATE are Yosys JSON netlists of one flattened module each, made of
 $_AND_, $_NOT_ and $_DFF_P_ cells only (`dffunmap; aigmap`), all flip-flops
@@ -9,22 +9,36 @@ on one clock port. The miter is combinational:
   inputs   the primary inputs (shared by port name and bit), one input per
            register pair (its state, shared by both sides), one input of its
            own for every register left unpaired and every undriven bit;
-  outputs  one XOR per primary-output bit and one per register pair's next
-           state (gold D vs gate D).
+  outputs  one per primary-output bit and one per register pair's next
+           state (gold D on the gold side, gate D on the gate side), one per
+           relation checked on the next state.
 Registers pair when their Q bits carry the same public name (Yosys and ABC
 keep register names). A register whose name is a constant on the other side
 (the other synthesis proved it stuck) pairs with that constant: its state
 input is the constant and its next state must equal it.
 
-If every output is 0 for every input (`&cec -m`), then from any two states
-that agree on the pairs, both designs give the same outputs and the same
-paired next states, whatever the unpaired registers hold; by induction they
+Several gold registers may pair with one gate register (the synthesis
+merged them); re-encoded state registers named in a Yosys `fsm` log
+(--fsm-log) are related to the gold state through its table (see main).
+
+The miter is written as two circuits over the same inputs, MITER.aig.gold.aig
+and MITER.aig.gate.aig, output for output. If they are equal for every input
+(`&cec`), then from any two states that agree on the pairs and relations,
+both designs give the same outputs and the same paired next states, and the
+relations hold again, whatever the unpaired registers hold; by induction they
 agree in every cycle after starting in agreeing states. Unpaired registers
 are free, so pairing fewer registers can only make the proof fail, never
-pass wrongly. MAP lists each miter output's meaning, one per line.
-Exit status 3 with a one-line message on designs outside these limits.
+pass wrongly. With --abc-log, this script runs `&cec` itself, drops every
+guessed relation (pin, merged pair, related register, re-encoding) that a
+counterexample refutes, and repeats; LOG keeps the last verdict. MAP lists
+each miter output's meaning, one per line. Exit status 3 with a one-line
+message on designs outside these limits.
 """
 import json
+import random
+import re
+import signal
+import subprocess
 import sys
 
 
@@ -106,6 +120,45 @@ class Aig:
     def xor(self, a, b):
         return self.and_(self.and_(a, b ^ 1) ^ 1, self.and_(a ^ 1, b) ^ 1) ^ 1
 
+    def refuted(self, outs_a, outs_b, width=1024, seed=1, near=None):
+        """Indices i where random simulation shows outs_a[i] != outs_b[i]
+        (with near, a list of input values: that pattern and patterns that
+        differ from it in a few inputs)."""
+        rng = random.Random(seed)
+        full = (1 << width) - 1
+
+        def word():
+            # each input 1 with probability 1/2, 1/16 or 15/16 (a quarter
+            # of the patterns each way), so that narrow conditions (a
+            # register equal to a constant) occur too
+            w = [rng.getrandbits(width) for _ in range(5)]
+            lo = w[1] & w[2] & w[3] & w[4]
+            hi = w[1] | w[2] | w[3] | w[4]
+            quarter = width // 4
+            sel_lo = ((1 << quarter) - 1) << quarter
+            sel_hi = ((1 << quarter) - 1) << (2 * quarter)
+            return (w[0] & ~(sel_lo | sel_hi) | lo & sel_lo | hi & sel_hi) & full
+
+        val = [0] + [word() for _ in range(self.n_inputs)]
+        if near is not None:
+            # each input flipped in 1/128 of the patterns (a few inputs per
+            # pattern, so that the counterexample's condition mostly holds
+            # while other data bits vary), none in the first
+            def flips():
+                r = full
+                for _ in range(7):
+                    r &= rng.getrandbits(width)
+                return r
+
+            val = [0] + [((full if b else 0) ^ flips()) & ~1 & full | b for b in near]
+
+        def v(lit):
+            return val[lit >> 1] ^ (full if lit & 1 else 0)
+
+        for r0, r1 in self.ands:
+            val.append(v(r0) & v(r1))
+        return [i for i, (a, b) in enumerate(zip(outs_a, outs_b)) if v(a) != v(b)]
+
     def write(self, path, outputs):
         m = self.n_inputs + len(self.ands)
         with open(path, "wb") as f:
@@ -123,11 +176,42 @@ class Aig:
             f.write(bytes(buf))
 
 
+def read_fsm_log(path):
+    """The re-encodings in a Yosys log of `fsm`: [(state wire, [(old, new)])].
+
+    Codes as Yosys prints them, most significant bit first; a new code's
+    '-' bits are don't-cares (a one-hot code shows only its hot bit)."""
+    fsms, cur = [], None
+    for line in open(path):
+        m = re.match(r"Recoding FSM `\$fsm\$\\(.*)\$\d+' from module", line)
+        if m:
+            cur = (m.group(1), [])
+            fsms.append(cur)
+            continue
+        m = re.match(r"^\s+([01]+) -> ([01-]+)\s*$", line)
+        if m and cur is not None:
+            cur[1].append((m.group(1), m.group(2)))
+        elif cur is not None and cur[1]:
+            cur = None
+    return fsms
+
+
 def main():
-    if len(sys.argv) != 5:
-        fail("usage: netlist_miter.py GOLD.json GATE.json MITER.aig MITER.map")
-    gold = Side(load(sys.argv[1]), "gold")
-    gate = Side(load(sys.argv[2]), "gate")
+    # a timeout's SIGTERM ends ABC too (subprocess.run kills its child
+    # when an exception leaves it)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
+    args = sys.argv[1:]
+    fsm_log = abc_log = None
+    while len(args) > 4 and args[0] in ("--fsm-log", "--abc-log"):
+        if args[0] == "--fsm-log":
+            fsm_log = args[1]
+        else:
+            abc_log = args[1]
+        args = args[2:]
+    if len(args) != 4:
+        fail("usage: netlist_miter.py [--fsm-log LOG] [--abc-log LOG] GOLD.json GATE.json MITER.aig MITER.map")
+    gold = Side(load(args[0]), "gold")
+    gate = Side(load(args[1]), "gate")
 
     ins_g, ins_n = gold.port_bits("input"), gate.port_bits("input")
     outs_g, outs_n = gold.port_bits("output"), gate.port_bits("output")
@@ -149,168 +233,315 @@ def main():
     if gold.clock and gate.clock and gold.clock != gate.clock:
         fail(f"clocks differ: gold {gold.clock}, gate {gate.clock}")
 
-    aig = Aig()
-    lit = {"gold": {"0": 0, "1": 1}, "gate": {"0": 0, "1": 1}}
-    outputs, meaning = [], []
-    for p in sorted(ins_g):
-        for gb, nb in zip(ins_g[p], ins_n[p]):
-            v = aig.input()
-            for s, b in (("gold", gb), ("gate", nb)):
-                if b in lit[s] and lit[s][b] != v:
-                    fail(f"{s}: input bit of {p} is also another input")
-                lit[s][b] = v
+    def build(drop):
+        aig = Aig()
+        lit = {"gold": {"0": 0, "1": 1}, "gate": {"0": 0, "1": 1}}
+        outputs, meaning = [], []
+        for p in sorted(ins_g):
+            for gb, nb in zip(ins_g[p], ins_n[p]):
+                v = aig.input()
+                for s, b in (("gold", gb), ("gate", nb)):
+                    if b in lit[s] and lit[s][b] != v:
+                        fail(f"{s}: input bit of {p} is also another input")
+                    lit[s][b] = v
 
-    # Pair registers by name. A gold register left over whose name is a
-    # constant in the gate is pinned to it. A gate register left over whose
-    # name is, in the gold, a constant or a function of the gold registers
-    # alone (a register the gold merged into another, an alias) is related
-    # to it: its state is that function of the gold state, its next state
-    # must be the function of the gold next state.
-    q_of_n = {q: (q, d) for q, d, _ in gate.ffs}
-    gold_ffq = {q for q, _, _ in gold.ffs}
-    paired_n = set()
-    pairs, pinned, related = [], [], []
-    for q, d, _ in gold.ffs:
-        match = None
-        for key in gold.names_of.get(q, []):
-            b = gate.by_name.get(key)
-            if b in q_of_n and b not in paired_n:
-                match = ("ff", b, key)
-                break
-            if b in ("0", "1") and match is None:
-                match = ("const", b, key)
-        if match and match[0] == "ff":
-            paired_n.add(match[1])
-            pairs.append(((q, d), q_of_n[match[1]], match[2]))
-        elif match:
-            pinned.append(((q, d), int(match[1]), match[2]))
+        # Pair registers by name. A gold register left over whose name is a
+        # constant in the gate is pinned to it. A gate register left over whose
+        # name is, in the gold, a constant or a function of the gold registers
+        # alone (a register the gold merged into another, an alias) is related
+        # to it: its state is that function of the gold state, its next state
+        # must be the function of the gold next state.
+        q_of_n = {q: (q, d) for q, d, _ in gate.ffs}
+        gold_ffq = {q for q, _, _ in gold.ffs}
+        # Re-encoded state registers (the synthesis's `fsm`): gold wire W of
+        # width w holds the RTL's codes, the gate's register of the same name
+        # the new ones. Both stay out of the pairing; each gate bit is related
+        # to the gold state (bit j = the gold state is one whose new code has
+        # j set), and the gold state is assumed to be one of the listed codes.
+        # Both are checked again on the next state, so a wrong or incomplete
+        # table can only make the proof fail.
+        fsms = []
+        for wire, table in read_fsm_log(fsm_log) if fsm_log else []:
+            wo, wn = len(table[0][0]), len(table[0][1])
+            gq = [gold.by_name.get((wire, i)) for i in range(wo)]
+            nq = nq_all = [gate.by_name.get((wire, j)) for j in range(wn)]
+            if (wire, wo) in gold.by_name or (wire, wn) in gate.by_name:
+                continue  # not the whole wire: left to the pairing
+            # a new-code bit the synthesis made constant 0 (the reset state's
+            # one-hot bit: Yosys codes that state as all zeros) leaves the
+            # relation; the gate then uses the constant
+            nq = [b for b in nq if b != "0"]
+            if ("fsm", wire) in drop:
+                continue
+            if table and all(b in gold_ffq for b in gq) and all(b in q_of_n for b in nq):
+                if len(set(gq)) == wo and len(set(nq)) == len(nq):
+                    fsms.append((wire, table, gq, {j: b for j, b in enumerate(nq_all) if b != "0"}))
+        fsm_gold = {b for _, _, gq, _ in fsms for b in gq}
+        fsm_gate = {b for _, _, _, nq in fsms for b in nq.values()}
+        paired_n = set(fsm_gate)
+        pairs, pinned, related = [], [], []
+        merged_gold = set()
+        for q, d, _ in gold.ffs:
+            match = None
+            if q in fsm_gold:
+                continue
+            for key in gold.names_of.get(q, []):
+                b = gate.by_name.get(key)
+                if b in q_of_n and b not in paired_n:
+                    match = ("ff", b, key)
+                    break
+                if b in ("0", "1") and match is None:
+                    match = ("const", b, key)
+            if match is None:
+                # a gate register already paired: the synthesis merged several
+                # gold registers into it (equal next-state functions after its
+                # word-level passes); each pair is checked like any other
+                for key in gold.names_of.get(q, []):
+                    b = gate.by_name.get(key)
+                    if b in q_of_n and b not in fsm_gate:
+                        match = ("ff", b, key)
+                        merged_gold.add(q)
+                        break
+            if match and match[0] == "const" and q not in live:
+                continue
+            if match and ("pair" if match[0] == "ff" else "pin", q) in drop:
+                continue  # refuted before: left free
+            if match and match[0] == "ff":
+                paired_n.add(match[1])
+                pairs.append(((q, d), q_of_n[match[1]], match[2]))
+            elif match:
+                pinned.append(((q, d), int(match[1]), match[2]))
 
-    state_only = {}
+        state_only = {}
 
-    def of_state(b):
-        """Whether gold bit b is a function of the gold registers alone."""
-        stack = [b]
-        while stack:
-            x = stack[-1]
-            if x in state_only or x in ("0", "1") or x in gold_ffq:
+        def of_state(b):
+            """Whether gold bit b is a function of the gold registers alone."""
+            stack = [b]
+            while stack:
+                x = stack[-1]
+                if x in state_only or x in ("0", "1") or x in gold_ffq:
+                    stack.pop()
+                    continue
+                drv = gold.driver.get(x)
+                if drv is None or drv[0] == "ff":
+                    state_only[x] = False
+                    stack.pop()
+                    continue
+                todo = [a for a in drv[1:] if a not in state_only and a not in ("0", "1") and a not in gold_ffq]
+                if todo:
+                    stack.extend(todo)
+                    continue
                 stack.pop()
+                state_only[x] = all(state_only.get(a, True) for a in drv[1:])
+            return b in ("0", "1") or b in gold_ffq or state_only[b]
+
+        for q, d, _ in gate.ffs:
+            if q in paired_n:
                 continue
-            drv = gold.driver.get(x)
-            if drv is None or drv[0] == "ff":
-                state_only[x] = False
+            for key in gate.names_of.get(q, []):
+                b = gold.by_name.get(key)
+                if b is not None and of_state(b) and ("rel", q) not in drop:
+                    related.append(((q, d), b, key))
+                    break
+        for (gq, _), (nq, _), _ in pairs:
+            if nq not in lit["gate"]:
+                lit["gate"][nq] = aig.input()
+            lit["gold"][gq] = lit["gate"][nq]
+        for (q, _), c, _ in pinned:
+            lit["gold"][q] = c
+        related_q = {q for (q, _), _, _ in related}
+        free = {"gold": 0, "gate": 0}
+        for s in (gold, gate):
+            for q, _, _ in s.ffs:
+                if q not in lit[s.tag] and not (s is gate and (q in related_q or q in fsm_gate)):
+                    lit[s.tag][q] = aig.input()
+                    free[s.tag] += 1
+
+        undriven = {"gold": 0, "gate": 0}
+        roots = []
+        for p in sorted(outs_g):
+            for i, (gb, nb) in enumerate(zip(outs_g[p], outs_n[p])):
+                roots.append((f"output {p}[{i}]", gb, nb, None))
+        for (gq, gd), (nq, nd), key in pairs:
+            # (only a merged pair is a guess that may be dropped)
+            h = ("pair", gq) if gq in merged_gold else None
+            roots.append((f"next state of register {key[0]}[{key[1]}]", gd, nd, h))
+        for (q, d), c, key in pinned:
+            roots.append((f"next state of gold register {key[0]}[{key[1]}] (gate constant {c})", d, str(c), ("pin", q)))
+        # find undriven bits reachable from the roots before numbering gates
+        extra = {"gold": [], "gate": []}
+        for s in (gold, gate):
+            table = lit[s.tag]
+            seen = set(table) | (related_q | fsm_gate if s is gate else set())
+            stack = [b for _, gb, nb, _ in roots for b in ((gb,) if s is gold else (nb,))]
+            if s is gate:
+                stack += [d for (_, d), _, _ in related] + [q_of_n[q][1] for q in fsm_gate]
+            while stack:
+                b = stack.pop()
+                if b in seen:
+                    continue
+                seen.add(b)
+                drv = s.driver.get(b)
+                if drv is None or drv[0] == "ff":
+                    if drv is None:
+                        extra[s.tag].append(b)
+                    continue
+                stack.extend(drv[1:])
+        for s in ("gold", "gate"):
+            for b in extra[s]:
+                if b in ("x", "z"):
+                    fail(f"{s}: an undefined constant (x) feeds the logic; map it first (setundef)")
+                lit[s][b] = aig.input()
+                undriven[s] += 1
+
+        def lit_of(s, root, table):
+            stack = [root]
+            while stack:
+                b = stack[-1]
+                if b in table:
+                    stack.pop()
+                    continue
+                drv = s.driver[b]
+                args = drv[1:]
+                todo = [a for a in args if a not in table]
+                if todo:
+                    stack.extend(todo)
+                    continue
                 stack.pop()
-                continue
-            todo = [a for a in drv[1:] if a not in state_only and a not in ("0", "1") and a not in gold_ffq]
-            if todo:
-                stack.extend(todo)
-                continue
-            stack.pop()
-            state_only[x] = all(state_only.get(a, True) for a in drv[1:])
-        return b in ("0", "1") or b in gold_ffq or state_only[b]
+                if drv[0] == "and":
+                    table[b] = aig.and_(table[args[0]], table[args[1]])
+                else:
+                    table[b] = table[args[0]] ^ 1
+            return table[root]
 
-    for q, d, _ in gate.ffs:
-        if q in paired_n:
-            continue
-        for key in gate.names_of.get(q, []):
-            b = gold.by_name.get(key)
-            if b is not None and of_state(b):
-                related.append(((q, d), b, key))
-                break
-    for (gq, _), (nq, _), _ in pairs:
-        v = aig.input()
-        lit["gold"][gq] = v
-        lit["gate"][nq] = v
-    for (q, _), c, _ in pinned:
-        lit["gold"][q] = c
-    related_q = {q for (q, _), _, _ in related}
-    free = {"gold": 0, "gate": 0}
-    for s in (gold, gate):
-        for q, _, _ in s.ffs:
-            if q not in lit[s.tag] and q not in related_q:
-                lit[s.tag][q] = aig.input()
-                free[s.tag] += 1
+        # related gate registers: their state, then the gold function of the
+        # gold next state
+        for (q, _), b, _ in related:
+            lit["gate"][q] = lit_of(gold, b, lit["gold"])
+        nxt = {"0": 0, "1": 1}
+        for q, d, _ in gold.ffs:
+            nxt[q] = lit_of(gold, d, lit["gold"])
+        for (q, d), b, key in related:
+            roots.append((f"next state of gate register {key[0]}[{key[1]}] (a function of the gold state)", ("next", b), d, ("rel", q)))
 
-    undriven = {"gold": 0, "gate": 0}
-    roots = []
-    for p in sorted(outs_g):
-        for i, (gb, nb) in enumerate(zip(outs_g[p], outs_n[p])):
-            roots.append((f"output {p}[{i}]", gb, nb))
-    for (gq, gd), (nq, nd), key in pairs:
-        roots.append((f"next state of register {key[0]}[{key[1]}]", gd, nd))
-    for (q, d), c, key in pinned:
-        roots.append((f"next state of gold register {key[0]}[{key[1]}] (gate constant {c})", d, str(c)))
-    # find undriven bits reachable from the roots before numbering gates
-    extra = {"gold": [], "gate": []}
-    for s in (gold, gate):
-        table = lit[s.tag]
-        seen = set(table) | (related_q if s is gate else set())
-        stack = [b for _, gb, nb in roots for b in ((gb,) if s is gold else (nb,))]
-        if s is gate:
-            stack += [d for (_, d), _, _ in related]
-        while stack:
-            b = stack.pop()
-            if b in seen:
-                continue
-            seen.add(b)
-            drv = s.driver.get(b)
-            if drv is None or drv[0] == "ff":
-                if drv is None:
-                    extra[s.tag].append(b)
-                continue
-            stack.extend(drv[1:])
-    for s in ("gold", "gate"):
-        for b in extra[s]:
-            if b in ("x", "z"):
-                fail(f"{s}: an undefined constant (x) feeds the logic; map it first (setundef)")
-            lit[s][b] = aig.input()
-            undriven[s] += 1
+        # re-encoded state registers: gate bit j is the OR of (gold state ==
+        # old code) over the states whose new code has j set; valid says that
+        # every gold state register holds one of its codes
+        def any_of(xs):
+            r = 0
+            for x in xs:
+                r = aig.and_(r ^ 1, x ^ 1) ^ 1
+            return r
 
-    def lit_of(s, root, table):
-        stack = [root]
-        while stack:
-            b = stack[-1]
-            if b in table:
-                stack.pop()
-                continue
-            drv = s.driver[b]
-            args = drv[1:]
-            todo = [a for a in args if a not in table]
-            if todo:
-                stack.extend(todo)
-                continue
-            stack.pop()
-            if drv[0] == "and":
-                table[b] = aig.and_(table[args[0]], table[args[1]])
+        def code_is(qs, table, code):
+            r = 1
+            for i, c in enumerate(reversed(code)):
+                r = aig.and_(r, table[qs[i]] ^ (c == "0"))
+            return r
+
+        valid, valid_next = 1, []
+        for wire, codes, gq, nq in fsms:
+            for table, tag in ((lit["gold"], "now"), (nxt, "next")):
+                hit = [code_is(gq, table, old) for old, _ in codes]
+                ok = any_of(hit)
+                if tag == "now":
+                    valid = aig.and_(valid, ok)
+                    for j, q in nq.items():
+                        lit["gate"][q] = any_of(h for h, (_, new) in zip(hit, codes) if new[len(new) - 1 - j] == "1")
+                else:
+                    valid_next.append((wire, ok))
+                    for j, q in nq.items():
+                        f = any_of(h for h, (_, new) in zip(hit, codes) if new[len(new) - 1 - j] == "1")
+                        roots.append((f"next state of re-encoded gate register {wire}[{j}] (a function of the gold state)", ("lit", f), q_of_n[q][1], ("fsm", wire)))
+        for wire, ok in valid_next:
+            roots.append((f"gold state register {wire} holds one of its codes in the next state", ("lit", aig.and_(valid, ok)), ("lit", valid), ("fsm", wire)))
+
+        out_n, hyp = [], []
+        for what, gb, nb, h in roots:
+            if isinstance(gb, tuple):
+                g = gb[1] if gb[0] == "lit" else lit_of(gold, gb[1], nxt)
             else:
-                table[b] = table[args[0]] ^ 1
-        return table[root]
+                g = lit_of(gold, gb, lit["gold"])
+            n = nb[1] if isinstance(nb, tuple) else lit_of(gate, nb, lit["gate"])
+            # compared only in states where the FSM codes are valid
+            outputs.append(aig.and_(valid, g))
+            out_n.append(aig.and_(valid, n))
+            meaning.append(what)
+            hyp.append(h)
+        stats = (
+            f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned)} gold registers pinned to gate constants, "
+            f"{len(related)} gate registers related to gold functions, "
+            f"{len(fsms)} re-encoded state registers ({len(fsm_gate)} gate bits) related to the gold state, "
+            f"unpaired registers gold {free['gold']} gate {free['gate']}, "
+            f"undriven bits gold {undriven['gold']} gate {undriven['gate']}, "
+            f"{len(outputs)} miter outputs, {len(aig.ands)} AND nodes"
+        )
+        return aig, outputs, out_n, meaning, hyp, stats
 
-    # related gate registers: their state, then the gold function of the
-    # gold next state
-    for (q, _), b, _ in related:
-        lit["gate"][q] = lit_of(gold, b, lit["gold"])
-    nxt = {"0": 0, "1": 1}
-    for q, d, _ in gold.ffs:
-        nxt[q] = lit_of(gold, d, lit["gold"])
-    for (q, d), b, key in related:
-        roots.append((f"next state of gate register {key[0]}[{key[1]}] (a function of the gold state)", ("next", b), d))
-
-    out_n = []
-    for what, gb, nb in roots:
-        outputs.append(lit_of(gold, gb[1], nxt) if isinstance(gb, tuple) else lit_of(gold, gb, lit["gold"]))
-        out_n.append(lit_of(gate, nb, lit["gate"]))
-        meaning.append(what)
-    # the two sides as two AIGs over the same inputs, output for output
-    aig.write(sys.argv[3] + ".gold.aig", outputs)
-    aig.write(sys.argv[3] + ".gate.aig", out_n)
-    with open(sys.argv[4], "w") as f:
-        f.write("\n".join(meaning) + "\n")
-    print(
-        f"{len(pairs)} register pairs, {len(pinned)} gold registers pinned to gate constants, "
-        f"{len(related)} gate registers related to gold functions, "
-        f"unpaired registers gold {free['gold']} gate {free['gate']}, "
-        f"undriven bits gold {undriven['gold']} gate {undriven['gate']}, "
-        f"{len(outputs)} miter outputs, {len(aig.ands)} AND nodes"
-    )
+    # Every relation above (pair, pin, related register, re-encoding) is a
+    # guess that the miter checks. Guesses that random simulation of the
+    # miter already refutes (e.g. a gate wire that is 0 because the
+    # synthesis removed a dead register, not a stuck one) are dropped, and
+    # their registers left free, before ABC sees it: dropping can only make
+    # the proof harder, never wrong.
+    # gold registers that can reach an output (through logic and other
+    # registers): only those need a pin, the others stay free
+    d_of = {q: d for q, d, _ in gold.ffs}
+    live, stack = set(), [b for bits in outs_g.values() for b in bits]
+    while stack:
+        b = stack.pop()
+        if b in live:
+            continue
+        live.add(b)
+        drv = gold.driver.get(b)
+        if drv is not None:
+            stack.extend(drv[1:] if drv[0] != "ff" else (d_of[b],))
+    drop = set()
+    by_abc = 0
+    for _ in range(1000):
+        aig, outputs, out_n, meaning, hyp, stats = build(drop)
+        bad = {hyp[i] for i in aig.refuted(outputs, out_n) if hyp[i]}
+        if bad:
+            drop |= bad
+            continue
+        # the two sides as two AIGs over the same inputs, output for output
+        aig.write(args[2] + ".gold.aig", outputs)
+        aig.write(args[2] + ".gate.aig", out_n)
+        with open(args[3], "w") as f:
+            f.write("\n".join(meaning) + "\n")
+        if abc_log is None:
+            break
+        # ABC's &cec (two circuits, output for output) decides; when it
+        # refutes a relation, a counterexample from ABC's iprove on the OR
+        # miter (used only to find counterexamples, never as the proof)
+        # and patterns near it drop every relation they refute, and &cec
+        # runs again
+        a, b = args[2] + ".gold.aig", args[2] + ".gate.aig"
+        run = subprocess.run(["yosys-abc", "-c", f"&r {a}; &cec {b}"], capture_output=True, text=True)
+        with open(abc_log, "w") as f:
+            f.write(run.stdout + run.stderr)
+        m = re.search(r"(?:Output|zero-based number) (\d+)", run.stdout)
+        if "NOT EQUIVALENT" not in run.stdout or not m or not hyp[int(m.group(1))]:
+            break
+        cex = args[2] + ".cex"
+        subprocess.run(["yosys-abc", "-c", f"miter -c {a} {b}; iprove; write_cex {cex}"], capture_output=True, text=True)
+        try:
+            text = [int(c) for c in re.match(r"[01]*", open(cex).read()).group(0)]
+        except OSError:
+            text = []
+        found = set()
+        # (the file's layout is not documented: take the alignment whose
+        # first pattern shows a difference)
+        for off in range(len(text) - aig.n_inputs + 1):
+            bits = text[off : off + aig.n_inputs]
+            hits = aig.refuted(outputs, out_n, width=1, near=bits)
+            if hits:
+                found = {hyp[i] for i in aig.refuted(outputs, out_n, near=bits) if hyp[i]}
+                break
+        # at least the relation &cec refuted
+        found.add(hyp[int(m.group(1))])
+        drop |= found
+        by_abc += 1
+    print(f"{stats}, {len(drop)} relations refuted (by simulation, {by_abc} ABC counterexamples) and dropped")
 
 main()

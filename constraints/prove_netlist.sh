@@ -21,12 +21,18 @@
 #  cut: constraints/netlist_miter.py pairs the registers by name (Yosys and
 #    ABC keep them) and cuts them: one combinational miter says that from
 #    paired states equal, for every input, the outputs and the paired next
-#    states are equal (registers the synthesis merged or found stuck are
-#    related to their gold function; any other register is left free, which
-#    can only make the proof fail). ABC's `&cec` proves it (simulation and
-#    SAT sweeping of internal equivalences, which multipliers need); the
-#    claim follows by induction over the cycles. Corresponding states: the
-#    paired registers equal, memory contents equal but arbitrary.
+#    states are equal. Registers that do not pair one to one are related
+#    by guesses, each checked again on the next state: gold registers the
+#    synthesis merged into one gate register, gold registers whose name is
+#    a constant in the gate, gate registers that are a function of the gold
+#    state, and state registers the synthesis's `fsm` re-encoded (related
+#    through the table that the synthesis's own passes up to `fsm` log
+#    here, fsm.log). Guesses that a counterexample refutes are dropped and
+#    their registers left free, which can only make the proof fail. ABC's
+#    `&cec` proves it (simulation and SAT sweeping of internal
+#    equivalences, which multipliers need); the claim follows by induction
+#    over the cycles. Corresponding states: the paired registers equal, the
+#    related ones in their relation, memory contents equal but arbitrary.
 #  cut-fsm: cut, with the synthesis's FSM re-encoding (`fsm` after the
 #    passes `synth` runs before it) applied to the gold too, so that a state
 #    register re-encoded one-hot pairs bit for bit; the re-encoding is then
@@ -85,10 +91,15 @@ fi
 
 # With fsm=1 the gold also gets the synthesis's FSM re-encoding (the passes
 # that `synth` runs before it, then `fsm`), which is then trusted.
-gold_prep() {
-  echo "read_verilog -sv $net/$module.v
+gold_read="read_verilog -sv $net/$module.v
 hierarchy -check -top $module
-proc; flatten; opt_clean"
+proc; flatten"
+gold_prep() {
+  echo "$gold_read"
+  gold_rest "$1"
+}
+gold_rest() {
+  echo "opt_clean"
   [ "$1" = 0 ] || echo "opt_expr; opt_clean; opt -nodffe -nosdff; fsm; opt"
   echo "memory_map; opt -full
 techmap; opt -full
@@ -101,8 +112,15 @@ flatten; opt_clean"
 
 # Each engine sets result (proved | refuted | error | timeout) and detail.
 run_cut() {
+  # the synthesis's own steps up to its `fsm` (synth's begin and coarse
+  # script), only to log the re-encodings: the miter relates them, checked
   cat > "$work/cut.ys" <<EOF
-$(gold_prep "$1")
+$gold_read
+design -save rtl
+opt_expr; opt_clean; check; opt -nodffe -nosdff
+tee -q -o $work/fsm.log fsm
+design -load rtl
+$(gold_rest "$1")
 dffunmap; aigmap; opt_clean
 write_json $work/gold.json
 design -reset
@@ -114,22 +132,21 @@ EOF
   local status=0
   timeout "$(left)" yosys -q -l "$work/cut.log" "$work/cut.ys" > /dev/null 2>&1 || status=$?
   if [ $status = 124 ]; then result=timeout; return; fi
-  if [ $status != 0 ]; then result=error detail="yosys: $(grep ERROR "$work/cut.log" | head -1)"; return; fi
+  if [ $status != 0 ]; then result=error detail="yosys: $(grep -m1 ERROR "$work/cut.log")"; return; fi
   status=0
-  timeout "$(left)" python3 "$here/netlist_miter.py" "$work/gold.json" "$work/gate.json" \
-    "$work/miter.aig" "$work/miter.map" > "$work/miter.txt" 2>&1 || status=$?
+  # the miter script runs ABC's &cec on the two circuits, output for
+  # output (not one XOR miter: `&cec -m` on a many-output miter proved
+  # wrong mutants equivalent in a test), until no relation it guessed is
+  # refuted; abc.log is the last &cec's verdict
+  timeout "$(left)" python3 "$here/netlist_miter.py" --fsm-log "$work/fsm.log" --abc-log "$work/abc.log" \
+    "$work/gold.json" "$work/gate.json" "$work/miter.aig" "$work/miter.map" > "$work/miter.txt" 2>&1 || status=$?
   if [ $status = 124 ]; then result=timeout; return; fi
   if [ $status != 0 ]; then result=error detail=$(tail -1 "$work/miter.txt"); return; fi
-  status=0
-  # two circuits, output for output (not one XOR miter: `&cec -m` on a
-  # many-output miter proved wrong mutants equivalent in a test)
-  timeout "$(left)" yosys-abc -c "&r $work/miter.aig.gold.aig; &cec $work/miter.aig.gate.aig" > "$work/abc.log" 2>&1 || status=$?
-  if [ $status = 124 ]; then result=timeout; return; fi
   if grep -q "Networks are equivalent" "$work/abc.log"; then
     result=proved detail="$(cat "$work/miter.txt")"
   elif grep -q "NOT EQUIVALENT" "$work/abc.log"; then
     local out
-    out=$(grep -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | head -1 | awk '{print $NF}')
+    out=$(grep -m1 -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | awk 'NR == 1 {print $NF}')
     result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ($(cat "$work/miter.txt"))"
   else
     result=error detail="ABC: $(grep -vE '^ABC command line|^Assuming' "$work/abc.log" | tail -1)"
@@ -163,9 +180,9 @@ EOF
     # (a proof over no pairs, ports not matched, would prove nothing)
     result=proved detail="$cells equivalence points (Yosys equiv_induct)"
   elif [ -n "$proven" ]; then
-    result=refuted detail="$proven: $(grep -E 'Unproven' "$work/equiv.log" | head -3 | tr -s ' \n' ' ')"
+    result=refuted detail="$proven: $(grep -m3 -E 'Unproven' "$work/equiv.log" | tr -s ' \n' ' ')"
   else
-    result=error detail="yosys: $(grep ERROR "$work/equiv.log" | head -1)"
+    result=error detail="yosys: $(grep -m1 ERROR "$work/equiv.log")"
   fi
 }
 
