@@ -128,7 +128,6 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sqm: Vec<FifoMem<11, SQ_A>>,
     shead: Vec<Reg<Bits<11>>>,
     to_head: Signal<Local, Bit>,
-    s_cnt: Signal<Local, Bits<8>>,
     s_bad: Signal<Local, Bit>,
     pidx: Vec<Signal<Local, Bits<8>>>,
     pent: Vec<Signal<Local, Bits<11>>>,
@@ -165,6 +164,28 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     wdec: Vec<Signal<Local, Bit>>,
     cat: Vec<Signal<Local, Bits<11>>>,
     cidx: Signal<Local, Bits<8>>,
+    // balanced OR trees of L + 1 leaves (values, bits): written as a chain
+    // of ifs, a wide one-hot select maps to a serial chain
+    vt0: Vec<Signal<Local, Bits<16>>>,
+    vt1: Vec<Signal<Local, Bits<16>>>,
+    vt2: Vec<Signal<Local, Bits<16>>>,
+    vt3: Vec<Signal<Local, Bits<16>>>,
+    vt4: Vec<Signal<Local, Bits<16>>>,
+    vt5: Vec<Signal<Local, Bits<16>>>,
+    vt6: Vec<Signal<Local, Bits<16>>>,
+    vt7: Vec<Signal<Local, Bits<16>>>,
+    bt0: Vec<Signal<Local, Bit>>,
+    bt1: Vec<Signal<Local, Bit>>,
+    bt2: Vec<Signal<Local, Bit>>,
+    bt3: Vec<Signal<Local, Bit>>,
+    bt4: Vec<Signal<Local, Bit>>,
+    bt5: Vec<Signal<Local, Bit>>,
+    bt6: Vec<Signal<Local, Bit>>,
+    bt7: Vec<Signal<Local, Bit>>,
+    lt_n: Signal<Local, Bit>,
+    le_n: Signal<Local, Bit>,
+    lt_s: Signal<Local, Bit>,
+    le_s: Signal<Local, Bit>,
     bws_n: Signal<Local, Bits<8>>,
     // thr at a first beat: from the dense head, the word behind it (after
     // a pop) or the entering word, compared before the late select
@@ -252,23 +273,31 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     mlo: Signal<Local, Bits<8>>,
     mhi: Signal<Local, Bits<8>>,
     eight16: Constant<Bits<16>>,
+    // the three steps as magnitude and sign; the mins and thresholds as
+    // two's complement values, the two mins also negated
     k1_mag: Vec<Reg<Bits<FX>>>,
     k1_neg: Vec<Reg<Bit>>,
+    k1_v: Vec<Reg<Bits<FX>>>,
+    k1_nv: Vec<Reg<Bits<FX>>>,
+    sf: Vec<Signal<Local, Bits<16>>>,
+    sfi: Signal<Local, Bits<16>>,
+    ex5: Signal<Local, Bits<5>>,
+    sgp: Signal<Local, Bits<12>>,
+    sgn: Signal<Local, Bits<12>>,
+    pvv: Vec<Signal<Local, Bits<FX>>>,
+    nvv: Vec<Signal<Local, Bits<FX>>>,
+    shv: Vec<Signal<Local, Bits<5>>>,
+    zero5: Constant<Bits<5>>,
+    one5: Constant<Bits<5>>,
+    c1024_12: Constant<Bits<12>>,
+    zero12: Constant<Bits<12>>,
+    sext12: Constant<Bits<FX>>,
     k1_has: Vec<Reg<Bit>>,
     k1_ent: Vec<Reg<Bits<8>>>,
     k1_dense: Vec<Reg<Bits<IB>>>,
     k1_oob: Reg<Bit>,
     // ---- K2: the record's six bases and three steps; per lane selection and code ----
     rec_en: Signal<Local, Bit>,
-    omin: Vec<Signal<Local, Bits<FX>>>,
-    othr: Vec<Signal<Local, Bits<FX>>>,
-    ba: Signal<Local, Bits<FX>>,
-    bb: Signal<Local, Bits<FX>>,
-    ca: Signal<Local, Bit>,
-    cb: Signal<Local, Bit>,
-    cbv: Signal<Local, Bits<FX>>,
-    bs: Signal<Local, Bits<FX>>,
-    bc: Signal<Local, Bits<FX>>,
     bsum: Signal<Local, Bits<FX>>,
     bq: Vec<Reg<Bits<FX>>>,
     stp: Vec<Reg<Bits<FX>>>,
@@ -391,8 +420,6 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sh40_w: Constant<Bits<W>>,
     msb_w: Constant<Bits<32>>,
     msb_fx: Constant<Bits<32>>,
-    zero_fx: Constant<Bits<FX>>,
-    one_fx: Constant<Bits<FX>>,
     zero40: Constant<Bits<40>>,
     ones40: Constant<Bits<40>>,
     c8_8: Constant<Bits<8>>,
@@ -438,6 +465,22 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     _g5: usize,
     _r5: usize,
     _stages: usize,
+    _lm1: usize,
+    // OR trees: pairs and pass-through leaves per level
+    _tp1: usize,
+    _tr1: usize,
+    _tp2: usize,
+    _tr2: usize,
+    _tp3: usize,
+    _tr3: usize,
+    _tp4: usize,
+    _tr4: usize,
+    _tp5: usize,
+    _tr5: usize,
+    _tp6: usize,
+    _tr6: usize,
+    _tp7: usize,
+    _tr7: usize,
 }
 
 impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
@@ -470,6 +513,16 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             n[k + 1] = 2 * g[k] + r[k];
         }
         assert_eq!(n[5], 2, "carry-save tree too shallow");
+        // OR trees over L + 1 leaves (L <= 64: 7 levels reach one)
+        let mut tn = [0usize; 8];
+        let (mut tp, mut tr) = ([0usize; 7], [0usize; 7]);
+        tn[0] = l + 1;
+        for k in 0..7 {
+            tp[k] = tn[k] / 2;
+            tr[k] = tn[k] % 2;
+            tn[k + 1] = tp[k] + tr[k];
+        }
+        assert_eq!(tn[7], 1, "OR tree too shallow");
         // flags after K1, K2, K3, K4 and the two rounder stages
         let stages = 6;
         let per_seg = SEGMENT / l;
@@ -524,7 +577,6 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             sqm: (0..l).map(|_| FifoMem::new(FIFO_DEPTH - 1)).collect(),
             shead: regs(l),
             to_head: Default::default(),
-            s_cnt: Default::default(),
             s_bad: Default::default(),
             pidx: sigs(l),
             pent: sigs(l),
@@ -550,6 +602,26 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             wdec: sigs(2 * l + 1),
             cat: sigs(3 * l),
             cidx: Default::default(),
+            vt0: sigs(tn[0]),
+            vt1: sigs(tn[1]),
+            vt2: sigs(tn[2]),
+            vt3: sigs(tn[3]),
+            vt4: sigs(tn[4]),
+            vt5: sigs(tn[5]),
+            vt6: sigs(tn[6]),
+            vt7: sigs(tn[7]),
+            bt0: sigs(tn[0]),
+            bt1: sigs(tn[1]),
+            bt2: sigs(tn[2]),
+            bt3: sigs(tn[3]),
+            bt4: sigs(tn[4]),
+            bt5: sigs(tn[5]),
+            bt6: sigs(tn[6]),
+            bt7: sigs(tn[7]),
+            lt_n: Default::default(),
+            le_n: Default::default(),
+            lt_s: Default::default(),
+            le_s: Default::default(),
             bws_n: Default::default(),
             th_h: sigs(l),
             th_1: sigs(l),
@@ -624,27 +696,33 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             xs: sigs(6 * l),
             mv: Default::default(),
             san: (0..6).map(|_| Sanitize::default()).collect(),
-            cvt: (0..10).map(|_| Fp16ToUnits::default()).collect(),
+            cvt: (0..3).map(|_| Fp16ToUnits::default()).collect(),
             fld: sigs(10),
             mlo: Default::default(),
             mhi: Default::default(),
             eight16: c(8),
-            k1_mag: regs(10),
-            k1_neg: regs(10),
+            k1_mag: regs(3),
+            k1_neg: regs(3),
+            k1_v: regs(7),
+            k1_nv: regs(2),
+            sf: sigs(7),
+            sfi: Default::default(),
+            ex5: Default::default(),
+            sgp: Default::default(),
+            sgn: Default::default(),
+            pvv: sigs(7),
+            nvv: sigs(7),
+            shv: sigs(7),
+            zero5: c(0),
+            one5: c(1),
+            c1024_12: c(1024),
+            zero12: c(0),
+            sext12: c(ones(FX) - ones(12)),
             k1_has: regs(l),
             k1_ent: regs(l),
             k1_dense: regs(l),
             k1_oob: Reg::default(),
             rec_en: Default::default(),
-            omin: sigs(2),
-            othr: sigs(4),
-            ba: Default::default(),
-            bb: Default::default(),
-            ca: Default::default(),
-            cb: Default::default(),
-            cbv: Default::default(),
-            bs: Default::default(),
-            bc: Default::default(),
             bsum: Default::default(),
             bq: regs(6),
             stp: regs(3),
@@ -758,8 +836,6 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             sh40_w: c(40),
             msb_w: c((W - 1) as u64),
             msb_fx: c((FX - 1) as u64),
-            zero_fx: c(0),
-            one_fx: c(1),
             zero40: c(0),
             ones40: c(ones(40)),
             c8_8: c(8),
@@ -803,6 +879,21 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             _g5: g[4],
             _r5: r[4],
             _stages: stages,
+            _lm1: l - 1,
+            _tp1: tp[0],
+            _tr1: tr[0],
+            _tp2: tp[1],
+            _tr2: tr[1],
+            _tp3: tp[2],
+            _tr3: tr[2],
+            _tp4: tp[3],
+            _tr4: tr[3],
+            _tp5: tp[4],
+            _tr5: tr[4],
+            _tp6: tp[5],
+            _tr6: tr[5],
+            _tp7: tp[6],
+            _tr7: tr[6],
         }
     }
 }
@@ -917,11 +1008,8 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.dq_oob.wdata.next = bit_cast::<1, 1>(self.thr_tab.rd_oob.val().into());
         self.dq_oob.raddr.next = self.dq.raddr.val();
         // a sparse beat's entries, flagged as they enter
-        self.s_cnt.next = self.s_count.val();
+        // (lane p < L is an entry when p < s_count, whether or not s_count > L)
         self.s_bad.next = self.s_count.val() > self.lanes8.val();
-        if self.s_bad.val() {
-            self.s_cnt.next = self.lanes8.val();
-        }
         for p in 0..self._lanes {
             self.t8.next = self.s_coo[p].val();
             self.pidx[p].next = self.t8.val() >> self.two8.val();
@@ -929,7 +1017,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             if self.s_bad.val() {
                 self.pent[p].next = self.pent[p].val() | self.bad11.val();
             }
-            if self.kc8[p].val() < self.s_cnt.val() {
+            if self.kc8[p].val() < self.s_count.val() {
                 self.pent[p].next = self.pent[p].val() | self.cur11.val();
             }
         }
@@ -941,12 +1029,71 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
                 self.pent[p].next = self.pent[p].val() | self.inc11.val();
             }
         }
-        self.lastsel.next = self.last_idx.q.val();
-        for p in 0..self._lanes {
-            if self.s_cnt.val() == self.kc8[p + 1].val() {
-                self.lastsel.next = self.pidx[p].val();
+        // the beat's last entry's index (lane min(s_count, L) - 1), or the
+        // previous one for an empty beat
+        for p in 0..self._lm1 {
+            self.vt0[p].next = self.zero16.val();
+            if self.s_count.val() == self.kc8[p + 1].val() {
+                self.t8.next = self.pidx[p].val();
+                self.vt0[p].next = bit_cast::<16, 8>(self.t8.val());
             }
         }
+        for p in self._lm1..self._lanes {
+            self.vt0[p].next = self.zero16.val();
+            if self.s_count.val() > self.kc8[p].val() {
+                self.t8.next = self.pidx[p].val();
+                self.vt0[p].next = bit_cast::<16, 8>(self.t8.val());
+            }
+        }
+        for p in self._lanes..(self._lanes + 1) {
+            self.vt0[p].next = self.zero16.val();
+            if self.s_count.val() == self.zero8.val() {
+                self.vt0[p].next = bit_cast::<16, 8>(self.last_idx.q.val());
+            }
+        }
+        for i in 0..self._tp1 {
+            self.vt1[i].next = self.vt0[2 * i].val() | self.vt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.vt1[g].next = self.vt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.vt2[i].next = self.vt1[2 * i].val() | self.vt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.vt2[g].next = self.vt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.vt3[i].next = self.vt2[2 * i].val() | self.vt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.vt3[g].next = self.vt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.vt4[i].next = self.vt3[2 * i].val() | self.vt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.vt4[g].next = self.vt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.vt5[i].next = self.vt4[2 * i].val() | self.vt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.vt5[g].next = self.vt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.vt6[i].next = self.vt5[2 * i].val() | self.vt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.vt6[g].next = self.vt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.vt7[i].next = self.vt6[2 * i].val() | self.vt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.vt7[g].next = self.vt6[2 * g].val();
+        }
+        self.lastsel.next = self.vt7[0].val().get_bits::<8>(0);
         self.last_idx.en.next = self.s_push.val();
         self.last_idx.d.next = self.lastsel.val();
         self.sq.clock.next = self.clock.val();
@@ -1050,22 +1197,312 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // what depends on the count is chosen by the one-hot from values
         // ready early: the record's and the segment's remaining entries,
         // and whether they reach zero
-        self.rem.next = self.zero16.val();
-        self.srsel.next = self.zero8.val();
-        self.rem_z.next = false;
-        self.seg_done.next = false;
         for k in 0..(self._lanes + 1) {
+            self.vt0[k].next = self.zero16.val();
             if self.oh[k].val() {
-                self.rem.next = self.rem.val() | (self.need_cur.val() - self.kc16[k].val());
-                self.srsel.next = self.srsel.val() | (self.sr_cur.val() - self.kc8[k].val());
-            }
-            if self.oh[k].val() & (self.need_cur.val() == self.kc16[k].val()) {
-                self.rem_z.next = true;
-            }
-            if self.oh[k].val() & (self.sr_cur.val() == self.kc8[k].val()) {
-                self.seg_done.next = true;
+                self.vt0[k].next = self.need_cur.val() - self.kc16[k].val();
             }
         }
+        for i in 0..self._tp1 {
+            self.vt1[i].next = self.vt0[2 * i].val() | self.vt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.vt1[g].next = self.vt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.vt2[i].next = self.vt1[2 * i].val() | self.vt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.vt2[g].next = self.vt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.vt3[i].next = self.vt2[2 * i].val() | self.vt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.vt3[g].next = self.vt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.vt4[i].next = self.vt3[2 * i].val() | self.vt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.vt4[g].next = self.vt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.vt5[i].next = self.vt4[2 * i].val() | self.vt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.vt5[g].next = self.vt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.vt6[i].next = self.vt5[2 * i].val() | self.vt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.vt6[g].next = self.vt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.vt7[i].next = self.vt6[2 * i].val() | self.vt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.vt7[g].next = self.vt6[2 * g].val();
+        }
+        self.rem.next = self.vt7[0].val();
+        for k in 0..(self._lanes + 1) {
+            self.vt0[k].next = self.zero16.val();
+            if self.oh[k].val() {
+                self.t8.next = self.sr_cur.val() - self.kc8[k].val();
+                self.vt0[k].next = bit_cast::<16, 8>(self.t8.val());
+            }
+        }
+        for i in 0..self._tp1 {
+            self.vt1[i].next = self.vt0[2 * i].val() | self.vt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.vt1[g].next = self.vt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.vt2[i].next = self.vt1[2 * i].val() | self.vt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.vt2[g].next = self.vt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.vt3[i].next = self.vt2[2 * i].val() | self.vt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.vt3[g].next = self.vt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.vt4[i].next = self.vt3[2 * i].val() | self.vt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.vt4[g].next = self.vt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.vt5[i].next = self.vt4[2 * i].val() | self.vt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.vt5[g].next = self.vt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.vt6[i].next = self.vt5[2 * i].val() | self.vt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.vt6[g].next = self.vt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.vt7[i].next = self.vt6[2 * i].val() | self.vt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.vt7[g].next = self.vt6[2 * g].val();
+        }
+        self.srsel.next = self.vt7[0].val().get_bits::<8>(0);
+        // t == n as (t <= n) & !(t < n), each free of the take prefix: for
+        // a thermometer X, X[t] = X[L] | OR_i (!ok[i] & X[i]) (the first i
+        // with !ok[i] is t, and X[i] for i > t implies X[t])
+        for i in 0..self._lanes {
+            self.bt0[i].next = !self.ok[i].val() & (self.kc16[i].val() < self.need_cur.val());
+        }
+        for i in self._lanes..(self._lanes + 1) {
+            self.bt0[i].next = self.kc16[i].val() < self.need_cur.val();
+        }
+        for i in 0..self._tp1 {
+            self.bt1[i].next = self.bt0[2 * i].val() | self.bt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.bt1[g].next = self.bt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.bt2[i].next = self.bt1[2 * i].val() | self.bt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.bt2[g].next = self.bt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.bt3[i].next = self.bt2[2 * i].val() | self.bt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.bt3[g].next = self.bt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.bt4[i].next = self.bt3[2 * i].val() | self.bt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.bt4[g].next = self.bt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.bt5[i].next = self.bt4[2 * i].val() | self.bt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.bt5[g].next = self.bt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.bt6[i].next = self.bt5[2 * i].val() | self.bt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.bt6[g].next = self.bt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.bt7[i].next = self.bt6[2 * i].val() | self.bt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.bt7[g].next = self.bt6[2 * g].val();
+        }
+        self.lt_n.next = self.bt7[0].val();
+        for i in 0..self._m1 {
+            self.bt0[i].next = !self.ok[i].val();
+        }
+        for i in self._m1..self._lanes {
+            self.bt0[i].next = !self.ok[i].val() & (self.kc16[i - 1].val() < self.need_cur.val());
+        }
+        for i in self._lanes..(self._lanes + 1) {
+            self.bt0[i].next = self.kc16[i - 1].val() < self.need_cur.val();
+        }
+        for i in 0..self._tp1 {
+            self.bt1[i].next = self.bt0[2 * i].val() | self.bt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.bt1[g].next = self.bt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.bt2[i].next = self.bt1[2 * i].val() | self.bt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.bt2[g].next = self.bt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.bt3[i].next = self.bt2[2 * i].val() | self.bt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.bt3[g].next = self.bt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.bt4[i].next = self.bt3[2 * i].val() | self.bt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.bt4[g].next = self.bt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.bt5[i].next = self.bt4[2 * i].val() | self.bt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.bt5[g].next = self.bt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.bt6[i].next = self.bt5[2 * i].val() | self.bt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.bt6[g].next = self.bt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.bt7[i].next = self.bt6[2 * i].val() | self.bt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.bt7[g].next = self.bt6[2 * g].val();
+        }
+        self.le_n.next = self.bt7[0].val();
+        self.rem_z.next = self.le_n.val() & !self.lt_n.val();
+        for i in 0..self._lanes {
+            self.bt0[i].next = !self.ok[i].val() & (self.kc8[i].val() < self.sr_cur.val());
+        }
+        for i in self._lanes..(self._lanes + 1) {
+            self.bt0[i].next = self.kc8[i].val() < self.sr_cur.val();
+        }
+        for i in 0..self._tp1 {
+            self.bt1[i].next = self.bt0[2 * i].val() | self.bt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.bt1[g].next = self.bt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.bt2[i].next = self.bt1[2 * i].val() | self.bt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.bt2[g].next = self.bt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.bt3[i].next = self.bt2[2 * i].val() | self.bt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.bt3[g].next = self.bt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.bt4[i].next = self.bt3[2 * i].val() | self.bt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.bt4[g].next = self.bt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.bt5[i].next = self.bt4[2 * i].val() | self.bt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.bt5[g].next = self.bt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.bt6[i].next = self.bt5[2 * i].val() | self.bt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.bt6[g].next = self.bt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.bt7[i].next = self.bt6[2 * i].val() | self.bt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.bt7[g].next = self.bt6[2 * g].val();
+        }
+        self.lt_s.next = self.bt7[0].val();
+        for i in 0..self._m1 {
+            self.bt0[i].next = !self.ok[i].val();
+        }
+        for i in self._m1..self._lanes {
+            self.bt0[i].next = !self.ok[i].val() & (self.kc8[i - 1].val() < self.sr_cur.val());
+        }
+        for i in self._lanes..(self._lanes + 1) {
+            self.bt0[i].next = self.kc8[i - 1].val() < self.sr_cur.val();
+        }
+        for i in 0..self._tp1 {
+            self.bt1[i].next = self.bt0[2 * i].val() | self.bt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.bt1[g].next = self.bt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.bt2[i].next = self.bt1[2 * i].val() | self.bt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.bt2[g].next = self.bt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.bt3[i].next = self.bt2[2 * i].val() | self.bt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.bt3[g].next = self.bt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.bt4[i].next = self.bt3[2 * i].val() | self.bt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.bt4[g].next = self.bt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.bt5[i].next = self.bt4[2 * i].val() | self.bt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.bt5[g].next = self.bt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.bt6[i].next = self.bt5[2 * i].val() | self.bt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.bt6[g].next = self.bt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.bt7[i].next = self.bt6[2 * i].val() | self.bt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.bt7[g].next = self.bt6[2 * g].val();
+        }
+        self.le_s.next = self.bt7[0].val();
+        self.seg_done.next = self.le_s.val() & !self.lt_s.val();
         self.rem_nz.next = !self.rem_z.val();
 
         // L entries in the window hold every entry of one beat; fewer do
@@ -1102,12 +1539,55 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         for k in self._lanes..(self._lanes + 1) {
             self.doh[k].next = self.dth[k - 1].val();
         }
-        self.dsk.next = self.zero8.val();
         for k in 0..(self._lanes + 1) {
+            self.vt0[k].next = self.zero16.val();
             if self.doh[k].val() {
-                self.dsk.next = self.dsk.val() | self.kc8[k].val();
+                self.vt0[k].next = self.kc16[k].val();
             }
         }
+        for i in 0..self._tp1 {
+            self.vt1[i].next = self.vt0[2 * i].val() | self.vt0[2 * i + 1].val();
+        }
+        for g in self._tp1..(self._tp1 + self._tr1) {
+            self.vt1[g].next = self.vt0[2 * g].val();
+        }
+        for i in 0..self._tp2 {
+            self.vt2[i].next = self.vt1[2 * i].val() | self.vt1[2 * i + 1].val();
+        }
+        for g in self._tp2..(self._tp2 + self._tr2) {
+            self.vt2[g].next = self.vt1[2 * g].val();
+        }
+        for i in 0..self._tp3 {
+            self.vt3[i].next = self.vt2[2 * i].val() | self.vt2[2 * i + 1].val();
+        }
+        for g in self._tp3..(self._tp3 + self._tr3) {
+            self.vt3[g].next = self.vt2[2 * g].val();
+        }
+        for i in 0..self._tp4 {
+            self.vt4[i].next = self.vt3[2 * i].val() | self.vt3[2 * i + 1].val();
+        }
+        for g in self._tp4..(self._tp4 + self._tr4) {
+            self.vt4[g].next = self.vt3[2 * g].val();
+        }
+        for i in 0..self._tp5 {
+            self.vt5[i].next = self.vt4[2 * i].val() | self.vt4[2 * i + 1].val();
+        }
+        for g in self._tp5..(self._tp5 + self._tr5) {
+            self.vt5[g].next = self.vt4[2 * g].val();
+        }
+        for i in 0..self._tp6 {
+            self.vt6[i].next = self.vt5[2 * i].val() | self.vt5[2 * i + 1].val();
+        }
+        for g in self._tp6..(self._tp6 + self._tr6) {
+            self.vt6[g].next = self.vt5[2 * g].val();
+        }
+        for i in 0..self._tp7 {
+            self.vt7[i].next = self.vt6[2 * i].val() | self.vt6[2 * i + 1].val();
+        }
+        for g in self._tp7..(self._tp7 + self._tr7) {
+            self.vt7[g].next = self.vt6[2 * g].val();
+        }
+        self.dsk.next = self.vt7[0].val().get_bits::<8>(0);
         // all of the remainder drops this cycle: skip <= min(L, window)
         self.drop_all.next = self.skip.q.val() == self.zero16.val();
         for k in 1..(self._lanes + 1) {
@@ -1299,12 +1779,56 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.th_w[j].next = self.kc8[j].val() < self.d_counts[0].val();
         }
         for j in 0..self._lanes {
-            self.sth.next = false;
-            for k in 0..(self._lanes + 1) {
-                if self.oh[k].val() & self.dd[j + k].val() {
-                    self.sth.next = true;
-                }
+            // dd[j + t], as X[t] above
+            for i in 0..self._lanes {
+                self.bt0[i].next = !self.ok[i].val() & self.dd[j + i].val();
             }
+            for i in self._lanes..(self._lanes + 1) {
+                self.bt0[i].next = self.dd[j + i].val();
+            }
+            for i in 0..self._tp1 {
+                self.bt1[i].next = self.bt0[2 * i].val() | self.bt0[2 * i + 1].val();
+            }
+            for g in self._tp1..(self._tp1 + self._tr1) {
+                self.bt1[g].next = self.bt0[2 * g].val();
+            }
+            for i in 0..self._tp2 {
+                self.bt2[i].next = self.bt1[2 * i].val() | self.bt1[2 * i + 1].val();
+            }
+            for g in self._tp2..(self._tp2 + self._tr2) {
+                self.bt2[g].next = self.bt1[2 * g].val();
+            }
+            for i in 0..self._tp3 {
+                self.bt3[i].next = self.bt2[2 * i].val() | self.bt2[2 * i + 1].val();
+            }
+            for g in self._tp3..(self._tp3 + self._tr3) {
+                self.bt3[g].next = self.bt2[2 * g].val();
+            }
+            for i in 0..self._tp4 {
+                self.bt4[i].next = self.bt3[2 * i].val() | self.bt3[2 * i + 1].val();
+            }
+            for g in self._tp4..(self._tp4 + self._tr4) {
+                self.bt4[g].next = self.bt3[2 * g].val();
+            }
+            for i in 0..self._tp5 {
+                self.bt5[i].next = self.bt4[2 * i].val() | self.bt4[2 * i + 1].val();
+            }
+            for g in self._tp5..(self._tp5 + self._tr5) {
+                self.bt5[g].next = self.bt4[2 * g].val();
+            }
+            for i in 0..self._tp6 {
+                self.bt6[i].next = self.bt5[2 * i].val() | self.bt5[2 * i + 1].val();
+            }
+            for g in self._tp6..(self._tp6 + self._tr6) {
+                self.bt6[g].next = self.bt5[2 * g].val();
+            }
+            for i in 0..self._tp7 {
+                self.bt7[i].next = self.bt6[2 * i].val() | self.bt6[2 * i + 1].val();
+            }
+            for g in self._tp7..(self._tp7 + self._tr7) {
+                self.bt7[g].next = self.bt6[2 * g].val();
+            }
+            self.sth.next = self.bt7[0].val();
             if self.next_seg.val() {
                 self.sth.next = self.kc8[j].val() < self.ncnt.val();
             }
@@ -1574,16 +2098,59 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         for t in 0..4 {
             self.fld[6 + t].next = self.k0_thr.q.val().get_bits::<16>(self.thr_off[t].val().index());
         }
-        for i in 0..10 {
-            self.cvt[i].x.next = self.fld[i].val();
-            self.k1_mag[i].clock.next = self.clock.val();
-            self.k1_mag[i].reset.next = self.reset.val();
-            self.k1_mag[i].en.next = self.adv.val();
-            self.k1_mag[i].d.next = self.cvt[i].mag.val();
-            self.k1_neg[i].clock.next = self.clock.val();
-            self.k1_neg[i].reset.next = self.reset.val();
-            self.k1_neg[i].en.next = self.adv.val();
-            self.k1_neg[i].d.next = self.cvt[i].neg.val();
+        // steps: magnitude and sign (K3 adds q |step|)
+        for g in 0..3 {
+            self.cvt[g].x.next = self.fld[2 * g + 1].val();
+            self.k1_mag[g].clock.next = self.clock.val();
+            self.k1_mag[g].reset.next = self.reset.val();
+            self.k1_mag[g].en.next = self.adv.val();
+            self.k1_mag[g].d.next = self.cvt[g].mag.val();
+            self.k1_neg[g].clock.next = self.clock.val();
+            self.k1_neg[g].reset.next = self.reset.val();
+            self.k1_neg[g].en.next = self.adv.val();
+            self.k1_neg[g].d.next = self.cvt[g].neg.val();
+        }
+        // mins and thresholds as two's complement values: the significand
+        // (at most 11 bits) is negated before the shift, which leaves K2's
+        // bases plain two-operand adds. sf: out.min, mid.min, in.min,
+        // lo_outer, lo_inner, hi_inner, hi_outer
+        for g in 0..3 {
+            self.sf[g].next = self.fld[2 * g].val();
+        }
+        for t in 0..4 {
+            self.sf[3 + t].next = self.fld[6 + t].val();
+        }
+        for i in 0..7 {
+            self.sfi.next = self.sf[i].val();
+            self.ex5.next = self.sfi.val().get_bits::<5>(10);
+            self.sgp.next = bit_cast::<12, 10>(self.sfi.val().get_bits::<10>(0));
+            self.shv[i].next = self.zero5.val();
+            if self.ex5.val() != self.zero5.val() {
+                self.sgp.next = self.sgp.val() | self.c1024_12.val();
+                self.shv[i].next = self.ex5.val() - self.one5.val();
+            }
+            self.sgn.next = self.zero12.val() - self.sgp.val();
+            self.pvv[i].next = bit_cast::<FX, 12>(self.sgp.val());
+            self.nvv[i].next = bit_cast::<FX, 12>(self.sgn.val());
+            if self.sgn.val().get_bit(11) {
+                self.nvv[i].next = self.nvv[i].val() | self.sext12.val();
+            }
+            self.k1_v[i].clock.next = self.clock.val();
+            self.k1_v[i].reset.next = self.reset.val();
+            self.k1_v[i].en.next = self.adv.val();
+            self.k1_v[i].d.next = self.pvv[i].val() << self.shv[i].val();
+            if self.sfi.val().get_bit(15) {
+                self.k1_v[i].d.next = self.nvv[i].val() << self.shv[i].val();
+            }
+        }
+        for i in 0..2 {
+            self.k1_nv[i].clock.next = self.clock.val();
+            self.k1_nv[i].reset.next = self.reset.val();
+            self.k1_nv[i].en.next = self.adv.val();
+            self.k1_nv[i].d.next = self.nvv[i].val() << self.shv[i].val();
+            if self.sf[i].val().get_bit(15) {
+                self.k1_nv[i].d.next = self.pvv[i].val() << self.shv[i].val();
+            }
         }
         self.k1_oob.en.next = self.adv.val();
         self.k1_oob.d.next = self.k0_oob.q.val();
@@ -1627,23 +2194,11 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // ---------------- K2: the record's bases and steps; lane selection and code ----------------
         // tok: 0 out.min, 1 out.step, 2 mid.min, 3 mid.step, 4 in.min,
         // 5 in.step, 6 lo_outer, 7 lo_inner, 8 hi_inner, 9 hi_outer.
-        // A signed field is its magnitude's ones' complement plus its sign
-        // bit; a base is two of them added in one carry-propagate add.
+        // A base is one or two of K1's two's complement values (the mins
+        // also negated), so at most one carry-propagate add.
         // With the step's sign and the selection's direction, sig says x' =
         // B - q |step|, computed as ~(~B + q |step|): bq holds ~B then.
         self.rec_en.next = self.adv.val() & self.pv[0].q.val() & self.pf[0].q.val();
-        for g in 0..2 {
-            self.omin[g].next = self.k1_mag[2 * g].q.val();
-            if self.k1_neg[2 * g].q.val() {
-                self.omin[g].next = !self.k1_mag[2 * g].q.val();
-            }
-        }
-        for t in 0..4 {
-            self.othr[t].next = self.k1_mag[6 + t].q.val();
-            if self.k1_neg[6 + t].q.val() {
-                self.othr[t].next = !self.k1_mag[6 + t].q.val();
-            }
-        }
         for k in 0..6 {
             self.bq[k].clock.next = self.clock.val();
             self.bq[k].reset.next = self.reset.val();
@@ -1656,99 +2211,47 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.stp[g].clock.next = self.clock.val();
             self.stp[g].reset.next = self.reset.val();
             self.stp[g].en.next = self.rec_en.val();
-            self.stp[g].d.next = self.k1_mag[2 * g + 1].q.val();
+            self.stp[g].d.next = self.k1_mag[g].q.val();
         }
         // 0: hi_outer + out.min, step +out.step
-        self.ba.next = self.othr[3].val();
-        self.ca.next = self.k1_neg[9].q.val();
-        self.bb.next = self.omin[0].val();
-        self.cb.next = self.k1_neg[0].q.val();
-        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
-        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next =
-            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-                << self.one_fx.val())
-                | bit_cast::<FX, 1>(self.ca.val().into());
-        self.bsum.next = self.bs.val() + self.bc.val();
-        self.sig[0].d.next = self.k1_neg[1].q.val();
+        self.bsum.next = self.k1_v[6].q.val() + self.k1_v[0].q.val();
+        self.sig[0].d.next = self.k1_neg[0].q.val();
         self.bq[0].d.next = self.bsum.val();
-        if self.k1_neg[1].q.val() {
+        if self.k1_neg[0].q.val() {
             self.bq[0].d.next = !self.bsum.val();
         }
         // 1: lo_outer - out.min, step -out.step
-        self.ba.next = self.othr[0].val();
-        self.ca.next = self.k1_neg[6].q.val();
-        self.bb.next = !self.omin[0].val();
-        self.cb.next = !self.k1_neg[0].q.val();
-        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
-        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next =
-            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-                << self.one_fx.val())
-                | bit_cast::<FX, 1>(self.ca.val().into());
-        self.bsum.next = self.bs.val() + self.bc.val();
-        self.sig[1].d.next = !self.k1_neg[1].q.val();
+        self.bsum.next = self.k1_v[3].q.val() + self.k1_nv[0].q.val();
+        self.sig[1].d.next = !self.k1_neg[0].q.val();
         self.bq[1].d.next = self.bsum.val();
-        if !self.k1_neg[1].q.val() {
+        if !self.k1_neg[0].q.val() {
             self.bq[1].d.next = !self.bsum.val();
         }
         // 2: mid.min, step +mid.step
-        // (a single field: a plain negation, which maps to a carry network;
-        // x + carry-in becomes a ripple chain)
-        self.bsum.next = self.k1_mag[2].q.val();
-        if self.k1_neg[2].q.val() {
-            self.bsum.next = self.zero_fx.val() - self.k1_mag[2].q.val();
-        }
-        self.sig[2].d.next = self.k1_neg[3].q.val();
-        self.bq[2].d.next = self.bsum.val();
-        if self.k1_neg[3].q.val() {
-            self.bq[2].d.next = !self.bsum.val();
+        self.sig[2].d.next = self.k1_neg[1].q.val();
+        self.bq[2].d.next = self.k1_v[1].q.val();
+        if self.k1_neg[1].q.val() {
+            self.bq[2].d.next = !self.k1_v[1].q.val();
         }
         // 3: hi_inner + mid.min, step +mid.step
-        self.ba.next = self.othr[2].val();
-        self.ca.next = self.k1_neg[8].q.val();
-        self.bb.next = self.omin[1].val();
-        self.cb.next = self.k1_neg[2].q.val();
-        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
-        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next =
-            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-                << self.one_fx.val())
-                | bit_cast::<FX, 1>(self.ca.val().into());
-        self.bsum.next = self.bs.val() + self.bc.val();
-        self.sig[3].d.next = self.k1_neg[3].q.val();
+        self.bsum.next = self.k1_v[5].q.val() + self.k1_v[1].q.val();
+        self.sig[3].d.next = self.k1_neg[1].q.val();
         self.bq[3].d.next = self.bsum.val();
-        if self.k1_neg[3].q.val() {
+        if self.k1_neg[1].q.val() {
             self.bq[3].d.next = !self.bsum.val();
         }
         // 4: lo_inner - mid.min, step -mid.step
-        self.ba.next = self.othr[1].val();
-        self.ca.next = self.k1_neg[7].q.val();
-        self.bb.next = !self.omin[1].val();
-        self.cb.next = !self.k1_neg[2].q.val();
-        self.cbv.next = bit_cast::<FX, 1>(self.cb.val().into());
-        self.bs.next = self.ba.val() ^ self.bb.val() ^ self.cbv.val();
-        self.bc.next =
-            (((self.ba.val() & self.bb.val()) | (self.ba.val() & self.cbv.val()) | (self.bb.val() & self.cbv.val()))
-                << self.one_fx.val())
-                | bit_cast::<FX, 1>(self.ca.val().into());
-        self.bsum.next = self.bs.val() + self.bc.val();
-        self.sig[4].d.next = !self.k1_neg[3].q.val();
+        self.bsum.next = self.k1_v[4].q.val() + self.k1_nv[1].q.val();
+        self.sig[4].d.next = !self.k1_neg[1].q.val();
         self.bq[4].d.next = self.bsum.val();
-        if !self.k1_neg[3].q.val() {
+        if !self.k1_neg[1].q.val() {
             self.bq[4].d.next = !self.bsum.val();
         }
         // 5: in.min, step +in.step
-        // (a single field: a plain negation, which maps to a carry network;
-        // x + carry-in becomes a ripple chain)
-        self.bsum.next = self.k1_mag[4].q.val();
-        if self.k1_neg[4].q.val() {
-            self.bsum.next = self.zero_fx.val() - self.k1_mag[4].q.val();
-        }
-        self.sig[5].d.next = self.k1_neg[5].q.val();
-        self.bq[5].d.next = self.bsum.val();
-        if self.k1_neg[5].q.val() {
-            self.bq[5].d.next = !self.bsum.val();
+        self.sig[5].d.next = self.k1_neg[2].q.val();
+        self.bq[5].d.next = self.k1_v[2].q.val();
+        if self.k1_neg[2].q.val() {
+            self.bq[5].d.next = !self.k1_v[2].q.val();
         }
         self.tok_oob.en.next = self.rec_en.val();
         self.tok_oob.d.next = self.k1_oob.q.val();
