@@ -147,7 +147,10 @@ EOF
   elif grep -q "NOT EQUIVALENT" "$work/abc.log"; then
     local out
     out=$(grep -m1 -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | awk 'NR == 1 {print $NF}')
-    result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ($(cat "$work/miter.txt"))"
+    local how
+    # (a cone's refutation says how: &cec, or the pattern exhaustive simulation found)
+    how=$(grep -m1 -oE '\((cone|exhaustive simulation).*\)$' "$work/abc.log" || true)
+    result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ${how:+$how }($(cat "$work/miter.txt"))"
   else
     result=error detail="ABC: $(grep -vE '^ABC command line|^Assuming' "$work/abc.log" | tail -1)"
   fi
