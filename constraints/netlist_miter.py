@@ -30,7 +30,9 @@ agree in every cycle after starting in agreeing states. Unpaired registers
 are free, so pairing fewer registers can only make the proof fail, never
 pass wrongly. With --abc-log, this script runs `&cec` itself, drops every
 guessed relation (pin, merged pair, related register, re-encoding) that a
-counterexample refutes, and repeats; LOG keeps the last verdict. MAP lists
+counterexample refutes, and repeats; LOG keeps the last verdict. Where
+&cec stalls, it decides cone by cone, small cones by exhaustive simulation
+(see decide). MAP lists
 each miter output's meaning, one per line. Exit status 3 with a one-line
 message on designs outside these limits.
 """
@@ -354,7 +356,7 @@ def decide(aig, outputs, out_n, meaning, base):
         # packs of outputs whose shared variables stay within the bound
         packs, cur = [], []
         for j in sorted(range(len(idx)), key=lambda j: -bin(sups[j]).count("1")):
-            if cur and max(color([sups[x] for x in cur + [j]]).values()) + 1 > EXHAUST_BITS:
+            if cur and max(color([sups[x] for x in cur + [j]]).values(), default=-1) + 1 > EXHAUST_BITS:
                 packs.append(cur)
                 cur = []
             cur.append(j)

@@ -30,7 +30,9 @@
 #    here, fsm.log). Guesses that a counterexample refutes are dropped and
 #    their registers left free, which can only make the proof fail. ABC's
 #    `&cec` proves it (simulation and SAT sweeping of internal
-#    equivalences, which multipliers need); the claim follows by induction
+#    equivalences, which multipliers need; where it stalls, cone by cone,
+#    and a cone of few inputs it does not finish, such as a 16x8 multiplier,
+#    by exhaustive simulation); the claim follows by induction
 #    over the cycles. Corresponding states: the paired registers equal, the
 #    related ones in their relation, memory contents equal but arbitrary.
 #  cut-fsm: cut, with the synthesis's FSM re-encoding (`fsm` after the
