@@ -44,7 +44,7 @@ UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titan
 # one larger configuration per unit
 SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_quantizer_l32 oaken_dequantizer_l32 oaken_mmu_h3 oaken_mmu_d4k titanus_pruner titanus_pruner_l64 \
   titanus_quantizer_l16 titanus_dequantizer_l16 zr_l16_w8_p2 zr_l64_w8_p3 \
-  zi_l16_w8_p2 zi_l64_w8_p4 div_round_q5 div_round_q9 div_const_k15_s6 mul_pipe32 mul_pipe48 fp16_convert
+  zi_l16_w8_p2 zi_l64_w8_p4 div_round_q5 div_round_q9 div_const_k15_s6 div_const_k15_m mul_pipe32 mul_pipe48 fp16_convert
 # units synthesized at their defaults with the memories as black boxes only
 SYNTH_MACROS_ONLY ?= titanus-quantizer titanus-dequantizer oaken-mmu
 UNIT         ?= oaken-quantizer
@@ -121,14 +121,14 @@ lint: rtl
 # gate changed (the first inverter, the middle NAND2), which must fail to
 # prove with every engine, and a mul_pipe16 mutant that exhaustive simulation
 # must refute. CPU seconds each (spec §9 has the table):
-# fp16_convert 2, div_const_k15_s6 5, div_round_q5 4, mul_pipe16 38, titanus_pruner_l1 1,
+# fp16_convert 2, div_const_k15_s6 5, div_const_k15_m 10, div_round_q5 4, mul_pipe16 38, titanus_pruner_l1 1,
 # titanus_pruner_l4 3, zi_l8_w8_p0 1, zr_l8_w8_p1 2, zr_l16_w8_p2 5,
 # zi_l16_w8_p2 11, titanus_pruner (defaults) 18, titanus_dequantizer_l1 11,
 # titanus_quantizer_l1 28, oaken_dequantizer_l1 37. `make prove-all` adds
 # PROVE_SLOW_MODELS (oaken_mmu_h3 64 to 76, oaken_quantizer_l1 146, mul_pipe32
 # 115, mul_pipe48 83), whose times are in spec §9;
 # a timeout (PROVE_TIMEOUT, 600 s) fails prove-all.
-PROVE_MODELS ?= fp16_convert div_const_k15_s6 div_round_q5 mul_pipe16 titanus_pruner_l1 titanus_pruner_l4 zi_l8_w8_p0 zr_l8_w8_p1 zr_l16_w8_p2 zi_l16_w8_p2 titanus_pruner titanus_dequantizer_l1 titanus_quantizer_l1 oaken_dequantizer_l1
+PROVE_MODELS ?= fp16_convert div_const_k15_s6 div_const_k15_m div_round_q5 mul_pipe16 titanus_pruner_l1 titanus_pruner_l4 zi_l8_w8_p0 zr_l8_w8_p1 zr_l16_w8_p2 zi_l16_w8_p2 titanus_pruner titanus_dequantizer_l1 titanus_quantizer_l1 oaken_dequantizer_l1
 PROVE_MUTANT ?= titanus_pruner_l1
 # its deep mutant lies in a 16x8 piece: with &cec given no time, refuted by
 # exhaustive simulation, the negative test of that path
