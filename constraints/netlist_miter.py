@@ -30,16 +30,20 @@ agree in every cycle after starting in agreeing states. Unpaired registers
 are free, so pairing fewer registers can only make the proof fail, never
 pass wrongly. With --abc-log, this script runs `&cec` itself, drops every
 guessed relation (pin, merged pair, related register, re-encoding) that a
-counterexample refutes, and repeats; LOG keeps the last verdict. MAP lists
+counterexample refutes, and repeats; LOG keeps the last verdict. Where
+&cec stalls, it decides cone by cone, small cones by exhaustive simulation
+(see decide). MAP lists
 each miter output's meaning, one per line. Exit status 3 with a one-line
 message on designs outside these limits.
 """
 import json
+import os
 import random
 import re
 import signal
 import subprocess
 import sys
+import time
 
 
 def fail(msg):
@@ -94,12 +98,14 @@ class Side:
 class Aig:
     def __init__(self):
         self.n_inputs = 0
+        self.names = []  # of the inputs, for counterexamples
         self.ands = []  # (lhs var, rhs0 lit, rhs1 lit), filled after inputs
         self.strash = {}
 
-    def input(self):
+    def input(self, name):
         assert not self.ands
         self.n_inputs += 1
+        self.names.append(name)
         return 2 * self.n_inputs
 
     def and_(self, a, b):
@@ -196,6 +202,186 @@ def read_fsm_log(path):
     return fsms
 
 
+# &cec on the whole miter first; where it does not finish in CEC_SECONDS,
+# cone by cone (the outputs of one register word or port), each cone of at
+# most EXHAUST_BITS inputs given CONE_SECONDS before exhaustive simulation
+# decides it (a 16 x 8 multiplier's 24 inputs: seconds, where SAT stalls).
+CEC_SECONDS = float(os.environ.get("PROVE_CEC_SECONDS", 30))
+CONE_SECONDS = float(os.environ.get("PROVE_CONE_SECONDS", 5))
+EXHAUST_BITS = int(os.environ.get("PROVE_EXHAUST_BITS", 28))
+HERE = os.path.dirname(os.path.realpath(__file__))
+
+
+def cec(a, b, limit):
+    """ABC's &cec of AIG files a and b: (verdict, output index, log)."""
+    try:
+        run = subprocess.run(["yosys-abc", "-c", f"&r {a}; &cec {b}"], capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return "undecided", None, f"&cec unfinished after {limit:g} s\n"
+    log = run.stdout + run.stderr
+    m = re.search(r"(?:Output|zero-based number) (\d+)", run.stdout)
+    if "Networks are equivalent" in run.stdout:
+        return "equivalent", None, log
+    if "NOT EQUIVALENT" in run.stdout and m:
+        return "refuted", int(m.group(1)), log
+    return "undecided", None, log
+
+
+def supports(aig, lits):
+    """Input support of each literal, as a bit set over input numbers."""
+    sup, stack = {}, [lit >> 1 for lit in lits]
+    while stack:
+        n = stack[-1]
+        if n in sup:
+            stack.pop()
+        elif n <= aig.n_inputs:
+            sup[n] = 1 << n if n else 0
+            stack.pop()
+        else:
+            r0, r1 = aig.ands[n - aig.n_inputs - 1]
+            todo = [x >> 1 for x in (r0, r1) if x >> 1 not in sup]
+            if todo:
+                stack.extend(todo)
+            else:
+                sup[n] = sup[r0 >> 1] | sup[r1 >> 1]
+                stack.pop()
+    return [sup[lit >> 1] for lit in lits]
+
+
+def bits_of(x):
+    while x:
+        low = x & -x
+        yield low.bit_length() - 1
+        x ^= low
+
+
+def color(sups):
+    """Simulation variable of each input: inputs that never share an output's
+    support may share a variable, so every output still sees every
+    assignment of its own support. Returns {input: variable}."""
+    nb = {}
+    for s in sups:
+        for i in bits_of(s):
+            nb[i] = nb.get(i, 0) | s
+    col = {}
+    for i in sorted(nb, key=lambda i: (-bin(nb[i]).count("1"), i)):
+        used = {col[j] for j in bits_of(nb[i]) if j in col}
+        col[i] = next(c for c in range(len(used) + 1) if c not in used)
+    for s in sups:  # (each output's inputs on distinct variables)
+        assert len({col[i] for i in bits_of(s)}) == bin(s).count("1")
+    return col
+
+
+def exhaust(aig, pairs, col, work):
+    """Simulates every assignment of the variables of col: None if each pair
+    of literals is equal, else (pair index, input values)."""
+    prog = os.path.join(work, "aig_exhaust")
+    if not os.path.exists(prog):
+        cc = subprocess.run(["cc", "-O3", "-march=native", "-o", prog, os.path.join(HERE, "aig_exhaust.c")], capture_output=True, text=True)
+        if cc.returncode:
+            fail(f"cannot build aig_exhaust: {cc.stderr.strip()}")
+    # the cone of the pairs, renumbered: inputs first, then its AND nodes
+    need, stack = set(), [lit >> 1 for p in pairs for lit in p]
+    while stack:
+        n = stack.pop()
+        if n in need or n <= aig.n_inputs:
+            continue
+        need.add(n)
+        stack.extend(x >> 1 for x in aig.ands[n - aig.n_inputs - 1])
+    ins = sorted(col)
+    new = {0: 0}
+    for k, i in enumerate(ins):
+        new[i] = k + 1
+    ands = sorted(need)
+    for k, n in enumerate(ands):
+        new[n] = len(ins) + 1 + k
+
+    def lit(x):
+        return 2 * new[x >> 1] | x & 1
+
+    path = os.path.join(work, "exhaust.txt")
+    with open(path, "w") as f:
+        f.write(f"{max(col.values(), default=-1) + 1} {len(ins)} {len(ands)} {len(pairs)}\n")
+        f.write("".join(f"{col[i]}\n" for i in ins))
+        f.write("".join(f"{lit(r0)} {lit(r1)}\n" for r0, r1 in (aig.ands[n - aig.n_inputs - 1] for n in ands)))
+        f.write("".join(f"{lit(a)} {lit(b)}\n" for a, b in pairs))
+    run = subprocess.run([prog, path], capture_output=True, text=True)
+    words = run.stdout.split()
+    if run.returncode == 0 and words[:1] == ["equal"] and int(words[1]) >= 1 << (max(col.values(), default=-1) + 1):
+        return None
+    if run.returncode == 1 and words[:1] == ["differ"]:
+        pattern = int(words[2])
+        values = [0] * aig.n_inputs
+        for i in ins:
+            values[i - 1] = pattern >> col[i] & 1
+        return int(words[1]), values
+    fail(f"aig_exhaust: {run.stdout.strip()} {run.stderr.strip()}")
+
+
+def decide(aig, outputs, out_n, meaning, base):
+    """Whether gold outputs equal gate outputs for every input:
+    (verdict, refuted output, its input values if known, the AIG files it was
+    refuted on, log for the shell, summary of the cones). The cones' own
+    logs go to BASE.cones.log: the shell reads only the final verdict."""
+    a, b = base + ".gold.aig", base + ".gate.aig"
+    verdict, out, log = cec(a, b, CEC_SECONDS)
+    if verdict != "undecided":
+        return verdict, out, None, (a, b), log, ""
+    cones = {}
+    for i, what in enumerate(meaning):
+        cones.setdefault(re.sub(r"\[\d+\]", "", what), []).append(i)
+    work = os.path.dirname(os.path.abspath(base))
+    done, logs = [], [f"whole miter: {log.strip()}\n"]
+
+    def verdict_log(line):
+        with open(base + ".cones.log", "w") as f:
+            f.write("".join(logs))
+        return line + "\n"
+
+    for k, (name, idx) in enumerate(cones.items()):
+        sups = [x | y for x, y in zip(supports(aig, [outputs[i] for i in idx]), supports(aig, [out_n[i] for i in idx]))]
+        small = max(bin(x).count("1") for x in sups) <= EXHAUST_BITS
+        ca, cb = f"{base}.cone{k}.gold.aig", f"{base}.cone{k}.gate.aig"
+        aig.write(ca, [outputs[i] for i in idx])
+        aig.write(cb, [out_n[i] for i in idx])
+        verdict, out, log = cec(ca, cb, CONE_SECONDS if small else None)
+        logs.append(f"cone {name}: {log.strip()}\n")
+        if verdict == "refuted":
+            return "refuted", idx[out], None, (ca, cb), verdict_log(f"NOT EQUIVALENT: Output {idx[out]} (cone {name}, &cec)"), ""
+        if verdict == "equivalent":
+            done.append(("&cec", name, None))
+            continue
+        if not small:
+            return "undecided", None, None, (ca, cb), verdict_log(f"UNDECIDED: &cec did not finish cone {name}, of more than {EXHAUST_BITS} inputs"), ""
+        # packs of outputs whose shared variables stay within the bound
+        packs, cur = [], []
+        for j in sorted(range(len(idx)), key=lambda j: -bin(sups[j]).count("1")):
+            if cur and max(color([sups[x] for x in cur + [j]]).values(), default=-1) + 1 > EXHAUST_BITS:
+                packs.append(cur)
+                cur = []
+            cur.append(j)
+        packs.append(cur)
+        for pack in packs:
+            col = color([sups[j] for j in pack])
+            t = time.time()
+            res = exhaust(aig, [(outputs[idx[j]], out_n[idx[j]]) for j in pack], col, work)
+            nvar = max(col.values(), default=-1) + 1
+            if res is not None:
+                o = idx[pack[res[0]]]
+                # (the pattern, checked again by the Python simulator)
+                if o not in aig.refuted(outputs, out_n, width=1, near=res[1]):
+                    fail(f"aig_exhaust's counterexample for {meaning[o]} does not differ in the Python simulation")
+                shown = ", ".join(f"{aig.names[i]}={v}" for i, v in enumerate(res[1]) if sups[pack[res[0]]] >> (i + 1) & 1)
+                logs.append(f"exhaustive simulation of {len(pack)} outputs of {name}: {meaning[o]} differs at {shown}\n")
+                return "refuted", o, res[1], (ca, cb), verdict_log(f"NOT EQUIVALENT: Output {o} (exhaustive simulation: {shown})"), ""
+            done.append(("exhaustive", name, f"{len(pack)} outputs, 2^{nvar} patterns, {time.time() - t:.1f} s"))
+            logs.append(f"exhaustive simulation of {len(pack)} outputs of {name}: equal on all 2^{nvar} patterns\n")
+    by_sim = [f"{n} ({d})" for e, n, d in done if e == "exhaustive"]
+    summary = (f"; &cec unfinished on the whole miter after {CEC_SECONDS:g} s, so cone by cone: {len(cones)} cones, "
+               f"{sum(e == '&cec' for e, _, _ in done)} by &cec, {len({n for e, n, _ in done if e == 'exhaustive'})} by exhaustive simulation: {'; '.join(by_sim)}")
+    return "equivalent", None, None, (a, b), verdict_log("Networks are equivalent (cone by cone)"), summary
+
+
 def main():
     # a timeout's SIGTERM ends ABC too (subprocess.run kills its child
     # when an exception leaves it)
@@ -238,8 +424,8 @@ def main():
         lit = {"gold": {"0": 0, "1": 1}, "gate": {"0": 0, "1": 1}}
         outputs, meaning = [], []
         for p in sorted(ins_g):
-            for gb, nb in zip(ins_g[p], ins_n[p]):
-                v = aig.input()
+            for i, (gb, nb) in enumerate(zip(ins_g[p], ins_n[p])):
+                v = aig.input(f"{p}[{i}]")
                 for s, b in (("gold", gb), ("gate", nb)):
                     if b in lit[s] and lit[s][b] != v:
                         fail(f"{s}: input bit of {p} is also another input")
@@ -343,9 +529,9 @@ def main():
                 if b is not None and of_state(b) and ("rel", q) not in drop:
                     related.append(((q, d), b, key))
                     break
-        for (gq, _), (nq, _), _ in pairs:
+        for (gq, _), (nq, _), key in pairs:
             if nq not in lit["gate"]:
-                lit["gate"][nq] = aig.input()
+                lit["gate"][nq] = aig.input(f"register {key[0]}[{key[1]}]")
             lit["gold"][gq] = lit["gate"][nq]
         for (q, _), c, _ in pinned:
             lit["gold"][q] = c
@@ -354,7 +540,7 @@ def main():
         for s in (gold, gate):
             for q, _, _ in s.ffs:
                 if q not in lit[s.tag] and not (s is gate and (q in related_q or q in fsm_gate)):
-                    lit[s.tag][q] = aig.input()
+                    lit[s.tag][q] = aig.input(f"free {s.tag} register {s.names_of.get(q, [('?', 0)])[0]}")
                     free[s.tag] += 1
 
         undriven = {"gold": 0, "gate": 0}
@@ -391,7 +577,7 @@ def main():
             for b in extra[s]:
                 if b in ("x", "z"):
                     fail(f"{s}: an undefined constant (x) feeds the logic; map it first (setundef)")
-                lit[s][b] = aig.input()
+                lit[s][b] = aig.input(f"undriven {s} bit {b}")
                 undriven[s] += 1
 
         def lit_of(s, root, table):
@@ -498,6 +684,7 @@ def main():
             stack.extend(drv[1:] if drv[0] != "ff" else (d_of[b],))
     drop = set()
     by_abc = 0
+    cones = ""
     for _ in range(1000):
         aig, outputs, out_n, meaning, hyp, stats = build(drop)
         bad = {hyp[i] for i in aig.refuted(outputs, out_n) if hyp[i]}
@@ -511,18 +698,22 @@ def main():
             f.write("\n".join(meaning) + "\n")
         if abc_log is None:
             break
-        # ABC's &cec (two circuits, output for output) decides; when it
-        # refutes a relation, a counterexample from ABC's iprove on the OR
-        # miter (used only to find counterexamples, never as the proof)
-        # and patterns near it drop every relation they refute, and &cec
-        # runs again
-        a, b = args[2] + ".gold.aig", args[2] + ".gate.aig"
-        run = subprocess.run(["yosys-abc", "-c", f"&r {a}; &cec {b}"], capture_output=True, text=True)
+        # ABC's &cec (two circuits, output for output) decides, cone by
+        # cone where it stalls, with exhaustive simulation for small cones
+        # (see decide); when it refutes a relation, a counterexample
+        # (exhaustive simulation's pattern, else one from ABC's iprove on
+        # the OR miter, used only to find counterexamples, never as the
+        # proof) and patterns near it drop every relation they refute, and
+        # the check runs again
+        verdict, out, pattern, (a, b), log, cones = decide(aig, outputs, out_n, meaning, args[2])
         with open(abc_log, "w") as f:
-            f.write(run.stdout + run.stderr)
-        m = re.search(r"(?:Output|zero-based number) (\d+)", run.stdout)
-        if "NOT EQUIVALENT" not in run.stdout or not m or not hyp[int(m.group(1))]:
+            f.write(log)
+        if verdict != "refuted" or not hyp[out]:
             break
+        if pattern is not None:
+            drop |= {hyp[i] for i in aig.refuted(outputs, out_n, near=pattern) if hyp[i]} | {hyp[out]}
+            by_abc += 1
+            continue
         cex = args[2] + ".cex"
         subprocess.run(["yosys-abc", "-c", f"miter -c {a} {b}; iprove; write_cex {cex}"], capture_output=True, text=True)
         try:
@@ -539,9 +730,9 @@ def main():
                 found = {hyp[i] for i in aig.refuted(outputs, out_n, near=bits) if hyp[i]}
                 break
         # at least the relation &cec refuted
-        found.add(hyp[int(m.group(1))])
+        found.add(hyp[out])
         drop |= found
         by_abc += 1
-    print(f"{stats}, {len(drop)} relations refuted (by simulation, {by_abc} ABC counterexamples) and dropped")
+    print(f"{stats}, {len(drop)} relations refuted (by simulation, {by_abc} ABC counterexamples) and dropped{cones}")
 
 main()

@@ -30,7 +30,9 @@
 #    here, fsm.log). Guesses that a counterexample refutes are dropped and
 #    their registers left free, which can only make the proof fail. ABC's
 #    `&cec` proves it (simulation and SAT sweeping of internal
-#    equivalences, which multipliers need); the claim follows by induction
+#    equivalences, which multipliers need; where it stalls, cone by cone,
+#    and a cone of few inputs it does not finish, such as a 16x8 multiplier,
+#    by exhaustive simulation); the claim follows by induction
 #    over the cycles. Corresponding states: the paired registers equal, the
 #    related ones in their relation, memory contents equal but arbitrary.
 #  cut-fsm: cut, with the synthesis's FSM re-encoding (`fsm` after the
@@ -147,7 +149,10 @@ EOF
   elif grep -q "NOT EQUIVALENT" "$work/abc.log"; then
     local out
     out=$(grep -m1 -oE 'Output [0-9]+|zero-based number [0-9]+' "$work/abc.log" | awk 'NR == 1 {print $NF}')
-    result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ($(cat "$work/miter.txt"))"
+    local how
+    # (a cone's refutation says how: &cec, or the pattern exhaustive simulation found)
+    how=$(grep -m1 -oE '\((cone|exhaustive simulation).*\)$' "$work/abc.log" || true)
+    result=refuted detail="differs at $(sed -n "$((${out:-0} + 1))p" "$work/miter.map") ${how:+$how }($(cat "$work/miter.txt"))"
   else
     result=error detail="ABC: $(grep -vE '^ABC command line|^Assuming' "$work/abc.log" | tail -1)"
   fi

@@ -2,7 +2,7 @@
 
 use crate::elaborate::{elaborate, elaborate_with, Elaborated, Memory};
 use crate::GenError;
-use hdl::prim::div_const::DivConstCeil;
+use hdl::prim::div_const::{DivConstCeil, DivMersenneCeil};
 use hdl::prim::div_round::DivRound;
 use hdl::prim::fp16::{Fp16Convert, FX};
 use hdl::prim::mul::MulPipe;
@@ -52,7 +52,8 @@ pub const UNITS: &[UnitInfo] = &[
     UnitInfo {
         name: "titanus-quantizer",
         module: "titanus_quantizer",
-        summary: "Titanus quantization unit (one K/V half): MMF, NZQ, HierQuant channel monitor, prefill buffer, scheduler",
+        summary:
+            "Titanus quantization unit (one K/V half): MMF, NZQ, HierQuant channel monitor, prefill buffer, scheduler",
         spec: "§11.5-§11.7",
     },
     UnitInfo {
@@ -102,9 +103,7 @@ pub struct Built {
 
 /// Parses a unit's parameters, filling defaults and rejecting unknown keys.
 fn parse<T: DeserializeOwned + Serialize>(unit: &str, t: &toml::Table) -> Result<T, GenError> {
-    toml::Value::Table(t.clone())
-        .try_into::<T>()
-        .map_err(|e| GenError(format!("{unit}: {}", e.message().trim())))
+    toml::Value::Table(t.clone()).try_into::<T>().map_err(|e| GenError(format!("{unit}: {}", e.message().trim())))
 }
 
 fn json<T: Serialize>(p: &T) -> serde_json::Value {
@@ -280,18 +279,30 @@ fn build_div_round(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: "div_round".into(), params: json(&p), elaborated: e, latency: Some(p.quotient_bits as u32 + 1) })
 }
 
+/// How `div-const` divides (spec §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DivConstMethod {
+    /// Radix-2 restoring steps, `per-stage` to a register; any K.
+    Restoring,
+    /// K = 2^m - 1 only: residues of digit sums, three stages.
+    Mersenne,
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct DivConstParams {
     /// The constant divisor K, 1..=32767.
     pub divisor: u64,
-    /// Division steps per pipeline stage.
-    pub per_stage: usize,
+    pub method: DivConstMethod,
+    /// Division steps per pipeline stage (restoring only; 6 if not given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_stage: Option<usize>,
 }
 
 impl Default for DivConstParams {
     fn default() -> Self {
-        DivConstParams { divisor: 15, per_stage: 6 }
+        DivConstParams { divisor: 15, method: DivConstMethod::Restoring, per_stage: None }
     }
 }
 
@@ -300,9 +311,27 @@ fn build_div_const(t: &toml::Table) -> Result<Built, GenError> {
     if !(1..1 << 15).contains(&p.divisor) {
         return Err(GenError(format!("div-const: divisor must be in 1..=32767, got {}", p.divisor)));
     }
-    if !(1..=FX).contains(&p.per_stage) {
-        return Err(GenError(format!("div-const: per-stage must be in 1..={FX}, got {}", p.per_stage)));
-    }
+    let per_stage = match (p.method, p.per_stage) {
+        (DivConstMethod::Restoring, s) => {
+            let s = s.unwrap_or(6);
+            if !(1..=FX).contains(&s) {
+                return Err(GenError(format!("div-const: per-stage must be in 1..={FX}, got {s}")));
+            }
+            s
+        }
+        (DivConstMethod::Mersenne, Some(_)) => {
+            return Err(GenError("div-const: per-stage applies only to method = \"restoring\"".into()));
+        }
+        (DivConstMethod::Mersenne, None) => {
+            if DivMersenneCeil::<FX>::exponent(p.divisor).is_none() {
+                return Err(GenError(format!(
+                    "div-const: method = \"mersenne\" needs divisor = 2^m - 1 with m in 2..=15, got {}",
+                    p.divisor
+                )));
+            }
+            0
+        }
+    };
     let docs: Vec<(&str, &str)> = PIPE_DOCS
         .iter()
         .copied()
@@ -313,8 +342,16 @@ fn build_div_const(t: &toml::Table) -> Result<Built, GenError> {
             ("out_valid", "result valid"),
         ])
         .collect();
-    let e = elaborate(DivConstCeil::<FX>::new(p.divisor, p.per_stage), "div_const", &docs)?;
-    let lat = DivConstCeil::<FX>::latency(p.per_stage) as u32;
+    let (e, lat) = match p.method {
+        DivConstMethod::Restoring => (
+            elaborate(DivConstCeil::<FX>::new(p.divisor, per_stage), "div_const", &docs)?,
+            DivConstCeil::<FX>::latency(per_stage),
+        ),
+        DivConstMethod::Mersenne => {
+            (elaborate(DivMersenneCeil::<FX>::new(p.divisor), "div_const", &docs)?, DivMersenneCeil::<FX>::latency())
+        }
+    };
+    let lat = lat as u32;
     Ok(Built { module: "div_const".into(), params: json(&p), elaborated: e, latency: Some(lat) })
 }
 
@@ -534,7 +571,12 @@ const PRUNER_DOCS: &[(&str, &str)] = &[
 fn build_pruner(t: &toml::Table) -> Result<Built, GenError> {
     use hdl::titanus::pruner::TitanusPruner;
     let p: PrunerParams = parse("titanus-pruner", t)?;
-    let tp = sim::titanus::params::TitanusParams { channels: p.channels, lanes: p.lanes, layers: p.layers, ..Default::default() };
+    let tp = sim::titanus::params::TitanusParams {
+        channels: p.channels,
+        lanes: p.lanes,
+        layers: p.layers,
+        ..Default::default()
+    };
     tp.validate().map_err(|e| GenError(format!("titanus-pruner: {e}")))?;
     if !(1..=7).contains(&p.pipeline) {
         return Err(GenError(format!("titanus-pruner: pipeline must be in 1..=7, got {}", p.pipeline)));
@@ -604,8 +646,7 @@ fn build_titanus_deq(t: &toml::Table) -> Result<Built, GenError> {
     };
     tp.validate().map_err(|e| GenError(format!("titanus-dequantizer: {e}")))?;
     let m = "titanus_dequantizer";
-    let mut e =
-        elaborate(TitanusDequantizer::new(p.channels, p.lanes, p.max_levels, m), m, TITANUS_DEQ_DOCS)?;
+    let mut e = elaborate(TitanusDequantizer::new(p.channels, p.lanes, p.max_levels, m), m, TITANUS_DEQ_DOCS)?;
     e.memories = hdl::titanus::dequantizer::memories(m, p.channels, p.lanes, p.max_levels)
         .into_iter()
         .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })

@@ -154,3 +154,25 @@ fn corners_at_full_rate() {
         }
     }
 }
+
+/// Bad parameters are refused with one line, before any Verilog exists.
+#[test]
+fn rtl_gen_rejects_bad_parameters_in_one_line() {
+    let e = |src: &str| {
+        let t: toml::Table = src.parse().unwrap();
+        rtl_gen::emit("div-const", &t, &rtl_gen::EmitOptions::default()).err().expect("rejected").0
+    };
+    for (src, want) in [
+        ("divisor = 0", "div-const: divisor must be in 1..=32767, got 0"),
+        ("divisor = 32768", "div-const: divisor must be in 1..=32767, got 32768"),
+        ("per-stage = 0", "div-const: per-stage must be in 1..=42, got 0"),
+        ("per-stage = 43", "div-const: per-stage must be in 1..=42, got 43"),
+        ("method = \"mersenne\"\ndivisor = 14", "div-const: method = \"mersenne\" needs divisor = 2^m - 1"),
+        ("method = \"mersenne\"\ndivisor = 1", "div-const: method = \"mersenne\" needs divisor = 2^m - 1"),
+        ("method = \"mersenne\"\nper-stage = 5", "div-const: per-stage applies only to method = \"restoring\""),
+        ("method = \"radix4\"", "div-const: unknown variant `radix4`"),
+    ] {
+        let msg = e(src);
+        assert!(msg.starts_with(want) && !msg.contains('\n'), "{src}: {msg}");
+    }
+}

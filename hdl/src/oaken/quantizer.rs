@@ -20,8 +20,8 @@ use super::extremes::{ExtremeTree, MinMax4, NODE, SUBGROUPS, TAG};
 use super::table::ThresholdTable;
 use super::token_params::TokenParams;
 use crate::prim::fifo::{FifoCtrl, FifoMem};
-use crate::prim::ram::{DpRam, MemInfo};
 use crate::prim::fp16::{Fp16ToUnits, FX};
+use crate::prim::ram::{DpRam, MemInfo};
 use crate::prim::reg::Reg;
 use crate::prim::zero_remove::ZeroRemove;
 use rust_hdl::prelude::*;
@@ -54,7 +54,12 @@ pub struct Geometry {
 impl Geometry {
     /// The memories of an instance (manifest, spec §2.14).
     pub fn memories(&self, module: &str) -> Vec<MemInfo> {
-        vec![MemInfo { module: format!("{module}_tbuf_ram"), name: "token_buffer".into(), depth: self.buffer, width: 16 * self.lanes }]
+        vec![MemInfo {
+            module: format!("{module}_tbuf_ram"),
+            name: "token_buffer".into(),
+            depth: self.buffer,
+            width: 16 * self.lanes,
+        }]
     }
 
     pub fn new(p: &OakenParams) -> Geometry {
@@ -67,9 +72,11 @@ impl Geometry {
         // A beat is counted against the buffer from its acceptance until
         // pass 2 reads it. The first beat of a token waits for the token's
         // last beat (beats-1), the input stages (3), the tree, the
-        // accumulator (1), the per-token unit and the constants FIFO (1).
+        // accumulator (1), the per-token unit and the constants FIFO (1);
+        // every later beat waits as long, so a beat per cycle keeps `wait`
+        // slots busy, and the registered `ready` needs one more.
         let wait = beats - 1 + 3 + tree + 1 + tp + 1;
-        let buffer = wait + beats + 2;
+        let buffer = wait + 2;
         let pass2 = 1 + lane + zl;
         Geometry {
             lanes,
@@ -565,8 +572,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
 
         clock!(
             self, clock, ready, alloc, bc_in, bh_in, sb_in, gs_in, i0_v, i0_first, i0_last, i0_seg, i0_layer, i0_kv,
-            i1_v, i1_first, i1_last, i1_seg, i1_set, i1_oob, thr_hold, oob_hold, i2_v, i2_tag, acc_nf, tok_v,
-            tok_thr, tok_status, bc_out, bh_out, p0_thr, wp, rp, bcnt
+            i1_v, i1_first, i1_last, i1_seg, i1_set, i1_oob, thr_hold, oob_hold, i2_v, i2_tag, acc_nf, tok_v, tok_thr,
+            tok_status, bc_out, bh_out, p0_thr, wp, rp, bcnt
         );
         self.ready.reset.next = self.reset.val();
         self.alloc.reset.next = self.reset.val();
@@ -606,9 +613,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.en2.next = !self.zr.out_valid.val() | self.out_ready.val();
         self.out_fire.next = self.zr.out_valid.val() & self.out_ready.val();
         self.rd_first.next = self.bc_out.q.val() == self.zero16.val();
-        self.rd_beat.next = self.en2.val()
-            & (self.bcnt.q.val() != self.zero16.val())
-            & (!self.rd_first.val() | !self.cf.empty.val());
+        self.rd_beat.next =
+            self.en2.val() & (self.bcnt.q.val() != self.zero16.val()) & (!self.rd_first.val() | !self.cf.empty.val());
 
         // ---------------- pass 1: acceptance and credit ----------------
         self.accept.next = self.in_valid.val() & self.ready.q.val();
@@ -810,8 +816,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.tok_cnt[s].en.next = self.tree.out_valid.val() & self.t_last.val();
             self.tok_cnt[s].d.next = self.acc_cnt_d[s].val();
         }
-        self.acc_nf_d.next = self.tree.out_tag.val().get_bit(self.tag_nf.val().index())
-            | (self.acc_nf.q.val() & !self.t_first.val());
+        self.acc_nf_d.next =
+            self.tree.out_tag.val().get_bit(self.tag_nf.val().index()) | (self.acc_nf.q.val() & !self.t_first.val());
         self.acc_nf.en.next = self.tree.out_valid.val();
         self.acc_nf.d.next = self.acc_nf_d.val();
         self.st_d.next = bit_cast::<2, 1>(self.acc_nf_d.val().into());
@@ -843,7 +849,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.rtmp.next = self.params.out_min[g].val();
             self.rec_in.next = self.rec_in.val() | (bit_cast::<160, 16>(self.rtmp.val()) << self.rec_sh[2 * g].val());
             self.rtmp.next = self.params.out_step[g].val();
-            self.rec_in.next = self.rec_in.val() | (bit_cast::<160, 16>(self.rtmp.val()) << self.rec_sh[2 * g + 1].val());
+            self.rec_in.next =
+                self.rec_in.val() | (bit_cast::<160, 16>(self.rtmp.val()) << self.rec_sh[2 * g + 1].val());
         }
         self.cf.clock.next = self.clock.val();
         self.cf.reset.next = self.reset.val();
@@ -1003,7 +1010,6 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         }
         // the lanes
         for p in 0..self._lanes {
-
             self.lane[p].clock.next = self.clock.val();
             self.lane[p].reset.next = self.reset.val();
             self.lane[p].en.next = self.en2.val();
@@ -1028,7 +1034,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.norm_bus.next = bit_cast::<NORMW, 1>(false.into());
         for g in 0..3 {
             self.ntmp.next = self.p2_norm[g].q.val();
-            self.norm_bus.next = self.norm_bus.val() | (bit_cast::<NORMW, 32>(self.ntmp.val()) << self.norm_sh[g].val());
+            self.norm_bus.next =
+                self.norm_bus.val() | (bit_cast::<NORMW, 32>(self.ntmp.val()) << self.norm_sh[g].val());
         }
         self.d2_bus.next = bit_cast::<D2W, 1>(false.into());
         for i in 0..(3 * self._q) {

@@ -10,14 +10,11 @@
 //! of riding through every stage.
 
 use super::extremes::{NODE, SUBGROUPS};
-use crate::prim::div_const::DivConstCeil;
+use crate::prim::div_const::DivMersenneCeil;
 use crate::prim::fifo::{FifoCtrl, FifoMem};
 use crate::prim::fp16::{Fp16ToUnits, UnitsToFp16, FX, RD, RU};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
-
-/// Division steps per pipeline stage of the constant dividers.
-pub const DIV_PER_STAGE: usize = 5;
 
 // Groups in metadata order: outer, middle, inner. Group g reads its lower
 // side from subgroup g and its upper side from subgroup 4-g (the inner group
@@ -77,7 +74,7 @@ pub struct TokenParams {
     s8_max: Vec<Reg<Bits<FX>>>,
     s9_d: Vec<Reg<Bits<FX>>>,
     // then ceil(D / (2^m - 1)) and RU; min and present ride a delay line
-    div: Vec<DivConstCeil<FX>>,
+    div: Vec<DivMersenneCeil<FX>>,
     ru: Vec<UnitsToFp16>,
     dl_min: Vec<Reg<Bits<16>>>,
     dl_p: Vec<Reg<Bit>>,
@@ -118,7 +115,7 @@ impl TokenParams {
     /// `divisors[g] = 2^m - 1` and `shifted[g]` per group (spec §2.5);
     /// `fifo` = side FIFO depth.
     pub fn new(divisors: [u64; 3], shifted: [bool; 3], segments: usize, fifo: usize) -> Self {
-        let dlm = 2 + DivConstCeil::<FX>::latency(DIV_PER_STAGE) + 3;
+        let dlm = 2 + DivMersenneCeil::<FX>::latency() + 3;
         // inner thresholds are needed only by a shifted middle group
         let units = if shifted[1] { 14 } else { 12 };
         fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
@@ -167,7 +164,7 @@ impl TokenParams {
             s8_neg: regs(3),
             s8_max: regs(3),
             s9_d: regs(3),
-            div: divisors.iter().map(|&k| DivConstCeil::new(k, DIV_PER_STAGE)).collect(),
+            div: divisors.iter().map(|&k| DivMersenneCeil::new(k)).collect(),
             ru: (0..3).map(|_| UnitsToFp16::magnitude()).collect(),
             dl_min: regs(3 * dlm),
             dl_p: regs(3 * dlm),
@@ -199,7 +196,7 @@ impl TokenParams {
     }
 
     pub fn latency() -> usize {
-        VS + DivConstCeil::<FX>::latency(DIV_PER_STAGE) + 3
+        VS + DivMersenneCeil::<FX>::latency() + 3
     }
 }
 

@@ -190,3 +190,228 @@ impl<const W: usize> Logic for DivConstCeil<W> {
         self.out_valid.next = self.rcv.q.val();
     }
 }
+
+/// Kogge-Stone levels of `DivMersenneCeil`: spans 1, 2, 4, 8, 16, enough for
+/// 32 digits.
+const KS_LEVELS: usize = 5;
+
+/// ceil(D / K) for `K = 2^m - 1` (spec §5.4, Mersenne form): since
+/// `2^m = 1 (mod K)`, the remainder of every prefix of D's m-bit digits is
+/// the residue of its digit sum, so one parallel suffix sum replaces the
+/// serial remainder chain, and each quotient digit follows from its
+/// neighbour's residue with one small add. Three stages: the digits and
+/// Kogge-Stone level 0, levels 1-4, then the quotient digits and the ceiling.
+#[derive(LogicBlock)]
+pub struct DivMersenneCeil<const W: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Pipeline advance.
+    pub en: Signal<In, Bit>,
+    /// Dividend, valid with `in_valid`.
+    pub d: Signal<In, Bits<W>>,
+    pub in_valid: Signal<In, Bit>,
+    /// ceil(d / K).
+    pub c: Signal<Out, Bits<W>>,
+    pub out_valid: Signal<Out, Bit>,
+    // residues of digit suffix sums, level-major: level l position i at
+    // l * n + i; in [0, K], K standing for 0 (end-around carry form)
+    // (W bits wide, of which m + 1 are ever non-zero: a narrower signal
+    // would need a part select that rust-hdl cannot write inside a loop)
+    ra: Vec<Signal<Local, Bits<W>>>,
+    rb: Vec<Signal<Local, Bits<W>>>,
+    ts: Signal<Local, Bits<W>>,
+    // stage registers: residues after level 0 and after level 4, the
+    // dividend (its digits are needed again at the end), valid
+    s1_r: Vec<Reg<Bits<W>>>,
+    s1_d: Reg<Bits<W>>,
+    s1_v: Reg<Bit>,
+    s2_r: Vec<Reg<Bits<W>>>,
+    s2_d: Reg<Bits<W>>,
+    s2_v: Reg<Bit>,
+    // final stage: residues as 0..K-1 (res[n] = 0 above the top digit), the
+    // digit, the quotient digit and the quotient
+    res: Vec<Signal<Local, Bits<W>>>,
+    td: Signal<Local, Bits<W>>,
+    tq: Signal<Local, Bits<W>>,
+    quo: Signal<Local, Bits<W>>,
+    rc: Reg<Bits<W>>,
+    rcv: Reg<Bit>,
+    k: Constant<Bits<W>>,
+    m: Constant<Bits<W>>,
+    /// Digit i's bit offset, m * i.
+    sh: Vec<Constant<Bits<W>>>,
+    zero: Constant<Bits<W>>,
+    one: Constant<Bits<W>>,
+    _n: usize,
+    /// Per level: positions that have a partner `span` digits higher.
+    _pair: [usize; KS_LEVELS],
+}
+
+impl<const W: usize> DivMersenneCeil<W> {
+    /// Digits of `m` bits a W-bit dividend splits into.
+    pub fn digits(m: usize) -> usize {
+        W.div_ceil(m)
+    }
+
+    /// The exponent m of a Mersenne divisor `K = 2^m - 1`, m >= 2, whose
+    /// digits fit the five Kogge-Stone levels; `None` for any other K.
+    pub fn exponent(k: u64) -> Option<usize> {
+        let m = (k + 1).trailing_zeros() as usize;
+        ((k + 1).is_power_of_two() && (2..=15).contains(&m) && Self::digits(m) <= 1 << KS_LEVELS).then_some(m)
+    }
+
+    pub fn new(k: u64) -> Self {
+        let m = Self::exponent(k).expect("K = 2^m - 1 with 2 <= m <= 15 and at most 32 digits");
+        let n = Self::digits(m);
+        let mut pair = [0; KS_LEVELS];
+        for (l, p) in pair.iter_mut().enumerate() {
+            *p = n.saturating_sub(1 << l);
+        }
+        DivMersenneCeil {
+            clock: Default::default(),
+            reset: Default::default(),
+            en: Default::default(),
+            d: Default::default(),
+            in_valid: Default::default(),
+            c: Default::default(),
+            out_valid: Default::default(),
+            ra: (0..2 * n).map(|_| Default::default()).collect(),
+            rb: (0..5 * n).map(|_| Default::default()).collect(),
+            ts: Default::default(),
+            s1_r: (0..n).map(|_| Reg::default()).collect(),
+            s1_d: Reg::default(),
+            s1_v: Reg::default(),
+            s2_r: (0..n).map(|_| Reg::default()).collect(),
+            s2_d: Reg::default(),
+            s2_v: Reg::default(),
+            res: (0..n + 1).map(|_| Default::default()).collect(),
+            td: Default::default(),
+            tq: Default::default(),
+            quo: Default::default(),
+            rc: Reg::default(),
+            rcv: Reg::default(),
+            k: Constant::new(k.into()),
+            m: Constant::new((m as u64).into()),
+            sh: (0..n).map(|i| Constant::new(((m * i) as u64).into())).collect(),
+            zero: Constant::new(0u64.into()),
+            one: Constant::new(1u64.into()),
+            _n: n,
+            _pair: pair,
+        }
+    }
+
+    pub fn latency() -> usize {
+        3
+    }
+}
+
+impl<const W: usize> Logic for DivMersenneCeil<W> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, s1_d, s1_v, s2_d, s2_v, rc, rcv);
+        self.s1_d.reset.next = self.reset.val();
+        self.s1_v.reset.next = self.reset.val();
+        self.s2_d.reset.next = self.reset.val();
+        self.s2_v.reset.next = self.reset.val();
+        self.rc.reset.next = self.reset.val();
+        self.rcv.reset.next = self.reset.val();
+        self.s1_d.en.next = self.en.val();
+        self.s1_v.en.next = self.en.val();
+        self.s2_d.en.next = self.en.val();
+        self.s2_v.en.next = self.en.val();
+        self.rc.en.next = self.en.val();
+        self.rcv.en.next = self.en.val();
+        for i in 0..self._n {
+            self.s1_r[i].clock.next = self.clock.val();
+            self.s1_r[i].reset.next = self.reset.val();
+            self.s1_r[i].en.next = self.en.val();
+            self.s2_r[i].clock.next = self.clock.val();
+            self.s2_r[i].reset.next = self.reset.val();
+            self.s2_r[i].en.next = self.en.val();
+        }
+        // an end-around add a + b (mod K) of residues in [0, K] stays in
+        // [0, K]: a carry out of m bits is worth 2^m = 1
+        for z in self._n..(self._n + 1) {
+            // level 0: the digits themselves
+            for i in 0..self._n {
+                self.ra[i].next = (self.d.val() >> self.sh[i].val()) & self.k.val();
+            }
+            // level 0 -> 1 (span 1), then a register (the dividend may
+            // come from a port)
+            for i in 0..self._pair[0] {
+                self.ts.next = self.ra[i].val() + self.ra[i + 1].val();
+                self.ra[z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m.val());
+            }
+            for i in self._pair[0]..self._n {
+                self.ra[z + i].next = self.ra[i].val();
+            }
+            for i in 0..self._n {
+                self.s1_r[i].d.next = self.ra[z + i].val();
+                self.rb[i].next = self.s1_r[i].q.val();
+            }
+            // levels 1 -> 2 (span 2), 2 -> 3 (span 4), 3 -> 4 (span 8),
+            // 4 -> 5 (span 16)
+            for i in 0..self._pair[1] {
+                self.ts.next = self.rb[i].val() + self.rb[i + 2].val();
+                self.rb[z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m.val());
+            }
+            for i in self._pair[1]..self._n {
+                self.rb[z + i].next = self.rb[i].val();
+            }
+            for i in 0..self._pair[2] {
+                self.ts.next = self.rb[z + i].val() + self.rb[z + i + 4].val();
+                self.rb[2 * z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m.val());
+            }
+            for i in self._pair[2]..self._n {
+                self.rb[2 * z + i].next = self.rb[z + i].val();
+            }
+            for i in 0..self._pair[3] {
+                self.ts.next = self.rb[2 * z + i].val() + self.rb[2 * z + i + 8].val();
+                self.rb[3 * z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m.val());
+            }
+            for i in self._pair[3]..self._n {
+                self.rb[3 * z + i].next = self.rb[2 * z + i].val();
+            }
+            for i in 0..self._pair[4] {
+                self.ts.next = self.rb[3 * z + i].val() + self.rb[3 * z + i + 16].val();
+                self.rb[4 * z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m.val());
+            }
+            for i in self._pair[4]..self._n {
+                self.rb[4 * z + i].next = self.rb[3 * z + i].val();
+            }
+            for i in 0..self._n {
+                self.s2_r[i].d.next = self.rb[4 * z + i].val();
+            }
+            // last stage: res[i] = (digits i.. of D) mod K; quotient digit i
+            // is res[i+1] + (res[i+1] + d_i >= K), at most K, so digits do
+            // not carry into each other
+            self.res[z].next = self.zero.val();
+        }
+        for i in 0..self._n {
+            self.res[i].next = self.s2_r[i].q.val();
+            if self.s2_r[i].q.val() == self.k.val() {
+                self.res[i].next = self.zero.val();
+            }
+        }
+        self.quo.next = self.zero.val();
+        for i in 0..self._n {
+            self.td.next = (self.s2_d.q.val() >> self.sh[i].val()) & self.k.val();
+            self.tq.next = self.res[i + 1].val();
+            if self.res[i + 1].val() + self.td.val() >= self.k.val() {
+                self.tq.next = self.res[i + 1].val() + self.one.val();
+            }
+            self.quo.next = self.quo.val() | (self.tq.val() << self.sh[i].val());
+        }
+        self.s1_d.d.next = self.d.val();
+        self.s1_v.d.next = self.in_valid.val();
+        self.s2_d.d.next = self.s1_d.q.val();
+        self.s2_v.d.next = self.s1_v.q.val();
+        self.rc.d.next = self.quo.val();
+        if self.res[0].val() != self.zero.val() {
+            self.rc.d.next = self.quo.val() + self.one.val();
+        }
+        self.rcv.d.next = self.s2_v.q.val();
+        self.c.next = self.rc.q.val();
+        self.out_valid.next = self.rcv.q.val();
+    }
+}

@@ -1373,17 +1373,17 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     writeln!(md, "### Primitives\n").unwrap();
     writeln!(
         md,
-        "Each at its default parameters: 5,000 random operand sets presented back to back (`in_valid` high \
-         where the unit has it), `en` always high or low at random half the time. After every clock edge the \
-         output is compared with a model of the stages (which advance with `en`) holding the golden values: \
-         `mul-pipe` a x b, `div-round` `sim`'s rounding division (`GroupParams::code`, spec §5.3) saturated to \
+        "Each at its default parameters (and `div-const` also in its Mersenne form, `div_const_k15_m`): \
+         5,000 random operand sets presented back to back (`in_valid` high where the unit has it), `en` \
+         always high or low at random half the time. After every clock edge the output is compared with a \
+         model of the stages (which advance with `en`) holding the golden values: `mul-pipe` a x b, `div-round` `sim`'s rounding division (`GroupParams::code`, spec §5.3) saturated to \
          Q bits, `div-const` ceil(D / K) (spec §5.4; `sim` has no stand-alone model of it), `fp16-convert` \
          `sim::fp16::round_down`/`round_up`/`round_nearest_even` (and its `x -> u`, through the same stages, \
          against `sim::fp16::to_units`). Results/cycle counts the results reaching the output.\n"
     )
     .unwrap();
     rate_header(md, "results");
-    for name in ["div_round_q5", "div_const_k15_s6", "mul_pipe32", "fp16_convert"] {
+    for name in ["div_round_q5", "div_const_k15_s6", "div_const_k15_m", "mul_pipe32", "fp16_convert"] {
         let Some(info) = need(md, name) else { continue };
         rate_rows(md, rates, info, "results/cycle", 1.0, "1", |st| prim_run(info, 5000, st, false).map(|r| r.0));
     }
