@@ -311,13 +311,23 @@ fn build_div_const(t: &toml::Table) -> Result<Built, GenError> {
     if !(1..1 << 15).contains(&p.divisor) {
         return Err(GenError(format!("div-const: divisor must be in 1..=32767, got {}", p.divisor)));
     }
-    let per_stage = match (p.method, p.per_stage) {
+    let docs: Vec<(&str, &str)> = PIPE_DOCS
+        .iter()
+        .copied()
+        .chain([
+            ("d", "dividend (42 bits)"),
+            ("in_valid", "dividend valid"),
+            ("c", "ceil(d / K)"),
+            ("out_valid", "result valid"),
+        ])
+        .collect();
+    let (e, lat) = match (p.method, p.per_stage) {
         (DivConstMethod::Restoring, s) => {
             let s = s.unwrap_or(6);
             if !(1..=FX).contains(&s) {
                 return Err(GenError(format!("div-const: per-stage must be in 1..={FX}, got {s}")));
             }
-            s
+            (elaborate(DivConstCeil::<FX>::new(p.divisor, s), "div_const", &docs)?, DivConstCeil::<FX>::latency(s))
         }
         (DivConstMethod::Mersenne, Some(_)) => {
             return Err(GenError("div-const: per-stage applies only to method = \"restoring\"".into()));
@@ -329,25 +339,6 @@ fn build_div_const(t: &toml::Table) -> Result<Built, GenError> {
                     p.divisor
                 )));
             }
-            0
-        }
-    };
-    let docs: Vec<(&str, &str)> = PIPE_DOCS
-        .iter()
-        .copied()
-        .chain([
-            ("d", "dividend (42 bits)"),
-            ("in_valid", "dividend valid"),
-            ("c", "ceil(d / K)"),
-            ("out_valid", "result valid"),
-        ])
-        .collect();
-    let (e, lat) = match p.method {
-        DivConstMethod::Restoring => (
-            elaborate(DivConstCeil::<FX>::new(p.divisor, per_stage), "div_const", &docs)?,
-            DivConstCeil::<FX>::latency(per_stage),
-        ),
-        DivConstMethod::Mersenne => {
             (elaborate(DivMersenneCeil::<FX>::new(p.divisor), "div_const", &docs)?, DivMersenneCeil::<FX>::latency())
         }
     };
