@@ -4,6 +4,7 @@ pub mod div_const;
 pub mod div_round;
 pub mod fifo;
 pub mod fp16;
+pub mod lead_one;
 pub mod mul;
 pub mod counter;
 pub mod ram;
