@@ -139,6 +139,10 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     // window's count)
     win: Vec<Reg<Bits<11>>>,
     wval: Vec<Reg<Bit>>,
+    // per window entry j < L, its own share of the take condition, stored
+    // so that the take prefix starts at a register: bit 10 (and, for
+    // j > 0, bit 9) of the entry shifted into place j
+    wc: Vec<Reg<Bit>>,
     // the index of the stream's last entry so far
     last_idx: Reg<Bits<8>>,
     // entries of the current segment's count range not yet taken, also as
@@ -198,6 +202,10 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     sth: Signal<Local, Bit>,
     catw: Vec<Signal<Local, Bit>>,
     cath: Vec<Signal<Local, Bit>>,
+    cat10: Vec<Signal<Local, Bit>>,
+    cat9: Vec<Signal<Local, Bit>>,
+    vc: Signal<Local, Bit>,
+    wt: Vec<Signal<Local, Bit>>,
     ok: Vec<Signal<Local, Bit>>,
     px1: Vec<Signal<Local, Bit>>,
     px2: Vec<Signal<Local, Bit>>,
@@ -442,6 +450,7 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
 
     _lanes: usize,
     _w2: usize,
+    _c9: usize,
     _w3: usize,
     _wp1: usize,
     _segs: usize,
@@ -583,6 +592,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             lastsel: Default::default(),
             win: regs(2 * l),
             wval: regs(2 * l),
+            wc: regs(l),
             last_idx: Reg::default(),
             segrem: Reg::default(),
             thr: regs(l),
@@ -632,6 +642,10 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             sth: Default::default(),
             catw: sigs(3 * l),
             cath: sigs(3 * l),
+            cat10: sigs(l + 1),
+            cat9: sigs(if l > 1 { 2 * l - 1 } else { 0 }),
+            vc: Default::default(),
+            wt: sigs(l),
             ok: sigs(l),
             px1: sigs(l),
             px2: sigs(l),
@@ -857,6 +871,7 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             max16: c(0x7BFF),
             _lanes: l,
             _w2: 2 * l,
+            _c9: if l > 1 { 2 * l - 1 } else { 0 },
             _w3: 3 * l,
             _wp1: 2 * l + 1,
             _segs: s,
@@ -1143,12 +1158,18 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         for j in 1..self._lanes {
             self.ok[j].next = self.ok[j].val() & self.win[j].q.val().get_bit(9);
         }
-        // prefix AND in log2(L) levels
+        // prefix AND in log2(L) levels. wval and thr are thermometers and
+        // behind is common to all, so their prefix is themselves: only the
+        // stored per-entry bits (wc) go through the prefix, which thus starts
+        // at registers, and the rest (wt, early) joins at its end
+        for j in 0..self._lanes {
+            self.wt[j].next = self.wval[j].q.val() & self.thr[j].q.val() & !self.behind.q.val();
+        }
         for j in 0..self._m1 {
-            self.px1[j].next = self.ok[j].val();
+            self.px1[j].next = self.wc[j].q.val();
         }
         for j in self._m1..self._lanes {
-            self.px1[j].next = self.ok[j].val() & self.ok[j - 1].val();
+            self.px1[j].next = self.wc[j].q.val() & self.wc[j - 1].q.val();
         }
         for j in 0..self._m2 {
             self.px2[j].next = self.px1[j].val();
@@ -1175,10 +1196,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.px16[j].next = self.px8[j].val() & self.px8[j - 16].val();
         }
         for j in 0..self._m32 {
-            self.take[j].next = self.px16[j].val();
+            self.take[j].next = self.px16[j].val() & self.wt[j].val();
         }
         for j in self._m32..self._lanes {
-            self.take[j].next = self.px16[j].val() & self.px16[j - 32].val();
+            self.take[j].next = self.px16[j].val() & self.px16[j - 32].val() & self.wt[j].val();
         }
         // the count taken, one-hot: oh[k] for k entries
         self.oh[0].next = !self.take[0].val();
@@ -1652,6 +1673,14 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
                 self.cat[i].next = self.cat[i].val() | self.cur11.val();
             }
         }
+        // entry i's share of ok: bit 10 (cat10, for wc[0]); bits 10 and 9 of
+        // entry i + 1 (cat9, for wc[j > 0])
+        for i in 0..(self._lanes + 1) {
+            self.cat10[i].next = self.cat[i].val().get_bit(10);
+        }
+        for i in 0..self._c9 {
+            self.cat9[i].next = self.cat[i + 1].val().get_bit(10) & self.cat[i + 1].val().get_bit(9);
+        }
         // room: the window's entries left reach no further than L
         // (for a taken beat and otherwise apart, fire selecting last; K0
         // holds while entries drop, so fire is 0 then). For a taken beat,
@@ -1700,6 +1729,31 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.wval[j].reset.next = self.reset.val();
             self.wval[j].en.next = true;
             self.wval[j].d.next = self.vw.val() | (self.app.val() & self.vh.val());
+        }
+        // wc: as ok[j] without its thermometer factors (bit 9 only for j > 0)
+        for j in 0..1 {
+            self.vc.next = false;
+            for k in 0..(self._lanes + 1) {
+                if self.cs_oh[k].val() {
+                    self.vc.next = self.vc.val() | self.cat10[j + k].val();
+                }
+            }
+            self.wc[j].clock.next = self.clock.val();
+            self.wc[j].reset.next = self.reset.val();
+            self.wc[j].en.next = true;
+            self.wc[j].d.next = self.vc.val();
+        }
+        for j in 1..self._lanes {
+            self.vc.next = false;
+            for k in 0..(self._lanes + 1) {
+                if self.cs_oh[k].val() {
+                    self.vc.next = self.vc.val() | self.cat9[j + k - 1].val();
+                }
+            }
+            self.wc[j].clock.next = self.clock.val();
+            self.wc[j].reset.next = self.reset.val();
+            self.wc[j].en.next = true;
+            self.wc[j].d.next = self.vc.val();
         }
 
         // skip - dsk (dsk <= L): the high byte chosen by the low byte's borrow

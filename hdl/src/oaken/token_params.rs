@@ -10,8 +10,9 @@
 //! wait in a small FIFO instead of riding through every stage.
 //!
 //! Stages of a group:
-//! - U1: the extremes it needs and its thresholds, FP16 to units (magnitude
-//!   and sign).
+//! - U1: the extremes it needs and its thresholds, FP16 to units, stored as
+//!   the sign and the magnitude inverted when negative (`x = x1 + neg`), so
+//!   that U2's adds take `x1` as it is.
 //! - U2: shifted group: the four side candidates (`x - hi`, `lo - x`), and
 //!   which of each pair is `v_min` and `v_max` by a sign test on the
 //!   operands themselves (`xmin_U - hi < lo - xmax_L` iff `xmin_U + xmax_L
@@ -76,8 +77,11 @@ pub struct TokenParams {
     // Shifted groups are blocks 0 (outer) and 1 (middle, when shifted),
     // plain groups blocks 0 (inner) and 1 (middle, when plain), so that a
     // group's registers exist only in the form it uses.
-    // U1: shifted operands at SLOTS*b + i, plain v_min, v_max at 2b + i;
-    // present flags per group: 2g lower side, 2g+1 upper
+    // U1: shifted operands at SLOTS*b + i, plain v_min, v_max at 2b + i,
+    // each as x1 = mag ^ (neg ? all ones : 0) and neg, so that x = x1 + neg:
+    // U2 then needs no inversion by the sign, whose fan-out to every bit
+    // was the critical path; present flags per group: 2g lower side, 2g+1
+    // upper
     s_conv: Vec<Fp16ToUnits>,
     s_mag: Vec<Reg<Bits<FX>>>,
     s_neg: Vec<Reg<Bit>>,
@@ -160,6 +164,8 @@ pub struct TokenParams {
     zero_fx: Constant<Bits<FX>>,
     one_fx: Constant<Bits<FX>>,
     one_sw: Constant<Bits<SW>>,
+    /// The bits of SW above FX: a negative x1's sign extension.
+    ext_sw: Constant<Bits<SW>>,
     max_off: Constant<Bits<32>>,
     present_bit: Constant<Bits<32>>,
     msb_sw: Constant<Bits<32>>,
@@ -276,6 +282,7 @@ impl TokenParams {
             zero_fx: c(0),
             one_fx: c(1),
             one_sw: c(1),
+            ext_sw: c(((1u64 << SW) - 1) ^ ((1u64 << FX) - 1)),
             max_off: c(16),
             present_bit: c(32),
             msb_sw: c(SW as u64 - 1),
@@ -315,6 +322,9 @@ macro_rules! token_params_logic {
                     self.s_mag[i].reset.next = self.reset.val();
                     self.s_mag[i].en.next = true;
                     self.s_mag[i].d.next = self.s_conv[i].mag.val();
+                    if self.s_conv[i].neg.val() {
+                        self.s_mag[i].d.next = !self.s_conv[i].mag.val();
+                    }
                     self.s_neg[i].clock.next = self.clock.val();
                     self.s_neg[i].reset.next = self.reset.val();
                     self.s_neg[i].en.next = true;
@@ -325,6 +335,9 @@ macro_rules! token_params_logic {
                     self.p_mag[i].reset.next = self.reset.val();
                     self.p_mag[i].en.next = true;
                     self.p_mag[i].d.next = self.p_conv[i].mag.val();
+                    if self.p_conv[i].neg.val() {
+                        self.p_mag[i].d.next = !self.p_conv[i].mag.val();
+                    }
                     self.p_neg[i].clock.next = self.clock.val();
                     self.p_neg[i].reset.next = self.reset.val();
                     self.p_neg[i].en.next = true;
@@ -543,13 +556,7 @@ macro_rules! token_params_logic {
                     // `!b` as `N'(~b)`, which Verilog inverts at N bits)
                     self.ni[0].next = !self.on[0].val();
                     self.da.next = self.om[1].val();
-                    if self.on[1].val() {
-                        self.da.next = !self.om[1].val();
-                    }
                     self.db.next = !self.om[0].val();
-                    if self.on[0].val() {
-                        self.db.next = self.om[0].val();
-                    }
                     self.dk.next = bit_cast::<FX, 1>(self.on[1].val().into())
                         + bit_cast::<FX, 1>(self.ni[0].val().into());
                     self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
@@ -611,17 +618,11 @@ macro_rules! token_params_logic {
                     for i in 0..4 {
                         self.ni[i].next = !self.on[i + 2].val();
                     }
-                    // U2: the candidates, a - b as P + Q + K: P = A or !A,
-                    // Q = !B or B, K = (a < 0) + (b >= 0)
+                    // U2: the candidates, a - b as P + Q + K: P = x1(a),
+                    // Q = !x1(b), K = (a < 0) + (b >= 0)
                     // min_U = xmin_U - hi (slots 0, 5)
                     self.da.next = self.om[0].val();
-                    if self.on[0].val() {
-                        self.da.next = !self.om[0].val();
-                    }
                     self.db.next = !self.om[5].val();
-                    if self.on[5].val() {
-                        self.db.next = self.om[5].val();
-                    }
                     self.dk.next = bit_cast::<FX, 1>(self.on[0].val().into())
                         + bit_cast::<FX, 1>(self.ni[3].val().into());
                     self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
@@ -632,9 +633,6 @@ macro_rules! token_params_logic {
                     self.cand[4 * $b].next = self.ds.val() + self.dc.val();
                     // max_U = xmax_U - hi (slots 1, 5)
                     self.da.next = self.om[1].val();
-                    if self.on[1].val() {
-                        self.da.next = !self.om[1].val();
-                    }
                     self.dk.next = bit_cast::<FX, 1>(self.on[1].val().into())
                         + bit_cast::<FX, 1>(self.ni[3].val().into());
                     self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
@@ -645,13 +643,7 @@ macro_rules! token_params_logic {
                     self.cand[4 * $b + 1].next = self.ds.val() + self.dc.val();
                     // min_L = lo - xmax_L (slots 4, 3)
                     self.da.next = self.om[4].val();
-                    if self.on[4].val() {
-                        self.da.next = !self.om[4].val();
-                    }
                     self.db.next = !self.om[3].val();
-                    if self.on[3].val() {
-                        self.db.next = self.om[3].val();
-                    }
                     self.dk.next = bit_cast::<FX, 1>(self.on[4].val().into())
                         + bit_cast::<FX, 1>(self.ni[1].val().into());
                     self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
@@ -662,9 +654,6 @@ macro_rules! token_params_logic {
                     self.cand[4 * $b + 2].next = self.ds.val() + self.dc.val();
                     // max_L = lo - xmin_L (slots 4, 2)
                     self.db.next = !self.om[2].val();
-                    if self.on[2].val() {
-                        self.db.next = self.om[2].val();
-                    }
                     self.dk.next = bit_cast::<FX, 1>(self.on[4].val().into())
                         + bit_cast::<FX, 1>(self.ni[0].val().into());
                     self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
@@ -676,26 +665,25 @@ macro_rules! token_params_logic {
                     // sign tests: min_U < min_L iff xmin_U + xmax_L - lo - hi
                     // < 0; max_U < max_L iff xmax_U + xmin_L - lo - hi < 0.
                     // The terms -lo and -hi are common to both.
+                    // (x1 sign-extended: its top bits are neg)
                     self.wx.next = bit_cast::<SW, FX>(self.om[4].val());
-                    self.w[2].next = !self.wx.val();
                     if self.on[4].val() {
-                        self.w[2].next = bit_cast::<SW, FX>(self.om[4].val());
+                        self.wx.next = bit_cast::<SW, FX>(self.om[4].val()) | self.ext_sw.val();
                     }
+                    self.w[2].next = !self.wx.val();
                     self.wx.next = bit_cast::<SW, FX>(self.om[5].val());
-                    self.w[3].next = !self.wx.val();
                     if self.on[5].val() {
-                        self.w[3].next = bit_cast::<SW, FX>(self.om[5].val());
+                        self.wx.next = bit_cast::<SW, FX>(self.om[5].val()) | self.ext_sw.val();
                     }
+                    self.w[3].next = !self.wx.val();
                     // xmin_U + xmax_L (slots 0, 3)
                     self.w[0].next = bit_cast::<SW, FX>(self.om[0].val());
                     if self.on[0].val() {
-                        self.wx.next = bit_cast::<SW, FX>(self.om[0].val());
-                        self.w[0].next = !self.wx.val();
+                        self.w[0].next = bit_cast::<SW, FX>(self.om[0].val()) | self.ext_sw.val();
                     }
                     self.w[1].next = bit_cast::<SW, FX>(self.om[3].val());
                     if self.on[3].val() {
-                        self.wx.next = bit_cast::<SW, FX>(self.om[3].val());
-                        self.w[1].next = !self.wx.val();
+                        self.w[1].next = bit_cast::<SW, FX>(self.om[3].val()) | self.ext_sw.val();
                     }
                     self.wk.next = bit_cast::<SW, 1>(self.on[0].val().into())
                         + bit_cast::<SW, 1>(self.on[3].val().into())
@@ -721,13 +709,11 @@ macro_rules! token_params_logic {
                     // xmax_U + xmin_L (slots 1, 2)
                     self.w[0].next = bit_cast::<SW, FX>(self.om[1].val());
                     if self.on[1].val() {
-                        self.wx.next = bit_cast::<SW, FX>(self.om[1].val());
-                        self.w[0].next = !self.wx.val();
+                        self.w[0].next = bit_cast::<SW, FX>(self.om[1].val()) | self.ext_sw.val();
                     }
                     self.w[1].next = bit_cast::<SW, FX>(self.om[2].val());
                     if self.on[2].val() {
-                        self.wx.next = bit_cast::<SW, FX>(self.om[2].val());
-                        self.w[1].next = !self.wx.val();
+                        self.w[1].next = bit_cast::<SW, FX>(self.om[2].val()) | self.ext_sw.val();
                     }
                     self.wk.next = bit_cast::<SW, 1>(self.on[1].val().into())
                         + bit_cast::<SW, 1>(self.on[2].val().into())
