@@ -428,7 +428,7 @@ macro_rules! token_params_logic {
                     self.r1_small[i].clock.next = self.clock.val();
                     self.r1_small[i].reset.next = self.reset.val();
                     self.r1_small[i].en.next = true;
-                    self.r1_small[i].d.next = self.lead_c[i].pos.val() <= self.ten6.val();
+                    self.r1_small[i].d.next = (self.div[i].c.val() >> self.eleven_fx.val()) == self.zero_fx.val();
                     // R2: ceil of c on its grid, encoded (a significand rounded
                     // up to 2048 carries into the exponent field)
                     self.sh6.next = self.r1_pos[i].q.val() - self.ten6.val();

@@ -234,9 +234,12 @@ pub struct DivMersenneCeil<const W: usize> {
     td: Signal<Local, Bits<W>>,
     tq: Signal<Local, Bits<W>>,
     quo: Signal<Local, Bits<W>>,
+    /// The ceiling's +1 reaching digit i (digit by digit, see below)
+    cy: Signal<Local, Bit>,
     rc: Reg<Bits<W>>,
     rcv: Reg<Bit>,
     k: Constant<Bits<W>>,
+    km1: Constant<Bits<W>>,
     m: Constant<Bits<W>>,
     /// Digit i's bit offset, m * i.
     sh: Vec<Constant<Bits<W>>>,
@@ -288,9 +291,11 @@ impl<const W: usize> DivMersenneCeil<W> {
             td: Default::default(),
             tq: Default::default(),
             quo: Default::default(),
+            cy: Default::default(),
             rc: Reg::default(),
             rcv: Reg::default(),
             k: Constant::new(k.into()),
+            km1: Constant::new((k - 1).into()),
             m: Constant::new((m as u64).into()),
             sh: (0..n).map(|i| Constant::new(((m * i) as u64).into())).collect(),
             zero: Constant::new(0u64.into()),
@@ -393,6 +398,11 @@ impl<const W: usize> Logic for DivMersenneCeil<W> {
                 self.res[i].next = self.zero.val();
             }
         }
+        // the ceiling's +1 (when D mod K != 0) added digit by digit: it
+        // passes digit i exactly when that digit is K, i.e. res[i+1] = K - 1
+        // and d_i >= 1, known from the registers without the digit itself
+        // (a W-bit increment of the quotient was a serial chain after ABC)
+        self.cy.next = self.res[0].val() != self.zero.val();
         self.quo.next = self.zero.val();
         for i in 0..self._n {
             self.td.next = (self.s2_d.q.val() >> self.sh[i].val()) & self.k.val();
@@ -400,16 +410,19 @@ impl<const W: usize> Logic for DivMersenneCeil<W> {
             if self.res[i + 1].val() + self.td.val() >= self.k.val() {
                 self.tq.next = self.res[i + 1].val() + self.one.val();
             }
+            if self.cy.val() {
+                self.tq.next = (self.tq.val() + self.one.val()) & self.k.val();
+            }
             self.quo.next = self.quo.val() | (self.tq.val() << self.sh[i].val());
+            self.cy.next = self.cy.val()
+                & (self.res[i + 1].val() == self.km1.val())
+                & (self.td.val() != self.zero.val());
         }
         self.s1_d.d.next = self.d.val();
         self.s1_v.d.next = self.in_valid.val();
         self.s2_d.d.next = self.s1_d.q.val();
         self.s2_v.d.next = self.s1_v.q.val();
         self.rc.d.next = self.quo.val();
-        if self.res[0].val() != self.zero.val() {
-            self.rc.d.next = self.quo.val() + self.one.val();
-        }
         self.rcv.d.next = self.s2_v.q.val();
         self.c.next = self.rc.q.val();
         self.out_valid.next = self.rcv.q.val();

@@ -1,8 +1,11 @@
 //! Leading one of an unsigned value, combinational (spec §5.7).
 //! `smear` has every bit at and below the leading one set (the value OR-ed
 //! with itself shifted right by 1, 2, 4, 8, 16 and 32: six OR levels, no
-//! priority chain); `pos` is the leading one's bit position, encoded from
-//! the smear's one-hot edge by one OR-reduction per output bit. For FP16
+//! priority chain); `pos` is the leading one's bit position, from a tree of
+//! (any bit set, position) pairs over `v` itself, six levels of one 2:1
+//! select each: found from the smear's edge instead, ABC mapped the smear's
+//! OR prefix as a serial chain on the way to `pos` (the per-token unit's R1,
+//! 3.99 ns at the quantizer's defaults). For FP16
 //! rounding (spec §2.2.4) `smear >> 11` is the mask of the bits below the
 //! grid spacing, so rounding needs no normalising shift.
 
@@ -18,37 +21,53 @@ pub struct LeadOne {
     /// floor(log2 v); 0 when `v` = 0.
     pub pos: Signal<Out, Bits<6>>,
     s: Signal<Local, Bits<FX>>,
-    onehot: Signal<Local, Bits<FX>>,
-    p: Signal<Local, Bits<6>>,
+    w: Signal<Local, Bits<64>>,
+    /// Tree level k (1..=6): node i covers bits [i 2^k, (i + 1) 2^k) of
+    /// `w`; `qk[i]` is the highest one's position, `ak[i - 1]` says one is
+    /// set (node 0's flag is never read).
+    a1: Vec<Signal<Local, Bit>>,
+    q1: Vec<Signal<Local, Bits<6>>>,
+    a2: Vec<Signal<Local, Bit>>,
+    q2: Vec<Signal<Local, Bits<6>>>,
+    a3: Vec<Signal<Local, Bit>>,
+    q3: Vec<Signal<Local, Bits<6>>>,
+    a4: Vec<Signal<Local, Bit>>,
+    q4: Vec<Signal<Local, Bits<6>>>,
+    /// (only the upper node's `a5` is read)
+    a5: Signal<Local, Bit>,
+    q5: Vec<Signal<Local, Bits<6>>>,
+    q6: Signal<Local, Bits<6>>,
     /// Shift amounts 1, 2, 4, 8, 16, 32.
     sh: Vec<Constant<Bits<6>>>,
-    /// Output bit k of `pos` is set by the edge at any position with bit k
-    /// set: `sel[k]` has those positions.
-    sel: Vec<Constant<Bits<FX>>>,
     bit: Vec<Constant<Bits<6>>>,
-    zero: Constant<Bits<FX>>,
     zero6: Constant<Bits<6>>,
-    one: Constant<Bits<6>>,
 }
 
 impl Default for LeadOne {
     fn default() -> Self {
-        let sel = (0..6)
-            .map(|k| Constant::new((0..FX).filter(|i| i >> k & 1 == 1).fold(0u64, |m, i| m | 1 << i).into()))
-            .collect();
+        fn sigs<T: Synth>(n: usize) -> Vec<Signal<Local, T>> {
+            (0..n).map(|_| Default::default()).collect()
+        }
         LeadOne {
             v: Default::default(),
             smear: Default::default(),
             pos: Default::default(),
             s: Default::default(),
-            onehot: Default::default(),
-            p: Default::default(),
+            w: Default::default(),
+            a1: sigs(31),
+            q1: sigs(32),
+            a2: sigs(15),
+            q2: sigs(16),
+            a3: sigs(7),
+            q3: sigs(8),
+            a4: sigs(3),
+            q4: sigs(4),
+            a5: Default::default(),
+            q5: sigs(2),
+            q6: Default::default(),
             sh: (0..6).map(|k| Constant::new((1u64 << k).into())).collect(),
-            sel,
             bit: (0..6).map(|k| Constant::new((1u64 << k).into())).collect(),
-            zero: Constant::new(0u64.into()),
             zero6: Constant::new(0u64.into()),
-            one: Constant::new(1u64.into()),
         }
     }
 }
@@ -61,14 +80,57 @@ impl Logic for LeadOne {
             self.s.next = self.s.val() | (self.s.val() >> self.sh[k].val());
         }
         self.smear.next = self.s.val();
-        self.onehot.next = self.s.val() & !(self.s.val() >> self.one.val());
-        self.p.next = self.zero6.val();
-        for k in 0..6 {
-            if (self.onehot.val() & self.sel[k].val()) != self.zero.val() {
-                self.p.next = self.p.val() | self.bit[k].val();
+        self.w.next = bit_cast::<64, FX>(self.v.val());
+        // a node's flag is read only by its parent's flag and select, and
+        // the lowest node's by nothing: ak[i - 1] holds node i's (i >= 1)
+        for i in 0..32 {
+            self.q1[i].next = self.zero6.val();
+            if self.w.val().get_bit(2 * i + 1) {
+                self.q1[i].next = self.bit[0].val();
             }
         }
-        self.pos.next = self.p.val();
+        for i in 1..32 {
+            self.a1[i - 1].next = self.w.val().get_bit(2 * i + 1) | self.w.val().get_bit(2 * i);
+        }
+        for i in 0..16 {
+            self.q2[i].next = self.q1[2 * i].val();
+            if self.a1[2 * i].val() {
+                self.q2[i].next = self.q1[2 * i + 1].val() | self.bit[1].val();
+            }
+        }
+        for i in 1..16 {
+            self.a2[i - 1].next = self.a1[2 * i].val() | self.a1[2 * i - 1].val();
+        }
+        for i in 0..8 {
+            self.q3[i].next = self.q2[2 * i].val();
+            if self.a2[2 * i].val() {
+                self.q3[i].next = self.q2[2 * i + 1].val() | self.bit[2].val();
+            }
+        }
+        for i in 1..8 {
+            self.a3[i - 1].next = self.a2[2 * i].val() | self.a2[2 * i - 1].val();
+        }
+        for i in 0..4 {
+            self.q4[i].next = self.q3[2 * i].val();
+            if self.a3[2 * i].val() {
+                self.q4[i].next = self.q3[2 * i + 1].val() | self.bit[3].val();
+            }
+        }
+        for i in 1..4 {
+            self.a4[i - 1].next = self.a3[2 * i].val() | self.a3[2 * i - 1].val();
+        }
+        for i in 0..2 {
+            self.q5[i].next = self.q4[2 * i].val();
+            if self.a4[2 * i].val() {
+                self.q5[i].next = self.q4[2 * i + 1].val() | self.bit[4].val();
+            }
+        }
+        self.a5.next = self.a4[2].val() | self.a4[1].val();
+        self.q6.next = self.q5[0].val();
+        if self.a5.val() {
+            self.q6.next = self.q5[1].val() | self.bit[5].val();
+        }
+        self.pos.next = self.q6.val();
     }
 }
 
