@@ -234,7 +234,16 @@ pub struct DivMersenneCeil<const W: usize> {
     td: Signal<Local, Bits<W>>,
     tq: Signal<Local, Bits<W>>,
     quo: Signal<Local, Bits<W>>,
-    /// The ceiling's +1 reaching digit i (digit by digit, see below)
+    /// The ceiling's +1 (digit by digit, see below): e[i] "digit i is K",
+    /// its prefix AND in levels of span 1, 2, 4, 8, 16 (ABC keeps a
+    /// serial AND chain serial), and cin[i] the +1 reaching digit i
+    e: Vec<Signal<Local, Bit>>,
+    g1: Vec<Signal<Local, Bit>>,
+    g2: Vec<Signal<Local, Bit>>,
+    g4: Vec<Signal<Local, Bit>>,
+    g8: Vec<Signal<Local, Bit>>,
+    g16: Vec<Signal<Local, Bit>>,
+    cin: Vec<Signal<Local, Bit>>,
     cy: Signal<Local, Bit>,
     rc: Reg<Bits<W>>,
     rcv: Reg<Bit>,
@@ -246,6 +255,15 @@ pub struct DivMersenneCeil<const W: usize> {
     zero: Constant<Bits<W>>,
     one: Constant<Bits<W>>,
     _n: usize,
+    /// The digits below the top one (the top digit's carry out is dropped),
+    /// and min(span, n - 1) for spans 1, 2, 4, 8, 16: prefix positions
+    /// below it have no partner `span` lower.
+    _n1: usize,
+    _m1: usize,
+    _m2: usize,
+    _m4: usize,
+    _m8: usize,
+    _m16: usize,
     /// Per level: positions that have a partner `span` digits higher.
     _pair: [usize; KS_LEVELS],
 }
@@ -291,6 +309,13 @@ impl<const W: usize> DivMersenneCeil<W> {
             td: Default::default(),
             tq: Default::default(),
             quo: Default::default(),
+            e: (0..n - 1).map(|_| Default::default()).collect(),
+            g1: (0..n - 1).map(|_| Default::default()).collect(),
+            g2: (0..n - 1).map(|_| Default::default()).collect(),
+            g4: (0..n - 1).map(|_| Default::default()).collect(),
+            g8: (0..n - 1).map(|_| Default::default()).collect(),
+            g16: (0..n - 1).map(|_| Default::default()).collect(),
+            cin: (0..n).map(|_| Default::default()).collect(),
             cy: Default::default(),
             rc: Reg::default(),
             rcv: Reg::default(),
@@ -301,6 +326,12 @@ impl<const W: usize> DivMersenneCeil<W> {
             zero: Constant::new(0u64.into()),
             one: Constant::new(1u64.into()),
             _n: n,
+            _n1: n - 1,
+            _m1: (n - 1).min(1),
+            _m2: (n - 1).min(2),
+            _m4: (n - 1).min(4),
+            _m8: (n - 1).min(8),
+            _m16: (n - 1).min(16),
             _pair: pair,
         }
     }
@@ -402,7 +433,47 @@ impl<const W: usize> Logic for DivMersenneCeil<W> {
         // passes digit i exactly when that digit is K, i.e. res[i+1] = K - 1
         // and d_i >= 1, known from the registers without the digit itself
         // (a W-bit increment of the quotient was a serial chain after ABC)
+        for i in 0..self._n1 {
+            self.td.next = (self.s2_d.q.val() >> self.sh[i].val()) & self.k.val();
+            self.e[i].next = (self.res[i + 1].val() == self.km1.val()) & (self.td.val() != self.zero.val());
+        }
+        for i in 0..self._m1 {
+            self.g1[i].next = self.e[i].val();
+        }
+        for i in self._m1..self._n1 {
+            self.g1[i].next = self.e[i].val() & self.e[i - 1].val();
+        }
+        for i in 0..self._m2 {
+            self.g2[i].next = self.g1[i].val();
+        }
+        for i in self._m2..self._n1 {
+            self.g2[i].next = self.g1[i].val() & self.g1[i - 2].val();
+        }
+        for i in 0..self._m4 {
+            self.g4[i].next = self.g2[i].val();
+        }
+        for i in self._m4..self._n1 {
+            self.g4[i].next = self.g2[i].val() & self.g2[i - 4].val();
+        }
+        for i in 0..self._m8 {
+            self.g8[i].next = self.g4[i].val();
+        }
+        for i in self._m8..self._n1 {
+            self.g8[i].next = self.g4[i].val() & self.g4[i - 8].val();
+        }
+        for i in 0..self._m16 {
+            self.g16[i].next = self.g8[i].val();
+        }
+        for i in self._m16..self._n1 {
+            self.g16[i].next = self.g8[i].val() & self.g8[i - 16].val();
+        }
         self.cy.next = self.res[0].val() != self.zero.val();
+        for i in 0..self._m1 {
+            self.cin[i].next = self.cy.val();
+        }
+        for i in self._m1..self._n {
+            self.cin[i].next = self.cy.val() & self.g16[i - 1].val();
+        }
         self.quo.next = self.zero.val();
         for i in 0..self._n {
             self.td.next = (self.s2_d.q.val() >> self.sh[i].val()) & self.k.val();
@@ -410,13 +481,10 @@ impl<const W: usize> Logic for DivMersenneCeil<W> {
             if self.res[i + 1].val() + self.td.val() >= self.k.val() {
                 self.tq.next = self.res[i + 1].val() + self.one.val();
             }
-            if self.cy.val() {
+            if self.cin[i].val() {
                 self.tq.next = (self.tq.val() + self.one.val()) & self.k.val();
             }
             self.quo.next = self.quo.val() | (self.tq.val() << self.sh[i].val());
-            self.cy.next = self.cy.val()
-                & (self.res[i + 1].val() == self.km1.val())
-                & (self.td.val() != self.zero.val());
         }
         self.s1_d.d.next = self.d.val();
         self.s1_v.d.next = self.in_valid.val();
