@@ -4,10 +4,13 @@
 //! §2.7 (q = floor((2n + step) / (2 step))), §5.3 (the divider), §2.8 (dense
 //! slot and COO fields).
 //!
-//! Stages (all advance on `en`): L1 classify, magnitude in units; L2 signed
-//! value, negated on the lower side of a shifted group; L3 n = v + offset of
-//! the subgroup; L4 the divider's normalised dividend; one restoring step
-//! per quotient bit; then the code, split into the dense slot and COO fields.
+//! Stages (all advance on `en`): L1 classify (the element is kept as its
+//! 16-bit pattern); L2 magnitude in units, complemented where `v` is its
+//! negation (the +1 of the two's complement waits as a carry bit); L3 n = v +
+//! offset of the subgroup, one add with that carry in; L4 the divider's
+//! normalised dividend; one restoring step per quotient bit, the remainder
+//! only as wide as its bound (spec §5.3); then the code, split into the dense
+//! slot and COO fields.
 
 use super::classify::Classify;
 use crate::prim::div_round::NW;
@@ -55,10 +58,11 @@ pub struct EncodeLane<const IB: usize, const D2W: usize> {
     pub hi: Signal<Out, Bit>,
     cls: Classify,
     conv: Fp16ToUnits,
-    l1_mag: Reg<Bits<FX>>,
-    l1_neg: Reg<Bit>,
+    l1_x: Reg<Bits<16>>,
     l1_sg: Reg<Bits<3>>,
+    // v = l2_v + l2_c (two's complement, FX bits)
     l2_v: Reg<Bits<FX>>,
+    l2_c: Reg<Bit>,
     l2_sg: Reg<Bits<3>>,
     l3_n: Reg<Bits<FX>>,
     l3_g: Reg<Bits<2>>,
@@ -76,6 +80,10 @@ pub struct EncodeLane<const IB: usize, const D2W: usize> {
     out_hi: Reg<Bit>,
     // locals
     flip: Signal<Local, Bit>,
+    /// Complement mask: all ones where `v = -mag`.
+    cmask: Signal<Local, Bits<FX>>,
+    /// Remainder masks (spec §5.3: before step j, rem < 2^(12 + Q - j)).
+    rmask: Vec<Constant<Bits<NW>>>,
     g3: Signal<Local, Bits<2>>,
     diff: Signal<Local, Bits<NW>>,
     borrow: Signal<Local, Bit>,
@@ -115,6 +123,8 @@ impl<const IB: usize, const D2W: usize> EncodeLane<IB, D2W> {
     pub fn new(mid_shifted: bool) -> Self {
         assert!((2..=8).contains(&IB) && D2W == 48 * (IB + 1));
         let q = IB + 1;
+        // the widest remainder, 12 + Q bits, fits the divider's datapath
+        assert!(12 + q <= NW);
         fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
             (0..n).map(|_| Reg::default()).collect()
         }
@@ -139,10 +149,10 @@ impl<const IB: usize, const D2W: usize> EncodeLane<IB, D2W> {
             hi: Default::default(),
             cls: Classify::default(),
             conv: Fp16ToUnits::default(),
-            l1_mag: Reg::default(),
-            l1_neg: Reg::default(),
+            l1_x: Reg::default(),
             l1_sg: Reg::default(),
             l2_v: Reg::default(),
+            l2_c: Reg::default(),
             l2_sg: Reg::default(),
             l3_n: Reg::default(),
             l3_g: Reg::default(),
@@ -158,6 +168,8 @@ impl<const IB: usize, const D2W: usize> EncodeLane<IB, D2W> {
             out_grp: Reg::default(),
             out_hi: Reg::default(),
             flip: Default::default(),
+            cmask: Default::default(),
+            rmask: (0..q).map(|j| c((1u64 << (12 + q - j)) - 1)).collect(),
             g3: Default::default(),
             diff: Default::default(),
             borrow: Default::default(),
@@ -202,13 +214,13 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(
-            self, clock, l1_mag, l1_neg, l1_sg, l2_v, l2_sg, l3_n, l3_g, l3_side, l3_nf, out_dense, out_keep, out_grp,
+            self, clock, l1_x, l1_sg, l2_v, l2_c, l2_sg, l3_n, l3_g, l3_side, l3_nf, out_dense, out_keep, out_grp,
             out_hi
         );
-        self.l1_mag.reset.next = self.reset.val();
-        self.l1_neg.reset.next = self.reset.val();
+        self.l1_x.reset.next = self.reset.val();
         self.l1_sg.reset.next = self.reset.val();
         self.l2_v.reset.next = self.reset.val();
+        self.l2_c.reset.next = self.reset.val();
         self.l2_sg.reset.next = self.reset.val();
         self.l3_n.reset.next = self.reset.val();
         self.l3_g.reset.next = self.reset.val();
@@ -218,10 +230,10 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
         self.out_keep.reset.next = self.reset.val();
         self.out_grp.reset.next = self.reset.val();
         self.out_hi.reset.next = self.reset.val();
-        self.l1_mag.en.next = self.en.val();
-        self.l1_neg.en.next = self.en.val();
+        self.l1_x.en.next = self.en.val();
         self.l1_sg.en.next = self.en.val();
         self.l2_v.en.next = self.en.val();
+        self.l2_c.en.next = self.en.val();
         self.l2_sg.en.next = self.en.val();
         self.l3_n.en.next = self.en.val();
         self.l3_g.en.next = self.en.val();
@@ -238,19 +250,21 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
         self.cls.k_lo_i.next = self.k_lo_i.val();
         self.cls.k_hi_i.next = self.k_hi_i.val();
         self.cls.k_hi_o.next = self.k_hi_o.val();
-        self.conv.x.next = self.x.val();
-        self.l1_mag.d.next = self.conv.mag.val();
-        self.l1_neg.d.next = self.conv.neg.val();
+        self.l1_x.d.next = self.x.val();
         self.l1_sg.d.next = self.cls.sg.val();
 
         // L2: v = x, or lo_T - x on the lower side of a shifted group; the
-        // threshold part is in the offset (spec §2.5)
+        // threshold part is in the offset (spec §2.5). -mag is kept as
+        // !mag and a carry of 1, added at L3.
+        self.conv.x.next = self.l1_x.q.val();
         self.flip.next = (self.l1_sg.q.val() == self.sgc[0].val())
             | (self.mid_side.val() & (self.l1_sg.q.val() == self.sgc[1].val()));
-        self.l2_v.d.next = self.l1_mag.q.val();
-        if self.l1_neg.q.val() ^ self.flip.val() {
-            self.l2_v.d.next = self.zero_fx.val() - self.l1_mag.q.val();
+        self.cmask.next = self.zero_fx.val();
+        if self.conv.neg.val() ^ self.flip.val() {
+            self.cmask.next = !self.zero_fx.val();
         }
+        self.l2_v.d.next = self.conv.mag.val() ^ self.cmask.val();
+        self.l2_c.d.next = self.conv.neg.val() ^ self.flip.val();
         self.l2_sg.d.next = self.l1_sg.q.val();
 
         // L3: n, group and side
@@ -275,7 +289,7 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
         if self.g3.val() == self.gc[2].val() {
             self.l3_nf.d.next = self.norm.val().get_bits::<32>(self.norm_at[2].val().index());
         }
-        self.l3_n.d.next = self.l2_v.q.val() + self.offv.val();
+        self.l3_n.d.next = self.l2_v.q.val() + self.offv.val() + bit_cast::<FX, 1>(self.l2_c.q.val().into());
         self.l3_side.d.next = (self.l2_sg.q.val() == self.sgc[3].val()) | (self.l2_sg.q.val() == self.sgc[4].val());
 
         // L4: the normalised dividend N' = (n >> (e-1)) + m, or 2n + m when
@@ -301,11 +315,13 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
         }
         self.nf.next = self.l3_nf.q.val();
         self.shamt.next = bit_cast::<FX, 8>(self.nf.val().get_bits::<8>(self.f_sh.val().index()));
-        self.rem[0].d.next = bit_cast::<NW, FX>(self.l3_n.q.val() >> self.shamt.val())
-            + bit_cast::<NW, 16>(self.nf.val().get_bits::<16>(0));
+        self.rem[0].d.next = (bit_cast::<NW, FX>(self.l3_n.q.val() >> self.shamt.val())
+            + bit_cast::<NW, 16>(self.nf.val().get_bits::<16>(0)))
+            & self.rmask[0].val();
         if self.nf.val().get_bit(self.f_left.val().index()) {
-            self.rem[0].d.next = bit_cast::<NW, FX>(self.l3_n.q.val() << self.one_fx.val())
-                + bit_cast::<NW, 16>(self.nf.val().get_bits::<16>(0));
+            self.rem[0].d.next = (bit_cast::<NW, FX>(self.l3_n.q.val() << self.one_fx.val())
+                + bit_cast::<NW, 16>(self.nf.val().get_bits::<16>(0)))
+                & self.rmask[0].val();
         }
         self.q[0].d.next = self.zero16.val();
         self.g[0].d.next = self.l3_g.q.val();
@@ -334,9 +350,9 @@ impl<const IB: usize, const D2W: usize> Logic for EncodeLane<IB, D2W> {
             self.rb.next = self.dsh.val().get_bit(self.msb.val().index());
             self.borrow.next = (!self.ra.val() & self.rb.val())
                 | (!(self.ra.val() ^ self.rb.val()) & self.diff.val().get_bit(self.msb.val().index()));
-            self.rem[j + 1].d.next = self.rem[j].q.val();
+            self.rem[j + 1].d.next = self.rem[j].q.val() & self.rmask[j + 1].val();
             if !self.borrow.val() {
-                self.rem[j + 1].d.next = self.diff.val();
+                self.rem[j + 1].d.next = self.diff.val() & self.rmask[j + 1].val();
                 self.q[j + 1].d.next = (self.q[j].q.val() << self.one16.val()) | self.one16.val();
             }
         }

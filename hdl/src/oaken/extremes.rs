@@ -7,8 +7,12 @@
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
 
-/// Node value: bit 32 present, [31:16] max key, [15:0] min key.
+/// Node value: bit 32 present, [31:16] max key, [15:0] min key. An absent
+/// node is [`ABSENT`].
 pub const NODE: usize = 33;
+/// The absent node: not present, max key 0 and min key 0xFFFF, the
+/// identities of max and min.
+pub const ABSENT: u64 = 0xFFFF;
 /// Subgroup codes, in value order: 0 outer-lower, 1 middle-lower, 2 inner,
 /// 3 middle-upper, 4 outer-upper.
 pub const SUBGROUPS: usize = 5;
@@ -17,8 +21,10 @@ pub const MAX_STAGES: usize = 3;
 /// Width of the per-beat tag carried alongside the tree.
 pub const TAG: usize = 96;
 
-/// Combines four nodes: present if any is, min and max over the present
-/// ones. Pairwise ((a,b), (c,d)), so two compare levels deep.
+/// Combines four nodes: present if any is, min and max over all four.
+/// Pairwise ((a,b), (c,d)), so two compare levels deep. An absent node
+/// holds the identities (min field 0xFFFF, max field 0), so no compare
+/// waits for a present bit.
 #[derive(LogicBlock)]
 pub struct MinMax4 {
     pub a: Signal<In, Bits<NODE>>,
@@ -30,13 +36,11 @@ pub struct MinMax4 {
     cd: Signal<Local, Bits<NODE>>,
     x0: Signal<Local, Bits<NODE>>,
     x1: Signal<Local, Bits<NODE>>,
-    r: Signal<Local, Bits<NODE>>,
-    keep_max: Constant<Bits<NODE>>,
-    min_field: Constant<Bits<NODE>>,
-    keep_min: Constant<Bits<NODE>>,
-    max_field: Constant<Bits<NODE>>,
-    present_bit: Constant<Bits<32>>,
+    lo: Signal<Local, Bits<16>>,
+    hi: Signal<Local, Bits<16>>,
+    pmask: Constant<Bits<NODE>>,
     max_off: Constant<Bits<32>>,
+    sh_hi: Constant<Bits<NODE>>,
 }
 
 impl Default for MinMax4 {
@@ -51,75 +55,67 @@ impl Default for MinMax4 {
             cd: Default::default(),
             x0: Default::default(),
             x1: Default::default(),
-            r: Default::default(),
-            keep_max: Constant::new(0x1_FFFF_0000u64.into()),
-            min_field: Constant::new(0xFFFFu64.into()),
-            keep_min: Constant::new(0x1_0000_FFFFu64.into()),
-            max_field: Constant::new(0xFFFF_0000u64.into()),
-            present_bit: Constant::new(32u64.into()),
+            lo: Default::default(),
+            hi: Default::default(),
+            pmask: Constant::new((1u64 << 32).into()),
             max_off: Constant::new(16u64.into()),
+            sh_hi: Constant::new(16u64.into()),
         }
     }
 }
 
 impl Logic for MinMax4 {
-    // The pairwise step is written out three times (x0, x1 -> r): a rust-hdl
-    // kernel cannot call a helper.
+    // The pairwise step is written out three times (x0, x1 -> node): a
+    // rust-hdl kernel cannot call a helper.
     #[hdl_gen]
     fn update(&mut self) {
         self.x0.next = self.a.val();
         self.x1.next = self.b.val();
-        self.r.next = self.x1.val();
-        if self.x0.val().get_bit(self.present_bit.val().index()) {
-            self.r.next = self.x0.val();
-            if self.x1.val().get_bit(self.present_bit.val().index()) {
-                if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
-                    self.r.next = (self.r.val() & self.keep_max.val()) | (self.x1.val() & self.min_field.val());
-                }
-                if self.x1.val().get_bits::<16>(self.max_off.val().index())
-                    > self.x0.val().get_bits::<16>(self.max_off.val().index())
-                {
-                    self.r.next = (self.r.val() & self.keep_min.val()) | (self.x1.val() & self.max_field.val());
-                }
-            }
+        self.lo.next = self.x0.val().get_bits::<16>(0);
+        if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
+            self.lo.next = self.x1.val().get_bits::<16>(0);
         }
-        self.ab.next = self.r.val();
+        self.hi.next = self.x0.val().get_bits::<16>(self.max_off.val().index());
+        if self.x1.val().get_bits::<16>(self.max_off.val().index())
+            > self.x0.val().get_bits::<16>(self.max_off.val().index())
+        {
+            self.hi.next = self.x1.val().get_bits::<16>(self.max_off.val().index());
+        }
+        self.ab.next = ((self.x0.val() | self.x1.val()) & self.pmask.val())
+            | (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())
+            | bit_cast::<NODE, 16>(self.lo.val());
 
         self.x0.next = self.c.val();
         self.x1.next = self.d.val();
-        self.r.next = self.x1.val();
-        if self.x0.val().get_bit(self.present_bit.val().index()) {
-            self.r.next = self.x0.val();
-            if self.x1.val().get_bit(self.present_bit.val().index()) {
-                if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
-                    self.r.next = (self.r.val() & self.keep_max.val()) | (self.x1.val() & self.min_field.val());
-                }
-                if self.x1.val().get_bits::<16>(self.max_off.val().index())
-                    > self.x0.val().get_bits::<16>(self.max_off.val().index())
-                {
-                    self.r.next = (self.r.val() & self.keep_min.val()) | (self.x1.val() & self.max_field.val());
-                }
-            }
+        self.lo.next = self.x0.val().get_bits::<16>(0);
+        if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
+            self.lo.next = self.x1.val().get_bits::<16>(0);
         }
-        self.cd.next = self.r.val();
+        self.hi.next = self.x0.val().get_bits::<16>(self.max_off.val().index());
+        if self.x1.val().get_bits::<16>(self.max_off.val().index())
+            > self.x0.val().get_bits::<16>(self.max_off.val().index())
+        {
+            self.hi.next = self.x1.val().get_bits::<16>(self.max_off.val().index());
+        }
+        self.cd.next = ((self.x0.val() | self.x1.val()) & self.pmask.val())
+            | (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())
+            | bit_cast::<NODE, 16>(self.lo.val());
 
         self.x0.next = self.ab.val();
         self.x1.next = self.cd.val();
-        self.r.next = self.x1.val();
-        if self.x0.val().get_bit(self.present_bit.val().index()) {
-            self.r.next = self.x0.val();
-            if self.x1.val().get_bit(self.present_bit.val().index()) {
-                if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
-                    self.r.next = (self.r.val() & self.keep_max.val()) | (self.x1.val() & self.min_field.val());
-                }
-                if self.x1.val().get_bits::<16>(self.max_off.val().index())
-                    > self.x0.val().get_bits::<16>(self.max_off.val().index())
-                {
-                    self.r.next = (self.r.val() & self.keep_min.val()) | (self.x1.val() & self.max_field.val());
-                }
-            }
+        self.lo.next = self.x0.val().get_bits::<16>(0);
+        if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
+            self.lo.next = self.x1.val().get_bits::<16>(0);
         }
-        self.y.next = self.r.val();
+        self.hi.next = self.x0.val().get_bits::<16>(self.max_off.val().index());
+        if self.x1.val().get_bits::<16>(self.max_off.val().index())
+            > self.x0.val().get_bits::<16>(self.max_off.val().index())
+        {
+            self.hi.next = self.x1.val().get_bits::<16>(self.max_off.val().index());
+        }
+        self.y.next = ((self.x0.val() | self.x1.val()) & self.pmask.val())
+            | (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())
+            | bit_cast::<NODE, 16>(self.lo.val());
     }
 }
 
@@ -258,7 +254,7 @@ impl ExtremeTree {
             vl: (0..=stages).map(|_| Default::default()).collect(),
             tl: (0..=stages).map(|_| Default::default()).collect(),
             idx: (0..SUBGROUPS).map(|g| Constant::new((g as u64).into())).collect(),
-            absent: Constant::new(0u64.into()),
+            absent: Constant::new(ABSENT.into()),
             zero8: Constant::new(0u64.into()),
             one8: Constant::new(1u64.into()),
             sg_inner: Constant::new(2u64.into()),

@@ -16,7 +16,7 @@
 
 use super::classify::{Classify, Key, Sanitize};
 use super::encode_lane::{EncodeLane, NORMW, OFFW};
-use super::extremes::{ExtremeTree, MinMax4, NODE, SUBGROUPS, TAG};
+use super::extremes::{ExtremeTree, MinMax4, ABSENT, NODE, SUBGROUPS, TAG};
 use super::table::ThresholdTable;
 use super::token_params::TokenParams;
 use crate::prim::fifo::{FifoCtrl, FifoMem};
@@ -530,7 +530,7 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             zero16: c(0),
             one16: c(1),
             zero_fx: c(0),
-            absent: c(0),
+            absent: c(ABSENT),
             tag_beat: c(64),
             tag_first: c(80),
             tag_last: c(81),
