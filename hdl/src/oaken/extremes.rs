@@ -1,8 +1,18 @@
-//! Per-beat subgroup extremes for the quantization engine's first pass:
-//! for each of the five subgroups (spec §2.4) whether any lane holds one, and
-//! the smallest and largest order key (spec §2.2.2); plus the beat's count
-//! of outliers (outer and inner lanes). Paper: Oaken §5.2, "online per-token
-//! min and max". A tree of 4-input cells with one register per tree stage.
+//! Per-beat class extremes for the quantization engine's first pass: for
+//! each class (a subgroup, or both middle subgroups as one when the middle
+//! group is plain, spec §2.4) whether any lane holds one, and its least and
+//! greatest order key (spec §2.2.2); plus the beat's count of outliers.
+//! Paper: Oaken §5.2, "online per-token min and max". Spec: §2.14.
+//!
+//! A lane is in one class only, so the first level needs no per-class
+//! compare: one compare orders each pair of lanes, and the pair is stored
+//! as (lower key, its class, upper key, its class) instead of a node per
+//! class. The next stage expands each pair into per-class nodes without a
+//! compare (the lower key is a class's min, the upper its max) and merges
+//! nodes pairwise, two levels per stage; the last level's nodes leave the
+//! tree unregistered, for the engine's accumulator to merge as its own
+//! last level. Stages: B (classify outside, order the pairs), then one
+//! register after every second merge.
 
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -11,31 +21,28 @@ use rust_hdl::prelude::*;
 /// node is [`ABSENT`].
 pub const NODE: usize = 33;
 /// The absent node: not present, max key 0 and min key 0xFFFF, the
-/// identities of max and min.
+/// identities of max and min, so a merge needs no present test.
 pub const ABSENT: u64 = 0xFFFF;
-/// Subgroup codes, in value order: 0 outer-lower, 1 middle-lower, 2 inner,
-/// 3 middle-upper, 4 outer-upper.
+/// Subgroups (spec §2.4), in value order: 0 outer-lower, 1 middle-lower,
+/// 2 inner, 3 middle-upper, 4 outer-upper.
 pub const SUBGROUPS: usize = 5;
-/// Tree stages: 4-way each, so up to 64 lanes.
-pub const MAX_STAGES: usize = 3;
+/// Classes of one engine: 4 (plain middle: OL, M, I, OU) or 5 (shifted
+/// middle: OL, ML, I, MU, OU).
+pub const MAX_CLASSES: usize = 5;
+/// A lane in no class (the padding lane of a one-lane engine).
+pub const NO_CLASS: u64 = 7;
+/// Merge levels after the pairs: up to 32 pairs (64 lanes).
+pub const MAX_LEVELS: usize = 5;
 /// Width of the per-beat tag carried alongside the tree.
 pub const TAG: usize = 96;
 
-/// Combines four nodes: present if any is, min and max over all four.
-/// Pairwise ((a,b), (c,d)), so two compare levels deep. An absent node
-/// holds the identities (min field 0xFFFF, max field 0), so no compare
-/// waits for a present bit.
+/// Merges two nodes: present if either is, min and max over both. An absent
+/// node holds the identities, so no compare waits for a present bit.
 #[derive(LogicBlock)]
-pub struct MinMax4 {
+pub struct MinMax2 {
     pub a: Signal<In, Bits<NODE>>,
     pub b: Signal<In, Bits<NODE>>,
-    pub c: Signal<In, Bits<NODE>>,
-    pub d: Signal<In, Bits<NODE>>,
     pub y: Signal<Out, Bits<NODE>>,
-    ab: Signal<Local, Bits<NODE>>,
-    cd: Signal<Local, Bits<NODE>>,
-    x0: Signal<Local, Bits<NODE>>,
-    x1: Signal<Local, Bits<NODE>>,
     lo: Signal<Local, Bits<16>>,
     hi: Signal<Local, Bits<16>>,
     pmask: Constant<Bits<NODE>>,
@@ -43,18 +50,12 @@ pub struct MinMax4 {
     sh_hi: Constant<Bits<NODE>>,
 }
 
-impl Default for MinMax4 {
+impl Default for MinMax2 {
     fn default() -> Self {
-        MinMax4 {
+        MinMax2 {
             a: Default::default(),
             b: Default::default(),
-            c: Default::default(),
-            d: Default::default(),
             y: Default::default(),
-            ab: Default::default(),
-            cd: Default::default(),
-            x0: Default::default(),
-            x1: Default::default(),
             lo: Default::default(),
             hi: Default::default(),
             pmask: Constant::new((1u64 << 32).into()),
@@ -64,65 +65,28 @@ impl Default for MinMax4 {
     }
 }
 
-impl Logic for MinMax4 {
-    // The pairwise step is written out three times (x0, x1 -> node): a
-    // rust-hdl kernel cannot call a helper.
+impl Logic for MinMax2 {
     #[hdl_gen]
     fn update(&mut self) {
-        self.x0.next = self.a.val();
-        self.x1.next = self.b.val();
-        self.lo.next = self.x0.val().get_bits::<16>(0);
-        if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
-            self.lo.next = self.x1.val().get_bits::<16>(0);
+        self.lo.next = self.a.val().get_bits::<16>(0);
+        if self.b.val().get_bits::<16>(0) < self.a.val().get_bits::<16>(0) {
+            self.lo.next = self.b.val().get_bits::<16>(0);
         }
-        self.hi.next = self.x0.val().get_bits::<16>(self.max_off.val().index());
-        if self.x1.val().get_bits::<16>(self.max_off.val().index())
-            > self.x0.val().get_bits::<16>(self.max_off.val().index())
+        self.hi.next = self.a.val().get_bits::<16>(self.max_off.val().index());
+        if self.b.val().get_bits::<16>(self.max_off.val().index()) > self.a.val().get_bits::<16>(self.max_off.val().index())
         {
-            self.hi.next = self.x1.val().get_bits::<16>(self.max_off.val().index());
+            self.hi.next = self.b.val().get_bits::<16>(self.max_off.val().index());
         }
-        self.ab.next = ((self.x0.val() | self.x1.val()) & self.pmask.val())
-            | (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())
-            | bit_cast::<NODE, 16>(self.lo.val());
-
-        self.x0.next = self.c.val();
-        self.x1.next = self.d.val();
-        self.lo.next = self.x0.val().get_bits::<16>(0);
-        if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
-            self.lo.next = self.x1.val().get_bits::<16>(0);
-        }
-        self.hi.next = self.x0.val().get_bits::<16>(self.max_off.val().index());
-        if self.x1.val().get_bits::<16>(self.max_off.val().index())
-            > self.x0.val().get_bits::<16>(self.max_off.val().index())
-        {
-            self.hi.next = self.x1.val().get_bits::<16>(self.max_off.val().index());
-        }
-        self.cd.next = ((self.x0.val() | self.x1.val()) & self.pmask.val())
-            | (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())
-            | bit_cast::<NODE, 16>(self.lo.val());
-
-        self.x0.next = self.ab.val();
-        self.x1.next = self.cd.val();
-        self.lo.next = self.x0.val().get_bits::<16>(0);
-        if self.x1.val().get_bits::<16>(0) < self.x0.val().get_bits::<16>(0) {
-            self.lo.next = self.x1.val().get_bits::<16>(0);
-        }
-        self.hi.next = self.x0.val().get_bits::<16>(self.max_off.val().index());
-        if self.x1.val().get_bits::<16>(self.max_off.val().index())
-            > self.x0.val().get_bits::<16>(self.max_off.val().index())
-        {
-            self.hi.next = self.x1.val().get_bits::<16>(self.max_off.val().index());
-        }
-        self.y.next = ((self.x0.val() | self.x1.val()) & self.pmask.val())
+        self.y.next = ((self.a.val() | self.b.val()) & self.pmask.val())
             | (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())
             | bit_cast::<NODE, 16>(self.lo.val());
     }
 }
 
-/// The per-beat tree. Inputs are one beat's lanes (order key, subgroup);
-/// outputs, `latency` cycles later, the five subgroup nodes, the outlier
-/// count and the beat's tag, which rides along unchanged. No stalls: the
-/// first pass never waits.
+/// The per-beat tree. Inputs are one beat's lanes (order key, class,
+/// outlier bit), combinational in the stage before B; outputs, `latency`
+/// registers later and unregistered after them, each class's node, the
+/// beat's outlier count and its tag. No stalls: the first pass never waits.
 #[derive(LogicBlock)]
 pub struct ExtremeTree {
     pub clock: Signal<In, Clock>,
@@ -130,289 +94,478 @@ pub struct ExtremeTree {
     pub in_valid: Signal<In, Bit>,
     /// Per-beat information carried to the output unchanged.
     pub in_tag: Signal<In, Bits<TAG>>,
-    /// Lane p's order key and subgroup code.
+    /// Lane p's order key, class and whether it is an outlier (outer or
+    /// inner group).
     pub key: Vec<Signal<In, Bits<16>>>,
-    pub sg: Vec<Signal<In, Bits<3>>>,
+    pub cls: Vec<Signal<In, Bits<3>>>,
+    pub outl: Vec<Signal<In, Bit>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_tag: Signal<Out, Bits<TAG>>,
-    /// Subgroup g's node.
+    /// Class c's node.
     pub node: Vec<Signal<Out, Bits<NODE>>>,
-    /// Outer and inner lanes in the beat.
+    /// Outliers in the beat.
     pub outliers: Signal<Out, Bits<8>>,
-    // level l (0 = leaves): subgroup g node p at g*size[l] + p
+    // B: the pairs, ordered, with their classes
+    lt: Signal<Local, Bit>,
+    ka: Signal<Local, Bits<16>>,
+    kb: Signal<Local, Bits<16>>,
+    ca: Signal<Local, Bits<3>>,
+    cb: Signal<Local, Bits<3>>,
+    b_lo: Vec<Reg<Bits<16>>>,
+    b_hi: Vec<Reg<Bits<16>>>,
+    b_loc: Vec<Reg<Bits<3>>>,
+    b_hic: Vec<Reg<Bits<3>>>,
+    /// The lanes' outlier bits, lane p at bit p.
+    b_ob: Reg<Bits<64>>,
+    cnt: Signal<Local, Bits<8>>,
+    ob: Signal<Local, Bit>,
+    obv: Signal<Local, Bits<64>>,
+    /// Count tree: the lanes' bits at 0.._pcw (padded to a power of two,
+    /// at least 2), node i's children at 2i and 2i + 1, root last.
+    pc: Vec<Signal<Local, Bits<8>>>,
+    // level l (0 = the pairs expanded): class c node i at c * size[l] + i
     lv0: Vec<Signal<Local, Bits<NODE>>>,
     lv1: Vec<Signal<Local, Bits<NODE>>>,
     lv2: Vec<Signal<Local, Bits<NODE>>>,
     lv3: Vec<Signal<Local, Bits<NODE>>>,
-    c0: Vec<Signal<Local, Bits<8>>>,
-    c1: Vec<Signal<Local, Bits<8>>>,
-    c2: Vec<Signal<Local, Bits<8>>>,
-    c3: Vec<Signal<Local, Bits<8>>>,
-    cell1: Vec<MinMax4>,
-    cell2: Vec<MinMax4>,
-    cell3: Vec<MinMax4>,
-    reg1: Vec<Reg<Bits<NODE>>>,
-    reg2: Vec<Reg<Bits<NODE>>>,
-    reg3: Vec<Reg<Bits<NODE>>>,
-    cnt1: Vec<Reg<Bits<8>>>,
-    cnt2: Vec<Reg<Bits<8>>>,
-    cnt3: Vec<Reg<Bits<8>>>,
-    // beat valid and tag after stage s at index s-1
+    lv4: Vec<Signal<Local, Bits<NODE>>>,
+    lv5: Vec<Signal<Local, Bits<NODE>>>,
+    m1: Vec<MinMax2>,
+    m2: Vec<MinMax2>,
+    m3: Vec<MinMax2>,
+    m4: Vec<MinMax2>,
+    m5: Vec<MinMax2>,
+    /// Registers after levels 2 and 4 (where the tree is deep enough);
+    /// the other levels' are empty.
+    r1: Vec<Reg<Bits<NODE>>>,
+    r2: Vec<Reg<Bits<NODE>>>,
+    r3: Vec<Reg<Bits<NODE>>>,
+    r4: Vec<Reg<Bits<NODE>>>,
+    r5: Vec<Reg<Bits<NODE>>>,
+    // count, valid and tag after B, and after each level register
+    cnt_r: Vec<Reg<Bits<8>>>,
     vld: Vec<Reg<Bit>>,
     tag: Vec<Reg<Bits<TAG>>>,
-    // ... and at level l as locals
-    vl: Vec<Signal<Local, Bit>>,
-    tl: Vec<Signal<Local, Bits<TAG>>>,
+    inlo: Signal<Local, Bit>,
+    inhi: Signal<Local, Bit>,
+    lo: Signal<Local, Bits<16>>,
+    hi: Signal<Local, Bits<16>>,
+    pr: Signal<Local, Bit>,
     idx: Vec<Constant<Bits<3>>>,
     absent: Constant<Bits<NODE>>,
+    none: Constant<Bits<3>>,
     zero8: Constant<Bits<8>>,
-    one8: Constant<Bits<8>>,
-    sg_inner: Constant<Bits<3>>,
-    sg_olo: Constant<Bits<3>>,
-    sg_ohi: Constant<Bits<3>>,
-    leaf_hi: Constant<Bits<NODE>>,
-    leaf_present: Constant<Bits<NODE>>,
-    tmp_key: Signal<Local, Bits<16>>,
-    _n: usize,
-    /// Nodes per subgroup at level l.
-    _size: [usize; MAX_STAGES + 1],
-    /// Stage s exists; it combines 4 children (`_full`) or 2 (`_half`).
-    _on: [usize; MAX_STAGES + 1],
-    _full: [usize; MAX_STAGES + 1],
-    _half: [usize; MAX_STAGES + 1],
-    /// One lane: stage 1 only registers it, so the tree is never
-    /// combinational.
-    _single: [usize; MAX_STAGES + 1],
-    /// Level l is the output.
-    _last: [usize; MAX_STAGES + 1],
-    _stages: usize,
+    zero64: Constant<Bits<64>>,
+    lane_at: Vec<Constant<Bits<64>>>,
+    lane_ix: Vec<Constant<Bits<8>>>,
+    ffff: Constant<Bits<16>>,
+    zero16: Constant<Bits<16>>,
+    sh_hi: Constant<Bits<NODE>>,
+    pbit: Constant<Bits<NODE>>,
+    _lanes: usize,
+    _pcw: usize,
+    _pairs: usize,
+    /// One lane: its pair's upper member is the padding lane.
+    _single: usize,
+    _pairs_full: usize,
+    _classes: usize,
+    /// Nodes per class at level l, and whether level l exists.
+    _size: [usize; MAX_LEVELS + 1],
+    _on: [usize; MAX_LEVELS + 1],
+    /// A register after level l, and which level is the output.
+    _reg: [usize; MAX_LEVELS + 1],
+    _last: [usize; MAX_LEVELS + 1],
+    /// Where the count, valid and tag are read (index into the vectors).
+    _tap: usize,
 }
 
 impl ExtremeTree {
-    pub fn new(lanes: usize) -> Self {
+    pub fn new(lanes: usize, classes: usize) -> Self {
         assert!(lanes.is_power_of_two() && (1..=64).contains(&lanes));
-        let mut size = [0; MAX_STAGES + 1];
-        let mut on = [0; MAX_STAGES + 1];
-        let mut full = [0; MAX_STAGES + 1];
-        let mut half = [0; MAX_STAGES + 1];
-        let mut last = [0; MAX_STAGES + 1];
-        let mut single = [0; MAX_STAGES + 1];
-        size[0] = lanes;
-        let mut stages = 0;
-        if lanes == 1 {
-            on[1] = 1;
-            single[1] = 1;
-            size[1] = 1;
-            stages = 1;
+        assert!(classes == 4 || classes == 5);
+        let pairs = lanes.div_ceil(2);
+        let levels = pairs.trailing_zeros() as usize;
+        let mut size = [0; MAX_LEVELS + 1];
+        let mut on = [0; MAX_LEVELS + 1];
+        let mut last = [0; MAX_LEVELS + 1];
+        for l in 0..=levels {
+            size[l] = pairs >> l;
+            on[l] = 1;
         }
-        for s in 1..=MAX_STAGES {
-            let a = size[s - 1];
-            if a > 1 {
-                on[s] = 1;
-                full[s] = (a >= 4) as usize;
-                half[s] = (a == 2) as usize;
-                size[s] = a.div_ceil(4);
-                stages = s;
-            }
+        last[levels] = 1;
+        let (reg2, reg4) = (Self::reg_after(levels, 2) as usize, Self::reg_after(levels, 4) as usize);
+        let taps = 1 + reg2 + reg4;
+        let nodes = |l: usize| (0..classes * size[l]).map(|_| Default::default()).collect::<Vec<_>>();
+        let cells = |l: usize| (0..classes * size[l]).map(|_| MinMax2::default()).collect::<Vec<_>>();
+        fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
+            (0..n).map(|_| Reg::default()).collect()
         }
-        last[stages] = 1;
-        let nodes = |l: usize| (0..SUBGROUPS * size[l]).map(|_| Default::default()).collect::<Vec<_>>();
-        let counts = |l: usize| (0..size[l]).map(|_| Default::default()).collect::<Vec<_>>();
-        let cells = |l: usize| (0..SUBGROUPS * size[l]).map(|_| MinMax4::default()).collect::<Vec<_>>();
-        let regs = |l: usize| (0..SUBGROUPS * size[l]).map(|_| Reg::default()).collect::<Vec<_>>();
-        let cnts = |l: usize| (0..size[l]).map(|_| Reg::default()).collect::<Vec<_>>();
         ExtremeTree {
             clock: Default::default(),
             reset: Default::default(),
             in_valid: Default::default(),
             in_tag: Default::default(),
             key: (0..lanes).map(|_| Default::default()).collect(),
-            sg: (0..lanes).map(|_| Default::default()).collect(),
+            cls: (0..lanes).map(|_| Default::default()).collect(),
+            outl: (0..lanes).map(|_| Default::default()).collect(),
             out_valid: Default::default(),
             out_tag: Default::default(),
-            node: (0..SUBGROUPS).map(|_| Default::default()).collect(),
+            node: (0..classes).map(|_| Default::default()).collect(),
             outliers: Default::default(),
+            lt: Default::default(),
+            ka: Default::default(),
+            kb: Default::default(),
+            ca: Default::default(),
+            cb: Default::default(),
+            b_lo: regs(pairs),
+            b_hi: regs(pairs),
+            b_loc: regs(pairs),
+            b_hic: regs(pairs),
+            b_ob: Reg::default(),
+            cnt: Default::default(),
+            ob: Default::default(),
+            obv: Default::default(),
+            pc: (0..2 * lanes.max(2) - 1).map(|_| Default::default()).collect(),
             lv0: nodes(0),
             lv1: nodes(1),
             lv2: nodes(2),
             lv3: nodes(3),
-            c0: counts(0),
-            c1: counts(1),
-            c2: counts(2),
-            c3: counts(3),
-            cell1: cells(1),
-            cell2: cells(2),
-            cell3: cells(3),
-            reg1: regs(1),
-            reg2: regs(2),
-            reg3: regs(3),
-            cnt1: cnts(1),
-            cnt2: cnts(2),
-            cnt3: cnts(3),
-            vld: (0..stages).map(|_| Reg::default()).collect(),
-            tag: (0..stages).map(|_| Reg::default()).collect(),
-            vl: (0..=stages).map(|_| Default::default()).collect(),
-            tl: (0..=stages).map(|_| Default::default()).collect(),
-            idx: (0..SUBGROUPS).map(|g| Constant::new((g as u64).into())).collect(),
+            lv4: nodes(4),
+            lv5: nodes(5),
+            m1: cells(1),
+            m2: cells(2),
+            m3: cells(3),
+            m4: cells(4),
+            m5: cells(5),
+            r1: regs(0),
+            r2: regs(reg2 * classes * size[2]),
+            r3: regs(0),
+            r4: regs(reg4 * classes * size[4]),
+            r5: regs(0),
+            cnt_r: regs(taps),
+            vld: regs(taps),
+            tag: regs(taps),
+            inlo: Default::default(),
+            inhi: Default::default(),
+            lo: Default::default(),
+            hi: Default::default(),
+            pr: Default::default(),
+            idx: (0..classes).map(|c| Constant::new((c as u64).into())).collect(),
             absent: Constant::new(ABSENT.into()),
+            none: Constant::new(NO_CLASS.into()),
             zero8: Constant::new(0u64.into()),
-            one8: Constant::new(1u64.into()),
-            sg_inner: Constant::new(2u64.into()),
-            sg_olo: Constant::new(0u64.into()),
-            sg_ohi: Constant::new(4u64.into()),
-            leaf_hi: Constant::new(16u64.into()),
-            leaf_present: Constant::new((1u64 << 32).into()),
-            tmp_key: Default::default(),
-            _n: lanes,
+            zero64: Constant::new(0u64.into()),
+            lane_at: (0..lanes).map(|p| Constant::new((p as u64).into())).collect(),
+            lane_ix: (0..lanes).map(|p| Constant::new((p as u64).into())).collect(),
+            ffff: Constant::new(0xFFFFu64.into()),
+            zero16: Constant::new(0u64.into()),
+            sh_hi: Constant::new(16u64.into()),
+            pbit: Constant::new((1u64 << 32).into()),
+            _lanes: lanes,
+            _pcw: lanes.max(2),
+            _pairs: pairs,
+            _single: (lanes == 1) as usize,
+            _pairs_full: lanes / 2,
+            _classes: classes,
             _size: size,
             _on: on,
-            _full: full,
-            _half: half,
-            _single: single,
+            _reg: [0, 0, reg2, 0, reg4, 0],
             _last: last,
-            _stages: stages,
+            _tap: taps - 1,
         }
     }
 
-    /// Register stages between input and output.
+    /// A register after merge level `l` (2 or 4) of a tree with `levels`
+    /// levels: two merges per stage, the accumulator's counting as the
+    /// last, so after level 2 when there is a level 2, after 4 likewise.
+    fn reg_after(levels: usize, l: usize) -> bool {
+        levels >= l
+    }
+
+    /// Registers from the inputs to the outputs (B, then the level
+    /// registers); the accumulator's merge follows in the next stage.
     pub fn latency(lanes: usize) -> usize {
-        let mut a = lanes;
-        let mut s = 0;
-        while a > 1 {
-            a = a.div_ceil(4);
-            s += 1;
-        }
-        s.max(1)
+        let levels = lanes.div_ceil(2).trailing_zeros() as usize;
+        1 + Self::reg_after(levels, 2) as usize + Self::reg_after(levels, 4) as usize
     }
 }
 
-/// Per stage: number s, index s-1, the level before and after (node and count
-/// locals), and the stage's cells and registers.
+/// Per merge level: number, the level below, this level, its cells.
 macro_rules! extreme_tree_logic {
-    ($([$s:tt, $r:tt, $prev:ident, $prevc:ident, $cur:ident, $curc:ident, $cell:ident, $reg:ident, $cnt:ident]),*) => {
+    ($([$l:tt, $prev:ident, $cur:ident, $cell:ident, $reg:ident]),*) => {
         impl Logic for ExtremeTree {
             #[hdl_gen]
             fn update(&mut self) {
-                // leaves: a lane is its subgroup's node, present, min = max = key.
-                // Not gated by in_valid (its fan-out to every leaf was a
-                // critical path): a consumer takes the nodes only with
-                // out_valid.
-                for n in self._n..(self._n + 1) {
-                    for p in 0..self._n {
-                        self.tmp_key.next = self.key[p].val();
-                        self.c0[p].next = self.zero8.val();
-                        if (self.sg[p].val() == self.sg_olo.val())
-                            | (self.sg[p].val() == self.sg_inner.val())
-                            | (self.sg[p].val() == self.sg_ohi.val())
-                        {
-                            self.c0[p].next = self.one8.val();
-                        }
-                        for g in 0..5 {
-                            self.lv0[g * n + p].next = self.absent.val();
-                            if self.sg[p].val() == self.idx[g].val() {
-                                self.lv0[g * n + p].next = self.leaf_present.val()
-                                    | (bit_cast::<NODE, 16>(self.tmp_key.val()) << self.leaf_hi.val())
-                                    | bit_cast::<NODE, 16>(self.tmp_key.val());
+                // ---- B: order each pair of lanes by key (one compare for all
+                // classes) and count the beat's outliers ----
+                // the count, from the outlier bits registered in B, as a
+                // balanced tree of adds (counted in B behind the classes, a
+                // chain of adds was the critical path)
+                self.b_ob.clock.next = self.clock.val();
+                self.b_ob.reset.next = self.reset.val();
+                self.b_ob.en.next = true;
+                self.obv.next = self.zero64.val();
+                for p in 0..self._lanes {
+                    self.ob.next = self.outl[p].val();
+                    self.obv.next = self.obv.val() | (bit_cast::<64, 1>(self.ob.val().into()) << self.lane_at[p].val());
+                }
+                self.b_ob.d.next = self.obv.val();
+                for p in 0..self._lanes {
+                    self.ob.next = self.b_ob.q.val().get_bit(self.lane_ix[p].val().index());
+                    self.pc[p].next = bit_cast::<8, 1>(self.ob.val().into());
+                }
+                for p in self._lanes..self._pcw {
+                    self.pc[p].next = self.zero8.val();
+                }
+                for z in self._pcw..(self._pcw + 1) {
+                    for i in 0..(self._pcw - 1) {
+                        self.pc[z + i].next = self.pc[2 * i].val() + self.pc[2 * i + 1].val();
+                    }
+                    self.cnt.next = self.pc[2 * z - 2].val();
+                }
+                for i in 0..self._pairs {
+                    self.b_lo[i].clock.next = self.clock.val();
+                    self.b_lo[i].reset.next = self.reset.val();
+                    self.b_lo[i].en.next = true;
+                    self.b_hi[i].clock.next = self.clock.val();
+                    self.b_hi[i].reset.next = self.reset.val();
+                    self.b_hi[i].en.next = true;
+                    self.b_loc[i].clock.next = self.clock.val();
+                    self.b_loc[i].reset.next = self.reset.val();
+                    self.b_loc[i].en.next = true;
+                    self.b_hic[i].clock.next = self.clock.val();
+                    self.b_hic[i].reset.next = self.reset.val();
+                    self.b_hic[i].en.next = true;
+                }
+                self.ka.next = self.key[0].val();
+                self.kb.next = self.key[0].val();
+                self.ca.next = self.cls[0].val();
+                self.cb.next = self.cls[0].val();
+                self.lt.next = true;
+                for i in 0..self._pairs_full {
+                    self.ka.next = self.key[2 * i].val();
+                    self.kb.next = self.key[2 * i + 1].val();
+                    self.ca.next = self.cls[2 * i].val();
+                    self.cb.next = self.cls[2 * i + 1].val();
+                    self.lt.next = self.ka.val() <= self.kb.val();
+                    self.b_lo[i].d.next = self.kb.val();
+                    self.b_hi[i].d.next = self.ka.val();
+                    self.b_loc[i].d.next = self.cb.val();
+                    self.b_hic[i].d.next = self.ca.val();
+                    if self.lt.val() {
+                        self.b_lo[i].d.next = self.ka.val();
+                        self.b_hi[i].d.next = self.kb.val();
+                        self.b_loc[i].d.next = self.ca.val();
+                        self.b_hic[i].d.next = self.cb.val();
+                    }
+                }
+                for _s in 0..self._single {
+                    self.b_lo[0].d.next = self.key[0].val();
+                    self.b_hi[0].d.next = self.key[0].val();
+                    self.b_loc[0].d.next = self.cls[0].val();
+                    self.b_hic[0].d.next = self.none.val();
+                }
+                for t in 0..(self._tap + 1) {
+                    self.cnt_r[t].clock.next = self.clock.val();
+                    self.cnt_r[t].reset.next = self.reset.val();
+                    self.cnt_r[t].en.next = true;
+                    self.vld[t].clock.next = self.clock.val();
+                    self.vld[t].reset.next = self.reset.val();
+                    self.vld[t].en.next = true;
+                    self.tag[t].clock.next = self.clock.val();
+                    self.tag[t].reset.next = self.reset.val();
+                    self.tag[t].en.next = true;
+                }
+                // (cnt_r[0] is unused: the count exists from B's output on)
+                self.cnt_r[0].d.next = self.zero8.val();
+                self.vld[0].d.next = self.in_valid.val();
+                self.tag[0].d.next = self.in_tag.val();
+                for t in 1..(self._tap + 1) {
+                    self.cnt_r[t].d.next = self.cnt_r[t - 1].q.val();
+                    self.vld[t].d.next = self.vld[t - 1].q.val();
+                    self.tag[t].d.next = self.tag[t - 1].q.val();
+                }
+                for _t in 1..(self._tap + 1) {
+                    self.cnt_r[1].d.next = self.cnt.val();
+                }
+                self.outliers.next = self.cnt.val();
+                for t in self._tap..(self._tap + 1) {
+                    self.out_valid.next = self.vld[t].q.val();
+                    self.out_tag.next = self.tag[t].q.val();
+                }
+                for t in 1..(self._tap + 1) {
+                    self.outliers.next = self.cnt_r[t].q.val();
+                }
+
+                // ---- level 0: each pair as a node per class, no compare:
+                // the lower key is the class's min, the upper its max ----
+                for z in self._pairs..(self._pairs + 1) {
+                    for c in 0..self._classes {
+                        for i in 0..self._pairs {
+                            self.inlo.next = self.b_loc[i].q.val() == self.idx[c].val();
+                            self.inhi.next = self.b_hic[i].q.val() == self.idx[c].val();
+                            self.lo.next = self.ffff.val();
+                            if self.inhi.val() {
+                                self.lo.next = self.b_hi[i].q.val();
+                            }
+                            if self.inlo.val() {
+                                self.lo.next = self.b_lo[i].q.val();
+                            }
+                            self.hi.next = self.zero16.val();
+                            if self.inlo.val() {
+                                self.hi.next = self.b_lo[i].q.val();
+                            }
+                            if self.inhi.val() {
+                                self.hi.next = self.b_hi[i].q.val();
+                            }
+                            self.pr.next = self.inlo.val() | self.inhi.val();
+                            self.lv0[c * z + i].next = (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())
+                                | bit_cast::<NODE, 16>(self.lo.val());
+                            if self.pr.val() {
+                                self.lv0[c * z + i].next = self.lv0[c * z + i].val() | self.pbit.val();
                             }
                         }
                     }
                 }
-                self.vl[0].next = self.in_valid.val();
-                self.tl[0].next = self.in_tag.val();
+                // ---- merge levels ----
                 $(
-                for _on in 0..self._on[$s] {
-                    self.vld[$r].clock.next = self.clock.val();
-                    self.vld[$r].reset.next = self.reset.val();
-                    self.vld[$r].en.next = true;
-                    self.vld[$r].d.next = self.vl[$r].val();
-                    self.vl[$s].next = self.vld[$r].q.val();
-                    self.tag[$r].clock.next = self.clock.val();
-                    self.tag[$r].reset.next = self.reset.val();
-                    self.tag[$r].en.next = true;
-                    self.tag[$r].d.next = self.tl[$r].val();
-                    self.tl[$s].next = self.tag[$r].q.val();
-                    for z in self._size[$s]..(self._size[$s] + 1) {
-                        for y in self._size[$r]..(self._size[$r] + 1) {
-                            for p in 0..self._size[$s] {
-                                self.$cnt[p].clock.next = self.clock.val();
-                                self.$cnt[p].reset.next = self.reset.val();
-                                self.$cnt[p].en.next = true;
-                                self.$curc[p].next = self.$cnt[p].q.val();
-                                for g in 0..5 {
-                                    self.$reg[g * z + p].clock.next = self.clock.val();
-                                    self.$reg[g * z + p].reset.next = self.reset.val();
-                                    self.$reg[g * z + p].en.next = true;
-                                    self.$reg[g * z + p].d.next = self.$cell[g * z + p].y.val();
-                                    self.$cur[g * z + p].next = self.$reg[g * z + p].q.val();
-                                    self.$cell[g * z + p].a.next = self.$prev[g * y + 4 * p].val();
+                for _on in 0..self._on[$l] {
+                    for z in self._size[$l]..(self._size[$l] + 1) {
+                        for y in self._size[$l - 1]..(self._size[$l - 1] + 1) {
+                            for c in 0..self._classes {
+                                for i in 0..self._size[$l] {
+                                    self.$cell[c * z + i].a.next = self.$prev[c * y + 2 * i].val();
+                                    self.$cell[c * z + i].b.next = self.$prev[c * y + 2 * i + 1].val();
+                                    self.$cur[c * z + i].next = self.$cell[c * z + i].y.val();
                                 }
                             }
-                            for _two in 0..(self._full[$s] + self._half[$s]) {
-                                for p in 0..self._size[$s] {
-                                    for g in 0..5 {
-                                        self.$cell[g * z + p].b.next = self.$prev[g * y + 4 * p + 1].val();
-                                    }
-                                }
-                            }
-                            for _one in 0..self._single[$s] {
-                                for g in 0..5 {
-                                    self.$cell[g * z].b.next = self.absent.val();
-                                    self.$cell[g * z].c.next = self.absent.val();
-                                    self.$cell[g * z].d.next = self.absent.val();
-                                }
-                                self.$cnt[0].d.next = self.$prevc[0].val();
-                            }
-                            for _f in 0..self._full[$s] {
-                                for p in 0..self._size[$s] {
-                                    for g in 0..5 {
-                                        self.$cell[g * z + p].c.next = self.$prev[g * y + 4 * p + 2].val();
-                                        self.$cell[g * z + p].d.next = self.$prev[g * y + 4 * p + 3].val();
-                                    }
-                                    self.$cnt[p].d.next = self.$prevc[4 * p].val()
-                                        + self.$prevc[4 * p + 1].val()
-                                        + self.$prevc[4 * p + 2].val()
-                                        + self.$prevc[4 * p + 3].val();
-                                }
-                            }
-                            for _h in 0..self._half[$s] {
-                                for p in 0..self._size[$s] {
-                                    for g in 0..5 {
-                                        self.$cell[g * z + p].c.next = self.absent.val();
-                                        self.$cell[g * z + p].d.next = self.absent.val();
-                                    }
-                                    self.$cnt[p].d.next = self.$prevc[2 * p].val() + self.$prevc[2 * p + 1].val();
+                        }
+                        // a register after this level replaces its values
+                        for _r in 0..self._reg[$l] {
+                            for c in 0..self._classes {
+                                for i in 0..self._size[$l] {
+                                    self.$reg[c * z + i].clock.next = self.clock.val();
+                                    self.$reg[c * z + i].reset.next = self.reset.val();
+                                    self.$reg[c * z + i].en.next = true;
+                                    self.$reg[c * z + i].d.next = self.$cell[c * z + i].y.val();
+                                    self.$cur[c * z + i].next = self.$reg[c * z + i].q.val();
                                 }
                             }
                         }
                     }
                 }
                 )*
-                // the output is the last level's single node per subgroup
+                // the output: the last level's single node per class
                 for _l in 0..self._last[0] {
-                    for g in 0..5 {
-                        self.node[g].next = self.lv0[g].val();
+                    for c in 0..self._classes {
+                        self.node[c].next = self.lv0[c].val();
                     }
-                    self.outliers.next = self.c0[0].val();
-                    self.out_valid.next = self.vl[0].val();
-                    self.out_tag.next = self.tl[0].val();
                 }
-                $(
-                for _l in 0..self._last[$s] {
-                    for g in 0..5 {
-                        self.node[g].next = self.$cur[g].val();
+                for _l in 0..self._last[1] {
+                    for c in 0..self._classes {
+                        self.node[c].next = self.lv1[c].val();
                     }
-                    self.outliers.next = self.$curc[0].val();
-                    self.out_valid.next = self.vl[$s].val();
-                    self.out_tag.next = self.tl[$s].val();
                 }
-                )*
+                for _l in 0..self._last[2] {
+                    for c in 0..self._classes {
+                        self.node[c].next = self.lv2[c].val();
+                    }
+                }
+                for _l in 0..self._last[3] {
+                    for c in 0..self._classes {
+                        self.node[c].next = self.lv3[c].val();
+                    }
+                }
+                for _l in 0..self._last[4] {
+                    for c in 0..self._classes {
+                        self.node[c].next = self.lv4[c].val();
+                    }
+                }
+                for _l in 0..self._last[5] {
+                    for c in 0..self._classes {
+                        self.node[c].next = self.lv5[c].val();
+                    }
+                }
             }
         }
     };
 }
 
 extreme_tree_logic!(
-    [1, 0, lv0, c0, lv1, c1, cell1, reg1, cnt1],
-    [2, 1, lv1, c1, lv2, c2, cell2, reg2, cnt2],
-    [3, 2, lv2, c2, lv3, c3, cell3, reg3, cnt3]
+    [1, lv0, lv1, m1, r1],
+    [2, lv1, lv2, m2, r2],
+    [3, lv2, lv3, m3, r3],
+    [4, lv3, lv4, m4, r4],
+    [5, lv4, lv5, m5, r5]
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(b: &mut ExtremeTree) {
+        b.clock.next = Clock { clk: false };
+        assert!(simulate(b, 1000));
+        b.clock.next = Clock { clk: true };
+        assert!(simulate(b, 1000));
+    }
+
+    /// Every class node and the outlier count against a direct reduction,
+    /// one beat per cycle, at every lane count and both class counts; keys
+    /// drawn from a few values so that ties and single-member classes are
+    /// common.
+    #[test]
+    fn matches_direct_reduction() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for classes in [4usize, 5] {
+            for lanes in [1usize, 2, 4, 8, 16, 32, 64] {
+                let mut b = ExtremeTree::new(lanes, classes);
+                b.connect_all();
+                b.reset.next = true;
+                edge(&mut b);
+                b.reset.next = false;
+                let lat = ExtremeTree::latency(lanes);
+                let mut want = std::collections::VecDeque::new();
+                let mut checked = 0;
+                for n in 0..300u64 {
+                    let narrow = n % 3 == 0;
+                    let mut nodes = vec![ABSENT; classes];
+                    let mut cnt = 0u64;
+                    for p in 0..lanes {
+                        let k = if narrow { rnd() % 4 * 0x1111 } else { rnd() & 0xFFFF };
+                        let c = (rnd() % classes as u64) as usize;
+                        let o = rnd() & 1 == 1;
+                        b.key[p].next = k.into();
+                        b.cls[p].next = (c as u64).into();
+                        b.outl[p].next = o;
+                        cnt += o as u64;
+                        let nd = nodes[c];
+                        let (lo, hi) = (nd & 0xFFFF, nd >> 16 & 0xFFFF);
+                        nodes[c] = 1 << 32 | hi.max(k) << 16 | lo.min(k);
+                    }
+                    b.in_valid.next = true;
+                    b.in_tag.next = n.into();
+                    want.push_back((n, nodes, cnt));
+                    edge(&mut b);
+                    if want.len() >= lat {
+                        let (k, nodes, cnt) = want.pop_front().unwrap();
+                        assert!(b.out_valid.val());
+                        assert_eq!(b.out_tag.val().get_bits::<32>(0).index() as u64, k);
+                        for c in 0..classes {
+                            assert_eq!(b.node[c].val().to_u64(), nodes[c], "lanes {lanes} classes {classes} beat {k} class {c}");
+                        }
+                        assert_eq!(b.outliers.val().index() as u64, cnt);
+                        checked += 1;
+                    }
+                }
+                assert!(checked + lat >= 300);
+            }
+        }
+    }
+}

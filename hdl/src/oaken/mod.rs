@@ -3,6 +3,7 @@ pub mod classify;
 pub mod dequantizer;
 pub mod encode_lane;
 pub mod extremes;
+pub mod group_step;
 pub mod mmu;
 pub mod quantizer;
 pub mod table;

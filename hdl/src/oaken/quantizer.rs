@@ -16,7 +16,7 @@
 
 use super::classify::{Classify, Key, Sanitize};
 use super::encode_lane::{EncodeLane, NORMW, OFFW};
-use super::extremes::{ExtremeTree, MinMax4, ABSENT, NODE, SUBGROUPS, TAG};
+use super::extremes::{ExtremeTree, MinMax2, ABSENT, NODE, TAG};
 use super::table::ThresholdTable;
 use super::token_params::TokenParams;
 use crate::prim::fifo::{FifoCtrl, FifoMem};
@@ -71,11 +71,11 @@ impl Geometry {
         let zl = ZeroRemove::<8>::latency(lanes, SHIFTER_PIPELINE);
         // A beat is counted against the buffer from its acceptance until
         // pass 2 reads it. The first beat of a token waits for the token's
-        // last beat (beats-1), the input stages (3), the tree, the
-        // accumulator (1), the per-token unit and the constants FIFO (1);
+        // last beat (beats-1), the input register (1), the tree's registers,
+        // the accumulator (1), the per-token unit and the constants FIFO (1);
         // every later beat waits as long, so a beat per cycle keeps `wait`
         // slots busy, and the registered `ready` needs one more.
-        let wait = beats - 1 + 3 + tree + 1 + tp + 1;
+        let wait = beats - 1 + 1 + tree + 1 + tp + 1;
         let buffer = wait + 2;
         let pass2 = 1 + lane + zl;
         Geometry {
@@ -137,41 +137,30 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     sb_in: Reg<Bits<8>>,
     gs_in: Reg<Bits<16>>,
     seg_end: Signal<Local, Bit>,
+    // I0: the accepted beat, sanitised (loaded every cycle, valid with
+    // i0_v), where it lies, and the token's threshold set, read at its
+    // first beat (with a write of that same cycle, spec §2.13)
+    san: Vec<Sanitize>,
     i0_x: Vec<Reg<Bits<16>>>,
     i0_v: Reg<Bit>,
     i0_first: Reg<Bit>,
     i0_last: Reg<Bit>,
     /// Global segment index (head * segments + segment) of the beat.
     i0_seg: Reg<Bits<16>>,
-    i0_layer: Reg<Bits<8>>,
-    i0_kv: Reg<Bit>,
-    i1_x: Vec<Reg<Bits<16>>>,
-    i1_v: Reg<Bit>,
-    i1_first: Reg<Bit>,
-    i1_last: Reg<Bit>,
-    i1_seg: Reg<Bits<16>>,
-    i1_set: Reg<Bits<64>>,
-    i1_oob: Reg<Bit>,
-    thr_cur: Signal<Local, Bits<64>>,
-    oob_cur: Signal<Local, Bit>,
-    thr_hold: Reg<Bits<64>>,
-    oob_hold: Reg<Bit>,
+    i0_nf: Reg<Bit>,
+    nf_any: Signal<Local, Bit>,
+    tok_set: Reg<Bits<64>>,
+    tok_oob: Reg<Bit>,
+    // B: classes of the I0 beat, into the tree
     thr_key: Vec<Key>,
-    san: Vec<Sanitize>,
     cls: Vec<Classify>,
     elem_key: Vec<Key>,
-    nf_any: Signal<Local, Bit>,
-    i2_san: Vec<Reg<Bits<16>>>,
-    i2_key: Vec<Reg<Bits<16>>>,
-    i2_sg: Vec<Reg<Bits<3>>>,
-    i2_v: Reg<Bit>,
-    i2_tag: Reg<Bits<TAG>>,
     tag: Signal<Local, Bits<TAG>>,
     tree: ExtremeTree,
-    // token accumulation
-    acc_cmb: Vec<MinMax4>,
+    // token accumulation: the tree's last level merged into the token's
+    // running nodes (the accumulator is the tree's last merge level)
+    acc_cmb: Vec<MinMax2>,
     acc_node: Vec<Reg<Bits<NODE>>>,
-    acc_node_d: Vec<Signal<Local, Bits<NODE>>>,
     acc_cnt: Vec<Reg<Bits<8>>>,
     acc_cnt_d: Vec<Signal<Local, Bits<8>>>,
     acc_nf: Reg<Bit>,
@@ -179,9 +168,9 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     t_first: Signal<Local, Bit>,
     t_last: Signal<Local, Bit>,
     t_seg: Signal<Local, Bits<16>>,
+    /// The token's summary is in the accumulator (one cycle, after its last
+    /// beat); its set and status beside it.
     tok_v: Reg<Bit>,
-    tok_node: Vec<Reg<Bits<NODE>>>,
-    tok_cnt: Vec<Reg<Bits<8>>>,
     tok_thr: Reg<Bits<64>>,
     tok_status: Reg<Bits<2>>,
     params: TokenParams,
@@ -310,8 +299,13 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     sh82: Constant<Bits<TAG>>,
     sh83: Constant<Bits<TAG>>,
     st_oob: Constant<Bits<2>>,
+    sg_mlo: Constant<Bits<3>>,
+    sg_mhi: Constant<Bits<3>>,
+    sg_ohi: Constant<Bits<3>>,
 
     _lanes: usize,
+    /// Classes of the extremes tree: 4 (plain middle) or 5.
+    _classes: usize,
     _cnts: usize,
     _bytes: usize,
     _q: usize,
@@ -349,6 +343,7 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             Constant::new(v.into())
         }
         let bytes = 12 + s;
+        let classes = if mid_shifted { 5 } else { 4 };
         // pass-2 conversions: lo_outer, hi_outer, 3 minima, and the inner
         // thresholds when the middle group is shifted
         let p1n = if mid_shifted { 7 } else { 5 };
@@ -386,39 +381,23 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             sb_in: Reg::default(),
             gs_in: Reg::default(),
             seg_end: Default::default(),
+            san: (0..l).map(|_| Sanitize::default()).collect(),
             i0_x: regs(l),
             i0_v: Reg::default(),
             i0_first: Reg::default(),
             i0_last: Reg::default(),
             i0_seg: Reg::default(),
-            i0_layer: Reg::default(),
-            i0_kv: Reg::default(),
-            i1_x: regs(l),
-            i1_v: Reg::default(),
-            i1_first: Reg::default(),
-            i1_last: Reg::default(),
-            i1_seg: Reg::default(),
-            i1_set: Reg::default(),
-            i1_oob: Reg::default(),
-            thr_cur: Default::default(),
-            oob_cur: Default::default(),
-            thr_hold: Reg::default(),
-            oob_hold: Reg::default(),
+            i0_nf: Reg::default(),
+            nf_any: Default::default(),
+            tok_set: Reg::default(),
+            tok_oob: Reg::default(),
             thr_key: (0..4).map(|_| Key::default()).collect(),
-            san: (0..l).map(|_| Sanitize::default()).collect(),
             cls: (0..l).map(|_| Classify::default()).collect(),
             elem_key: (0..l).map(|_| Key::default()).collect(),
-            nf_any: Default::default(),
-            i2_san: regs(l),
-            i2_key: regs(l),
-            i2_sg: regs(l),
-            i2_v: Reg::default(),
-            i2_tag: Reg::default(),
             tag: Default::default(),
-            tree: ExtremeTree::new(l),
-            acc_cmb: (0..SUBGROUPS).map(|_| MinMax4::default()).collect(),
-            acc_node: regs(SUBGROUPS),
-            acc_node_d: sigs(SUBGROUPS),
+            tree: ExtremeTree::new(l, classes),
+            acc_cmb: (0..classes).map(|_| MinMax2::default()).collect(),
+            acc_node: regs(classes),
             acc_cnt: regs(s),
             acc_cnt_d: sigs(s),
             acc_nf: Reg::default(),
@@ -427,11 +406,9 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             t_last: Default::default(),
             t_seg: Default::default(),
             tok_v: Reg::default(),
-            tok_node: regs(SUBGROUPS),
-            tok_cnt: regs(s),
             tok_thr: Reg::default(),
             tok_status: Reg::default(),
-            params: TokenParams::new(divisors, shifted, s, g.side_fifo),
+            params: TokenParams::new(divisors, shifted, s, g.side_fifo, g.beats),
             cf: FifoCtrl::new(g.const_fifo),
             cf_rec: FifoMem::new(g.const_fifo),
             cf_cnt: (0..s).map(|_| FifoMem::new(g.const_fifo)).collect(),
@@ -542,7 +519,11 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             sh82: c(82),
             sh83: c(83),
             st_oob: c(2),
+            sg_mlo: c(1),
+            sg_mhi: c(3),
+            sg_ohi: c(4),
             _lanes: l,
+            _classes: classes,
             _cnts: s,
             _bytes: bytes,
             _q: q,
@@ -567,13 +548,13 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.thr_tab.tw_data.next = self.tw_data.val();
         self.tw_done.next = self.thr_tab.tw_done.val();
         self.tw_err.next = self.thr_tab.tw_err.val();
-        self.thr_tab.rd_layer.next = self.i0_layer.q.val();
-        self.thr_tab.rd_kv.next = self.i0_kv.q.val();
+        // read at the acceptance of a token's first beat
+        self.thr_tab.rd_layer.next = self.in_layer.val();
+        self.thr_tab.rd_kv.next = self.in_kv.val();
 
         clock!(
-            self, clock, ready, alloc, bc_in, bh_in, sb_in, gs_in, i0_v, i0_first, i0_last, i0_seg, i0_layer, i0_kv,
-            i1_v, i1_first, i1_last, i1_seg, i1_set, i1_oob, thr_hold, oob_hold, i2_v, i2_tag, acc_nf, tok_v, tok_thr,
-            tok_status, bc_out, bh_out, p0_thr, wp, rp, bcnt
+            self, clock, ready, alloc, bc_in, bh_in, sb_in, gs_in, i0_v, i0_first, i0_last, i0_seg, i0_nf, tok_set,
+            tok_oob, acc_nf, tok_v, tok_thr, tok_status, bc_out, bh_out, p0_thr, wp, rp, bcnt
         );
         self.ready.reset.next = self.reset.val();
         self.alloc.reset.next = self.reset.val();
@@ -589,18 +570,9 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.wp.reset.next = self.reset.val();
         self.rp.reset.next = self.reset.val();
         self.bcnt.reset.next = self.reset.val();
-        self.i0_layer.reset.next = self.reset.val();
-        self.i0_kv.reset.next = self.reset.val();
-        self.i1_v.reset.next = self.reset.val();
-        self.i1_first.reset.next = self.reset.val();
-        self.i1_last.reset.next = self.reset.val();
-        self.i1_seg.reset.next = self.reset.val();
-        self.i1_set.reset.next = self.reset.val();
-        self.i1_oob.reset.next = self.reset.val();
-        self.thr_hold.reset.next = self.reset.val();
-        self.oob_hold.reset.next = self.reset.val();
-        self.i2_v.reset.next = self.reset.val();
-        self.i2_tag.reset.next = self.reset.val();
+        self.i0_nf.reset.next = self.reset.val();
+        self.tok_set.reset.next = self.reset.val();
+        self.tok_oob.reset.next = self.reset.val();
         self.acc_nf.reset.next = self.reset.val();
         self.tok_v.reset.next = self.reset.val();
         self.tok_thr.reset.next = self.reset.val();
@@ -654,7 +626,8 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.gs_in.d.next = self.zero16.val();
         }
 
-        // I0: the accepted beat
+        // I0: the accepted beat, sanitised; the token's threshold set, read
+        // at its first beat (a legal write of that same cycle included)
         self.i0_v.en.next = true;
         self.i0_v.d.next = self.accept.val();
         self.i0_first.en.next = self.accept.val();
@@ -663,96 +636,67 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i0_last.d.next = self.bc_in.q.val() == self.last_beat.val();
         self.i0_seg.en.next = self.accept.val();
         self.i0_seg.d.next = self.gs_in.q.val();
-        self.i0_layer.en.next = self.accept.val();
-        self.i0_layer.d.next = self.in_layer.val();
-        self.i0_kv.en.next = self.accept.val();
-        self.i0_kv.d.next = self.in_kv.val();
-        // I1: plus the table's set for the token's layer and K/V
-        self.i1_v.en.next = true;
-        self.i1_v.d.next = self.i0_v.q.val();
-        self.i1_first.en.next = true;
-        self.i1_first.d.next = self.i0_first.q.val();
-        self.i1_last.en.next = true;
-        self.i1_last.d.next = self.i0_last.q.val();
-        self.i1_seg.en.next = true;
-        self.i1_seg.d.next = self.i0_seg.q.val();
-        self.i1_set.en.next = true;
-        self.i1_set.d.next = self.thr_tab.rd_set.val();
-        self.i1_oob.en.next = true;
-        self.i1_oob.d.next = self.thr_tab.rd_oob.val();
-        // I2: the token's set is the one read at its first beat
-        self.thr_cur.next = self.thr_hold.q.val();
-        self.oob_cur.next = self.oob_hold.q.val();
-        if self.i1_first.q.val() {
-            self.thr_cur.next = self.i1_set.q.val();
-            self.oob_cur.next = self.i1_oob.q.val();
-        }
-        self.thr_hold.en.next = self.i1_v.q.val() & self.i1_first.q.val();
-        self.thr_hold.d.next = self.i1_set.q.val();
-        self.oob_hold.en.next = self.i1_v.q.val() & self.i1_first.q.val();
-        self.oob_hold.d.next = self.i1_oob.q.val();
-        for t in 0..4 {
-            self.thr_key[t].x.next = self.thr_cur.val().get_bits::<16>(self.thr_off[t].val().index());
-        }
+        self.tok_set.en.next = self.accept.val() & (self.bc_in.q.val() == self.zero16.val());
+        self.tok_set.d.next = self.thr_tab.rd_set_now.val();
+        self.tok_oob.en.next = self.accept.val() & (self.bc_in.q.val() == self.zero16.val());
+        self.tok_oob.d.next = self.thr_tab.rd_oob.val();
         self.nf_any.next = false;
         for p in 0..self._lanes {
+            self.san[p].x.next = self.in_data[p].val();
+            self.nf_any.next = self.nf_any.val() | self.san[p].nonfinite.val();
             self.i0_x[p].clock.next = self.clock.val();
             self.i0_x[p].reset.next = self.reset.val();
-            self.i0_x[p].en.next = self.accept.val();
-            self.i0_x[p].d.next = self.in_data[p].val();
-            self.i1_x[p].clock.next = self.clock.val();
-            self.i1_x[p].reset.next = self.reset.val();
-            self.i1_x[p].en.next = true;
-            self.i1_x[p].d.next = self.i0_x[p].q.val();
-            self.san[p].x.next = self.i1_x[p].q.val();
-            self.cls[p].x.next = self.san[p].y.val();
+            self.i0_x[p].en.next = true;
+            self.i0_x[p].d.next = self.san[p].y.val();
+        }
+        self.i0_nf.en.next = self.accept.val();
+        self.i0_nf.d.next = self.nf_any.val();
+        // B: each lane's class (spec §2.4) and order key, into the tree
+        for t in 0..4 {
+            self.thr_key[t].x.next = self.tok_set.q.val().get_bits::<16>(self.thr_off[t].val().index());
+        }
+        for p in 0..self._lanes {
+            self.cls[p].x.next = self.i0_x[p].q.val();
             self.cls[p].k_lo_o.next = self.thr_key[0].key.val();
             self.cls[p].k_lo_i.next = self.thr_key[1].key.val();
             self.cls[p].k_hi_i.next = self.thr_key[2].key.val();
             self.cls[p].k_hi_o.next = self.thr_key[3].key.val();
-            self.nf_any.next = self.nf_any.val() | self.san[p].nonfinite.val();
-            self.i2_san[p].clock.next = self.clock.val();
-            self.i2_san[p].reset.next = self.reset.val();
-            self.i2_san[p].en.next = true;
-            self.i2_san[p].d.next = self.san[p].y.val();
-            self.i2_key[p].clock.next = self.clock.val();
-            self.i2_key[p].reset.next = self.reset.val();
-            self.i2_key[p].en.next = true;
-            self.elem_key[p].x.next = self.san[p].y.val();
-            self.i2_key[p].d.next = self.elem_key[p].key.val();
-            self.i2_sg[p].clock.next = self.clock.val();
-            self.i2_sg[p].reset.next = self.reset.val();
-            self.i2_sg[p].en.next = true;
-            self.i2_sg[p].d.next = self.cls[p].sg.val();
+            self.elem_key[p].x.next = self.i0_x[p].q.val();
+            self.tree.key[p].next = self.elem_key[p].key.val();
+            // classes: the subgroups, both middle ones as one when plain
+            self.tree.cls[p].next = self.cls[p].sg.val();
+            for _m in 0..self._mid_plain {
+                if self.cls[p].sg.val() == self.sg_mhi.val() {
+                    self.tree.cls[p].next = self.sg_mlo.val();
+                }
+                if self.cls[p].sg.val() == self.sg_ohi.val() {
+                    self.tree.cls[p].next = self.sg_mhi.val();
+                }
+            }
+            self.tree.outl[p].next = (self.cls[p].sg.val() != self.sg_mlo.val()) & (self.cls[p].sg.val() != self.sg_mhi.val());
         }
-        self.i2_v.en.next = true;
-        self.i2_v.d.next = self.i1_v.q.val();
         // tag: {oob, nonfinite, last, first, global segment, thresholds}
-        // (the segment field is at `tag_beat`, where the beat number was)
-        self.tag.next = bit_cast::<TAG, 64>(self.thr_cur.val())
-            | (bit_cast::<TAG, 16>(self.i1_seg.q.val()) << self.sh64.val())
-            | (bit_cast::<TAG, 1>(self.i1_first.q.val().into()) << self.sh80.val())
-            | (bit_cast::<TAG, 1>(self.i1_last.q.val().into()) << self.sh81.val())
-            | (bit_cast::<TAG, 1>(self.nf_any.val().into()) << self.sh82.val())
-            | (bit_cast::<TAG, 1>(self.oob_cur.val().into()) << self.sh83.val());
-        self.i2_tag.en.next = true;
-        self.i2_tag.d.next = self.tag.val();
-
+        self.tag.next = bit_cast::<TAG, 64>(self.tok_set.q.val())
+            | (bit_cast::<TAG, 16>(self.i0_seg.q.val()) << self.sh64.val())
+            | (bit_cast::<TAG, 1>(self.i0_first.q.val().into()) << self.sh80.val())
+            | (bit_cast::<TAG, 1>(self.i0_last.q.val().into()) << self.sh81.val())
+            | (bit_cast::<TAG, 1>(self.i0_nf.q.val().into()) << self.sh82.val())
+            | (bit_cast::<TAG, 1>(self.tok_oob.q.val().into()) << self.sh83.val());
         // the sanitised beat goes to the token buffer
         self.bw.next = bit_cast::<1024, 1>(false.into());
         for p in 0..self._lanes {
-            self.btmp.next = self.i2_san[p].q.val();
+            self.btmp.next = self.i0_x[p].q.val();
             self.bw.next = self.bw.val() | (bit_cast::<1024, 16>(self.btmp.val()) << self.lane_off[p].val());
         }
         self.tbram.clock.next = self.clock.val();
-        self.tbram.we.next = self.i2_v.q.val();
+        self.tbram.we.next = self.i0_v.q.val();
         self.tbram.waddr.next = self.wp.q.val();
         self.tbram.wdata.next = self.bw.val();
         // pass 2 reads a beat into the memory's output register, which is
         // its P0 stage: it holds while pass 2 is stalled (no read then)
         self.tbram.re.next = self.rd_beat.val();
         self.tbram.raddr.next = self.rp.q.val();
-        self.wp.en.next = self.i2_v.q.val();
+        self.wp.en.next = self.i0_v.q.val();
         self.wp.d.next = self.wp.q.val() + self.one16.val();
         if self.wp.q.val() == self.buf_last.val() {
             self.wp.d.next = self.zero16.val();
@@ -762,42 +706,30 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         if self.rp.q.val() == self.buf_last.val() {
             self.rp.d.next = self.zero16.val();
         }
-        self.bcnt.en.next = self.i2_v.q.val() ^ self.rd_beat.val();
+        self.bcnt.en.next = self.i0_v.q.val() ^ self.rd_beat.val();
         self.bcnt.d.next = self.bcnt.q.val() - self.one16.val();
-        if self.i2_v.q.val() {
+        if self.i0_v.q.val() {
             self.bcnt.d.next = self.bcnt.q.val() + self.one16.val();
         }
-        // ... and its extremes to the tree
         self.tree.clock.next = self.clock.val();
         self.tree.reset.next = self.reset.val();
-        self.tree.in_valid.next = self.i2_v.q.val();
-        self.tree.in_tag.next = self.i2_tag.q.val();
-        for p in 0..self._lanes {
-            self.tree.key[p].next = self.i2_key[p].q.val();
-            self.tree.sg[p].next = self.i2_sg[p].q.val();
-        }
+        self.tree.in_valid.next = self.i0_v.q.val();
+        self.tree.in_tag.next = self.tag.val();
 
         // ---------------- token accumulation ----------------
         self.t_first.next = self.tree.out_tag.val().get_bit(self.tag_first.val().index());
         self.t_last.next = self.tree.out_tag.val().get_bit(self.tag_last.val().index());
         self.t_seg.next = self.tree.out_tag.val().get_bits::<16>(self.tag_beat.val().index());
-        for g in 0..5 {
-            self.acc_cmb[g].a.next = self.acc_node[g].q.val();
-            self.acc_cmb[g].b.next = self.tree.node[g].val();
-            self.acc_cmb[g].c.next = self.absent.val();
-            self.acc_cmb[g].d.next = self.absent.val();
-            self.acc_node_d[g].next = self.acc_cmb[g].y.val();
+        for c in 0..self._classes {
+            self.acc_cmb[c].a.next = self.acc_node[c].q.val();
+            self.acc_cmb[c].b.next = self.tree.node[c].val();
+            self.acc_node[c].clock.next = self.clock.val();
+            self.acc_node[c].reset.next = self.reset.val();
+            self.acc_node[c].en.next = self.tree.out_valid.val();
+            self.acc_node[c].d.next = self.acc_cmb[c].y.val();
             if self.t_first.val() {
-                self.acc_node_d[g].next = self.tree.node[g].val();
+                self.acc_node[c].d.next = self.tree.node[c].val();
             }
-            self.acc_node[g].clock.next = self.clock.val();
-            self.acc_node[g].reset.next = self.reset.val();
-            self.acc_node[g].en.next = self.tree.out_valid.val();
-            self.acc_node[g].d.next = self.acc_node_d[g].val();
-            self.tok_node[g].clock.next = self.clock.val();
-            self.tok_node[g].reset.next = self.reset.val();
-            self.tok_node[g].en.next = self.tree.out_valid.val() & self.t_last.val();
-            self.tok_node[g].d.next = self.acc_node_d[g].val();
         }
         for s in 0..self._cnts {
             self.acc_cnt_d[s].next = self.acc_cnt[s].q.val();
@@ -811,10 +743,6 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.acc_cnt[s].reset.next = self.reset.val();
             self.acc_cnt[s].en.next = self.tree.out_valid.val();
             self.acc_cnt[s].d.next = self.acc_cnt_d[s].val();
-            self.tok_cnt[s].clock.next = self.clock.val();
-            self.tok_cnt[s].reset.next = self.reset.val();
-            self.tok_cnt[s].en.next = self.tree.out_valid.val() & self.t_last.val();
-            self.tok_cnt[s].d.next = self.acc_cnt_d[s].val();
         }
         self.acc_nf_d.next =
             self.tree.out_tag.val().get_bit(self.tag_nf.val().index()) | (self.acc_nf.q.val() & !self.t_first.val());
@@ -834,14 +762,28 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         // ---------------- per-token parameters ----------------
         self.params.clock.next = self.clock.val();
         self.params.reset.next = self.reset.val();
+        // the token's summary is in the accumulator for the cycle after its
+        // last beat; the per-token unit takes subgroup nodes (a plain
+        // middle group's single class as the lower side, the upper absent)
         self.params.in_valid.next = self.tok_v.q.val();
-        for g in 0..5 {
-            self.params.in_node[g].next = self.tok_node[g].q.val();
+        self.params.in_node[0].next = self.acc_node[0].q.val();
+        self.params.in_node[2].next = self.acc_node[2].q.val();
+        for _m in 0..self._mid_plain {
+            self.params.in_node[1].next = self.acc_node[1].q.val();
+            self.params.in_node[3].next = self.absent.val();
+            self.params.in_node[4].next = self.acc_node[3].q.val();
+        }
+        for _m in 0..self._mid_shifted {
+            for z in self._classes..(self._classes + 1) {
+                self.params.in_node[1].next = self.acc_node[1].q.val();
+                self.params.in_node[3].next = self.acc_node[z - 2].q.val();
+                self.params.in_node[4].next = self.acc_node[z - 1].q.val();
+            }
         }
         self.params.in_thr.next = self.tok_thr.q.val();
         self.params.in_status.next = self.tok_status.q.val();
         for s in 0..self._cnts {
-            self.params.in_counts[s].next = self.tok_cnt[s].q.val();
+            self.params.in_counts[s].next = self.acc_cnt[s].q.val();
         }
         // constants FIFO record: {step2, min2, step1, min1, step0, min0, thr}
         self.rec_in.next = bit_cast::<160, 64>(self.params.out_thr.val());

@@ -39,6 +39,10 @@ pub struct ThresholdTable {
     pub rd_set: Signal<Out, Bits<64>>,
     /// rd_layer >= layers.
     pub rd_oob: Signal<Out, Bit>,
+    /// `rd_set`, and also the write of this very cycle when it is legal
+    /// and to the same entry: for a reader that registers the set at the
+    /// edge the write is sampled (the quantizer's first beat, spec §2.13).
+    pub rd_set_now: Signal<Out, Bits<64>>,
     entries: Vec<Reg<Bits<64>>>,
     idx: Vec<Constant<Bits<9>>>,
     done: Reg<Bit>,
@@ -95,6 +99,7 @@ impl ThresholdTable {
             rd_kv: Default::default(),
             rd_set: Default::default(),
             rd_oob: Default::default(),
+            rd_set_now: Default::default(),
             entries: (0..n).map(|_| Reg::default()).collect(),
             idx: (0..n).map(|i| Constant::new((i as u64).into())).collect(),
             done: Reg::default(),
@@ -209,6 +214,10 @@ impl Logic for ThresholdTable {
         }
         if self.wp_v.q.val() & (self.wp_addr.q.val() == self.raddr.val()) {
             self.rd_set.next = self.wp_data.q.val();
+        }
+        self.rd_set_now.next = self.rd_set.val();
+        if self.tw_valid.val() & (self.code.val() == self.c_ok.val()) & (self.waddr.val() == self.raddr.val()) {
+            self.rd_set_now.next = self.canon.val();
         }
     }
 }
