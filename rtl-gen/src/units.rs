@@ -406,13 +406,13 @@ fn build_quantizer(t: &toml::Table) -> Result<Built, GenError> {
     let d = QUANTIZER_DOCS;
     // the second parameter packs 3 divisors (16 bits) per quotient step
     let e = match p.inlier_bits {
-        2 => elaborate(OakenQuantizer::<2, 144>::new(&p, m), m, d),
-        3 => elaborate(OakenQuantizer::<3, 192>::new(&p, m), m, d),
-        4 => elaborate(OakenQuantizer::<4, 240>::new(&p, m), m, d),
-        5 => elaborate(OakenQuantizer::<5, 288>::new(&p, m), m, d),
-        6 => elaborate(OakenQuantizer::<6, 336>::new(&p, m), m, d),
-        7 => elaborate(OakenQuantizer::<7, 384>::new(&p, m), m, d),
-        8 => elaborate(OakenQuantizer::<8, 432>::new(&p, m), m, d),
+        2 => elaborate(OakenQuantizer::<2>::new(&p, m), m, d),
+        3 => elaborate(OakenQuantizer::<3>::new(&p, m), m, d),
+        4 => elaborate(OakenQuantizer::<4>::new(&p, m), m, d),
+        5 => elaborate(OakenQuantizer::<5>::new(&p, m), m, d),
+        6 => elaborate(OakenQuantizer::<6>::new(&p, m), m, d),
+        7 => elaborate(OakenQuantizer::<7>::new(&p, m), m, d),
+        8 => elaborate(OakenQuantizer::<8>::new(&p, m), m, d),
         _ => unreachable!("validated"),
     }?;
     let g = Geometry::new(&p);

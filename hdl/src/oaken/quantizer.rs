@@ -67,7 +67,7 @@ impl Geometry {
         let beats = p.beats();
         let tree = ExtremeTree::latency(lanes);
         let tp = TokenParams::latency();
-        let lane = 4 + p.outlier_bits as usize + 1;
+        let lane = super::encode_lane::latency(p.inlier_bits as usize);
         let zl = ZeroRemove::<8>::latency(lanes, SHIFTER_PIPELINE);
         // A beat is counted against the buffer from its acceptance until
         // pass 2 reads it. The first beat of a token waits for the token's
@@ -96,7 +96,7 @@ impl Geometry {
 }
 
 #[derive(LogicBlock)]
-pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
+pub struct OakenQuantizer<const IB: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // threshold table write port (spec §2.3)
@@ -151,6 +151,10 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     nf_any: Signal<Local, Bit>,
     tok_set: Reg<Bits<64>>,
     tok_oob: Reg<Bit>,
+    /// The first beat's set must take the write of its own edge.
+    fix_v: Reg<Bit>,
+    fix: Signal<Local, Bit>,
+    set_cur: Signal<Local, Bits<64>>,
     // B: classes of the I0 beat, into the tree
     thr_key: Vec<Key>,
     cls: Vec<Classify>,
@@ -196,47 +200,47 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     bc_out: Reg<Bits<16>>,
     bh_out: Reg<Bits<16>>,
     p0_thr: Reg<Bits<64>>,
-    p0_step: Vec<Reg<Bits<16>>>,
     p0_key: Vec<Key>,
-    // token values: P0 magnitude and sign of lo_outer, hi_outer, the three
-    // minima (and lo_inner, hi_inner when the middle group is shifted),
-    // converted from the FIFO's output; P1 each signed or negated as its
-    // offset needs it; P2 the five offsets; divisor fields P1..P3
+    // token values, each stage aligned with the token's first beat: P0 the
+    // magnitude and sign of lo_outer, hi_outer, the three minima (and
+    // lo_inner, hi_inner when the middle group is shifted), converted from
+    // the FIFO's head; P1 the five offsets (the lanes' L2); the groups'
+    // divisor fields at P0 .. P(2 + step stages), stage s group g at 3s + g
+    // (P2's reach the lanes' L3, P(3 + t)'s m their step stage t), and
+    // step = 0 beside them
     p0_conv: Vec<Fp16ToUnits>,
     p0_mag: Vec<Reg<Bits<FX>>>,
     p0_neg: Vec<Reg<Bit>>,
-    p1_t: Vec<Reg<Bits<FX>>>,
-    p1_norm: Vec<Reg<Bits<32>>>,
-    p2_norm: Vec<Reg<Bits<32>>>,
-    /// only m: the lanes take the fields at L3 (p2), the divisor line at L4
-    p3_norm: Vec<Reg<Bits<16>>>,
-    p2_off: Vec<Reg<Bits<FX>>>,
-    // 2m per group along the quotient steps, at j*3 + g
-    dd: Vec<Reg<Bits<16>>>,
-    lane: Vec<EncodeLane<IB, D2W>>,
+    p1_off: Vec<Reg<Bits<FX>>>,
+    cval: Vec<Signal<Local, Bits<FX>>>,
+    cneg: Vec<Signal<Local, Bit>>,
+    ccar: Vec<Signal<Local, Bits<FX>>>,
+    cb: Signal<Local, Bit>,
+    pnorm: Vec<Reg<Bits<18>>>,
+    pdz: Vec<Reg<Bit>>,
+    lane: Vec<EncodeLane<IB>>,
     off_bus: Signal<Local, Bits<OFFW>>,
     norm_bus: Signal<Local, Bits<NORMW>>,
-    d2_bus: Signal<Local, Bits<D2W>>,
     off_sh: Vec<Constant<Bits<OFFW>>>,
     norm_sh: Vec<Constant<Bits<NORMW>>>,
-    d2_sh: Vec<Constant<Bits<D2W>>>,
+    dz_bus: Signal<Local, Bits<3>>,
+    dz_sh: Vec<Constant<Bits<3>>>,
     // step FP16 -> divisor fields (spec §5.3)
     sfp: Signal<Local, Bits<16>>,
     sexp: Signal<Local, Bits<16>>,
     smant: Signal<Local, Bits<16>>,
     shv: Signal<Local, Bits<16>>,
-    nfield: Signal<Local, Bits<32>>,
-    ntmp: Signal<Local, Bits<32>>,
-    htmp16: Signal<Local, Bits<16>>,
+    nfield: Signal<Local, Bits<18>>,
+    ntmp: Signal<Local, Bits<18>>,
+    dztmp: Signal<Local, Bit>,
     exp_lo: Constant<Bits<16>>,
     x1f: Constant<Bits<16>>,
     mant_mask: Constant<Bits<16>>,
     imp_bit: Constant<Bits<16>>,
     two16: Constant<Bits<16>>,
-    f_sh32: Constant<Bits<32>>,
-    f_left32: Constant<Bits<32>>,
-    f_dz32: Constant<Bits<32>>,
-    one32: Constant<Bits<32>>,
+    f_sh18: Constant<Bits<18>>,
+    left18: Constant<Bits<18>>,
+    zero3: Constant<Bits<3>>,
     // per-beat valid, first, last and COO index base (beat * lanes mod 64)
     // along pass 2 (P0..assembly)
     pv: Vec<Reg<Bit>>,
@@ -315,9 +319,14 @@ pub struct OakenQuantizer<const IB: usize, const D2W: usize> {
     _mid_shifted: usize,
     _mid_plain: usize,
     _p1n: usize,
+    /// The lanes' step stages; the last divisor-field stage (2 + ts) and
+    /// the number of step = 0 stages (3 + ts).
+    _ts: usize,
+    _pn: usize,
+    _pd: usize,
 }
 
-impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
+impl<const IB: usize> OakenQuantizer<IB> {
     /// `module`: the emitted module's name, which prefixes the token
     /// buffer's storage module.
     pub fn new(p: &OakenParams, module: &str) -> Self {
@@ -328,7 +337,8 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
         // every head's segment counts
         let s = g.counts;
         let q = IB + 1;
-        let p2 = EncodeLane::<IB, D2W>::latency();
+        let p2 = EncodeLane::<IB>::latency();
+        let ts = EncodeLane::<IB>::step_stages(IB);
         let zl = ZeroRemove::<8>::latency(l, SHIFTER_PIPELINE);
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
         let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|gr| p.coding(gr).levels_minus_one());
@@ -391,6 +401,9 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             nf_any: Default::default(),
             tok_set: Reg::default(),
             tok_oob: Reg::default(),
+            fix_v: Reg::default(),
+            fix: Default::default(),
+            set_cur: Default::default(),
             thr_key: (0..4).map(|_| Key::default()).collect(),
             cls: (0..l).map(|_| Classify::default()).collect(),
             elem_key: (0..l).map(|_| Key::default()).collect(),
@@ -430,40 +443,39 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             bc_out: Reg::default(),
             bh_out: Reg::default(),
             p0_thr: Reg::default(),
-            p0_step: regs(3),
             p0_key: (0..4).map(|_| Key::default()).collect(),
             p0_conv: (0..p1n).map(|_| Fp16ToUnits::default()).collect(),
             p0_mag: regs(p1n),
             p0_neg: regs(p1n),
-            p1_t: regs(p1n),
-            p1_norm: regs(3),
-            p2_norm: regs(3),
-            p3_norm: regs(3),
-            p2_off: regs(5),
-            dd: regs(3 * q),
+            p1_off: regs(5),
+            cval: sigs(p1n),
+            cneg: sigs(p1n),
+            ccar: sigs(p1n),
+            cb: Default::default(),
+            pnorm: regs(9),
+            pdz: regs(3 * (3 + ts)),
             lane: (0..l).map(|_| EncodeLane::new(mid_shifted)).collect(),
             off_bus: Default::default(),
             norm_bus: Default::default(),
-            d2_bus: Default::default(),
             off_sh: (0..5).map(|i| c((FX * i) as u64)).collect(),
-            norm_sh: (0..3).map(|i| c(32 * i as u64)).collect(),
-            d2_sh: (0..3 * q).map(|i| c(16 * i as u64)).collect(),
+            norm_sh: (0..3).map(|i| c(18 * i as u64)).collect(),
+            dz_bus: Default::default(),
+            dz_sh: (0..3).map(|g| c(g as u64)).collect(),
             sfp: Default::default(),
             sexp: Default::default(),
             smant: Default::default(),
             shv: Default::default(),
             nfield: Default::default(),
             ntmp: Default::default(),
-            htmp16: Default::default(),
+            dztmp: Default::default(),
             exp_lo: c(10),
             x1f: c(0x1F),
             mant_mask: c(0x3FF),
             imp_bit: c(0x400),
             two16: c(2),
-            f_sh32: c(16),
-            f_left32: c(24),
-            f_dz32: c(25),
-            one32: c(1),
+            f_sh18: c(11),
+            left18: c(1 << 17),
+            zero3: c(0),
             pv: regs(p2 + 1),
             pf: regs(p2 + 1),
             pl: regs(p2 + 1),
@@ -532,11 +544,14 @@ impl<const IB: usize, const D2W: usize> OakenQuantizer<IB, D2W> {
             _mid_shifted: mid_shifted as usize,
             _mid_plain: !mid_shifted as usize,
             _p1n: p1n,
+            _ts: ts,
+            _pn: 2,
+            _pd: 3 + ts,
         }
     }
 }
 
-impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
+impl<const IB: usize> Logic for OakenQuantizer<IB> {
     #[hdl_gen]
     fn update(&mut self) {
         // ---------------- threshold table ----------------
@@ -554,7 +569,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
 
         clock!(
             self, clock, ready, alloc, bc_in, bh_in, sb_in, gs_in, i0_v, i0_first, i0_last, i0_seg, i0_nf, tok_set,
-            tok_oob, acc_nf, tok_v, tok_thr, tok_status, bc_out, bh_out, p0_thr, wp, rp, bcnt
+            tok_oob, fix_v, acc_nf, tok_v, tok_thr, tok_status, bc_out, bh_out, p0_thr, wp, rp, bcnt
         );
         self.ready.reset.next = self.reset.val();
         self.alloc.reset.next = self.reset.val();
@@ -573,6 +588,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i0_nf.reset.next = self.reset.val();
         self.tok_set.reset.next = self.reset.val();
         self.tok_oob.reset.next = self.reset.val();
+        self.fix_v.reset.next = self.reset.val();
         self.acc_nf.reset.next = self.reset.val();
         self.tok_v.reset.next = self.reset.val();
         self.tok_thr.reset.next = self.reset.val();
@@ -636,8 +652,21 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i0_last.d.next = self.bc_in.q.val() == self.last_beat.val();
         self.i0_seg.en.next = self.accept.val();
         self.i0_seg.d.next = self.gs_in.q.val();
-        self.tok_set.en.next = self.accept.val() & (self.bc_in.q.val() == self.zero16.val());
-        self.tok_set.d.next = self.thr_tab.rd_set_now.val();
+        // a write sampled at the same edge reaches the set one cycle later:
+        // until then the set in use is the write's (the rule of §2.13,
+        // without the write port's checks on the path into the set)
+        self.fix_v.en.next = true;
+        self.fix_v.d.next = self.accept.val() & (self.bc_in.q.val() == self.zero16.val()) & self.thr_tab.rd_hit_now.val();
+        self.fix.next = self.fix_v.q.val() & self.thr_tab.wr_valid.val();
+        self.set_cur.next = self.tok_set.q.val();
+        if self.fix.val() {
+            self.set_cur.next = self.thr_tab.wr_set.val();
+        }
+        self.tok_set.en.next = (self.accept.val() & (self.bc_in.q.val() == self.zero16.val())) | self.fix.val();
+        self.tok_set.d.next = self.thr_tab.wr_set.val();
+        if self.accept.val() & (self.bc_in.q.val() == self.zero16.val()) {
+            self.tok_set.d.next = self.thr_tab.rd_set.val();
+        }
         self.tok_oob.en.next = self.accept.val() & (self.bc_in.q.val() == self.zero16.val());
         self.tok_oob.d.next = self.thr_tab.rd_oob.val();
         self.nf_any.next = false;
@@ -653,7 +682,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         self.i0_nf.d.next = self.nf_any.val();
         // B: each lane's class (spec §2.4) and order key, into the tree
         for t in 0..4 {
-            self.thr_key[t].x.next = self.tok_set.q.val().get_bits::<16>(self.thr_off[t].val().index());
+            self.thr_key[t].x.next = self.set_cur.val().get_bits::<16>(self.thr_off[t].val().index());
         }
         for p in 0..self._lanes {
             self.cls[p].x.next = self.i0_x[p].q.val();
@@ -676,7 +705,7 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.tree.outl[p].next = (self.cls[p].sg.val() != self.sg_mlo.val()) & (self.cls[p].sg.val() != self.sg_mhi.val());
         }
         // tag: {oob, nonfinite, last, first, global segment, thresholds}
-        self.tag.next = bit_cast::<TAG, 64>(self.tok_set.q.val())
+        self.tag.next = bit_cast::<TAG, 64>(self.set_cur.val())
             | (bit_cast::<TAG, 16>(self.i0_seg.q.val()) << self.sh64.val())
             | (bit_cast::<TAG, 1>(self.i0_first.q.val().into()) << self.sh80.val())
             | (bit_cast::<TAG, 1>(self.i0_last.q.val().into()) << self.sh81.val())
@@ -833,12 +862,6 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         // P0: the beat, and its token's record (loaded at the first beat)
         self.p0_thr.en.next = self.rd_beat.val() & self.rd_first.val();
         self.p0_thr.d.next = self.cf_rec.rdata.val().get_bits::<64>(0);
-        for g in 0..3 {
-            self.p0_step[g].clock.next = self.clock.val();
-            self.p0_step[g].reset.next = self.reset.val();
-            self.p0_step[g].en.next = self.rd_beat.val() & self.rd_first.val();
-            self.p0_step[g].d.next = self.cf_rec.rdata.val().get_bits::<16>(self.step_off[g].val().index());
-        }
         for i in 0..(self._p2 + 1) {
             self.pv[i].clock.next = self.clock.val();
             self.pv[i].reset.next = self.reset.val();
@@ -867,7 +890,10 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
         for t in 0..4 {
             self.p0_key[t].x.next = self.p0_thr.q.val().get_bits::<16>(self.thr_off[t].val().index());
         }
-        // P0: thresholds and minima from the FIFO, as magnitude and sign
+        // P0: thresholds and minima from the FIFO's head, as magnitude and
+        // sign, and each group's divisor fields (spec §5.3: m = 1024 +
+        // mantissa, or the mantissa for E = 0; right shift E - 2, or left by
+        // one for E <= 1; step = 0), loaded with the token's first beat
         for i in 0..self._p1n {
             self.p0_conv[i].x.next = self.cf_rec.rdata.val().get_bits::<16>(self.cvt_off[i].val().index());
             self.p0_mag[i].clock.next = self.clock.val();
@@ -878,77 +904,80 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.p0_neg[i].reset.next = self.reset.val();
             self.p0_neg[i].en.next = self.rd_beat.val() & self.rd_first.val();
             self.p0_neg[i].d.next = self.p0_conv[i].neg.val();
-            // P1: +value for lo thresholds, -value for hi thresholds and minima
-            self.p1_t[i].clock.next = self.clock.val();
-            self.p1_t[i].reset.next = self.reset.val();
-            self.p1_t[i].en.next = self.en2.val();
-            self.wantn.next = self.want_neg[i].val();
-            self.p1_t[i].d.next = self.p0_mag[i].q.val();
-            if self.p0_neg[i].q.val() ^ self.wantn.val() {
-                self.p1_t[i].d.next = self.zero_fx.val() - self.p0_mag[i].q.val();
-            }
         }
-        // P2: offsets per subgroup (spec §2.5): n = v - min, v = x - hi_T,
-        // lo_T - x or x
-        for i in 0..5 {
-            self.p2_off[i].clock.next = self.clock.val();
-            self.p2_off[i].reset.next = self.reset.val();
-            self.p2_off[i].en.next = self.en2.val();
+        for i in 0..(3 * (self._pn + 1)) {
+            self.pnorm[i].clock.next = self.clock.val();
+            self.pnorm[i].reset.next = self.reset.val();
+            self.pnorm[i].en.next = self.en2.val();
         }
-        self.p2_off[0].d.next = self.p1_t[0].q.val() + self.p1_t[2].q.val();
-        self.p2_off[4].d.next = self.p1_t[1].q.val() + self.p1_t[2].q.val();
-        self.p2_off[2].d.next = self.p1_t[4].q.val();
-        for _p in 0..self._mid_plain {
-            self.p2_off[1].d.next = self.p1_t[3].q.val();
-            self.p2_off[3].d.next = self.p1_t[3].q.val();
+        for i in 0..(3 * self._pd) {
+            self.pdz[i].clock.next = self.clock.val();
+            self.pdz[i].reset.next = self.reset.val();
+            self.pdz[i].en.next = self.en2.val();
         }
-        for _s in 0..self._mid_shifted {
-            self.p2_off[1].d.next = self.p1_t[5].q.val() + self.p1_t[3].q.val();
-            self.p2_off[3].d.next = self.p1_t[6].q.val() + self.p1_t[3].q.val();
-        }
-        // divisor fields of each group's step (spec §5.3): m = 1024 + mantissa
-        // (mantissa for E = 0), right shift E - 2, left by one for E <= 1
         for g in 0..3 {
-            self.sfp.next = self.p0_step[g].q.val();
+            self.sfp.next = self.cf_rec.rdata.val().get_bits::<16>(self.step_off[g].val().index());
             self.sexp.next = (self.sfp.val() >> self.exp_lo.val()) & self.x1f.val();
             self.smant.next = self.sfp.val() & self.mant_mask.val();
             if self.sexp.val() != self.zero16.val() {
                 self.smant.next = self.smant.val() | self.imp_bit.val();
             }
             self.shv.next = self.sexp.val() - self.two16.val();
-            self.nfield.next = bit_cast::<32, 16>(self.smant.val());
+            self.nfield.next = bit_cast::<18, 16>(self.smant.val());
             if self.sexp.val() <= self.one16.val() {
-                self.nfield.next = self.nfield.val() | (self.one32.val() << self.f_left32.val());
+                self.nfield.next = self.nfield.val() | self.left18.val();
             } else {
-                self.nfield.next = self.nfield.val() | (bit_cast::<32, 16>(self.shv.val()) << self.f_sh32.val());
+                self.nfield.next = self.nfield.val() | (bit_cast::<18, 16>(self.shv.val()) << self.f_sh18.val());
             }
-            if self.sfp.val() == self.zero16.val() {
-                self.nfield.next = self.nfield.val() | (self.one32.val() << self.f_dz32.val());
+            self.pnorm[g].en.next = self.rd_beat.val() & self.rd_first.val();
+            self.pnorm[g].d.next = self.nfield.val();
+            self.pdz[g].en.next = self.rd_beat.val() & self.rd_first.val();
+            self.pdz[g].d.next = self.sfp.val() == self.zero16.val();
+        }
+        // P1 .. : the fields travel with the token's first beat (P2's reach
+        // the lanes' L3, P3 .. their step stages, m only)
+        for i in 3..(3 * (self._pn + 1)) {
+            self.pnorm[i].d.next = self.pnorm[i - 3].q.val();
+        }
+        for i in 3..(3 * self._pd) {
+            self.pdz[i].d.next = self.pdz[i - 3].q.val();
+        }
+        // P1: offsets per subgroup (spec §2.5): n = v - min with v = x - hi_T,
+        // lo_T - x or x, so off = lo_T - min, -hi_T - min or -min; each is
+        // one add of two complemented magnitudes and their two carries
+        for i in 0..5 {
+            self.p1_off[i].clock.next = self.clock.val();
+            self.p1_off[i].reset.next = self.reset.val();
+            self.p1_off[i].en.next = self.en2.val();
+        }
+        for i in 0..self._p1n {
+            // v_i with the sign it enters with: +lo, -hi, -min
+            self.wantn.next = self.want_neg[i].val();
+            self.cneg[i].next = self.p0_neg[i].q.val() ^ self.wantn.val();
+            self.cval[i].next = self.p0_mag[i].q.val();
+            if self.cneg[i].val() {
+                self.cval[i].next = !self.p0_mag[i].q.val();
             }
-            self.p1_norm[g].clock.next = self.clock.val();
-            self.p1_norm[g].reset.next = self.reset.val();
-            self.p1_norm[g].en.next = self.en2.val();
-            self.p1_norm[g].d.next = self.nfield.val();
-            self.p2_norm[g].clock.next = self.clock.val();
-            self.p2_norm[g].reset.next = self.reset.val();
-            self.p2_norm[g].en.next = self.en2.val();
-            self.p2_norm[g].d.next = self.p1_norm[g].q.val();
-            self.p3_norm[g].clock.next = self.clock.val();
-            self.p3_norm[g].reset.next = self.reset.val();
-            self.p3_norm[g].en.next = self.en2.val();
-            self.p3_norm[g].d.next = self.p2_norm[g].q.val().get_bits::<16>(0);
+            self.cb.next = self.cneg[i].val();
+            self.ccar[i].next = bit_cast::<FX, 1>(self.cb.val().into());
         }
-        // 2m per group along the quotient steps
-        for i in 0..(3 * self._q) {
-            self.dd[i].clock.next = self.clock.val();
-            self.dd[i].reset.next = self.reset.val();
-            self.dd[i].en.next = self.en2.val();
+        // (slots: 0 lo_o, 1 hi_o, 2 min_o, 3 min_m, 4 min_i, 5 lo_i, 6 hi_i)
+        self.p1_off[0].d.next = self.cval[0].val() + self.cval[2].val()
+            + self.ccar[0].val() + self.ccar[2].val();
+        self.p1_off[4].d.next = self.cval[1].val() + self.cval[2].val()
+            + self.ccar[1].val() + self.ccar[2].val();
+        self.p1_off[2].d.next = self.cval[4].val() + self.ccar[4].val();
+        for _p in 0..self._mid_plain {
+            self.p1_off[1].d.next = self.cval[3].val() + self.ccar[3].val();
+            self.p1_off[3].d.next = self.cval[3].val() + self.ccar[3].val();
         }
-        for g in 0..3 {
-            self.dd[g].d.next = self.p3_norm[g].q.val() << self.one16.val();
-        }
-        for i in 3..(3 * self._q) {
-            self.dd[i].d.next = self.dd[i - 3].q.val();
+        for z in self._p1n..(self._p1n + 1) {
+            for _s in 0..self._mid_shifted {
+                self.p1_off[1].d.next = self.cval[z - 2].val() + self.cval[3].val()
+                    + self.ccar[z - 2].val() + self.ccar[3].val();
+                self.p1_off[3].d.next = self.cval[z - 1].val() + self.cval[3].val()
+                    + self.ccar[z - 1].val() + self.ccar[3].val();
+            }
         }
         // the lanes
         for p in 0..self._lanes {
@@ -967,27 +996,30 @@ impl<const IB: usize, const D2W: usize> Logic for OakenQuantizer<IB, D2W> {
             self.lane[p].k_hi_i.next = self.p0_key[2].key.val();
             self.lane[p].k_hi_o.next = self.p0_key[3].key.val();
         }
-        // token values reach the lanes as packed buses
+        // token values reach the lanes as packed buses: offsets from P1,
+        // fields from P2, step stage t's m from P(3 + t), step = 0 from the
+        // last
         self.off_bus.next = bit_cast::<OFFW, 1>(false.into());
         for i in 0..5 {
-            self.stmp.next = self.p2_off[i].q.val();
+            self.stmp.next = self.p1_off[i].q.val();
             self.off_bus.next = self.off_bus.val() | (bit_cast::<OFFW, FX>(self.stmp.val()) << self.off_sh[i].val());
         }
         self.norm_bus.next = bit_cast::<NORMW, 1>(false.into());
         for g in 0..3 {
-            self.ntmp.next = self.p2_norm[g].q.val();
-            self.norm_bus.next =
-                self.norm_bus.val() | (bit_cast::<NORMW, 32>(self.ntmp.val()) << self.norm_sh[g].val());
+            self.ntmp.next = self.pnorm[6 + g].q.val();
+            self.norm_bus.next = self.norm_bus.val() | (bit_cast::<NORMW, 18>(self.ntmp.val()) << self.norm_sh[g].val());
         }
-        self.d2_bus.next = bit_cast::<D2W, 1>(false.into());
-        for i in 0..(3 * self._q) {
-            self.htmp16.next = self.dd[i].q.val();
-            self.d2_bus.next = self.d2_bus.val() | (bit_cast::<D2W, 16>(self.htmp16.val()) << self.d2_sh[i].val());
+        self.dz_bus.next = self.zero3.val();
+        for z in self._pd..(self._pd + 1) {
+            for g in 0..3 {
+                self.dztmp.next = self.pdz[3 * z - 3 + g].q.val();
+                self.dz_bus.next = self.dz_bus.val() | (bit_cast::<3, 1>(self.dztmp.val().into()) << self.dz_sh[g].val());
+            }
         }
         for p in 0..self._lanes {
             self.lane[p].off.next = self.off_bus.val();
             self.lane[p].norm.next = self.norm_bus.val();
-            self.lane[p].d2.next = self.d2_bus.val();
+            self.lane[p].dz.next = self.dz_bus.val();
         }
 
         // COO entries {idx, grp, hi} and the zero-remove shifter (spec §2.8)

@@ -39,10 +39,14 @@ pub struct ThresholdTable {
     pub rd_set: Signal<Out, Bits<64>>,
     /// rd_layer >= layers.
     pub rd_oob: Signal<Out, Bit>,
-    /// `rd_set`, and also the write of this very cycle when it is legal
-    /// and to the same entry: for a reader that registers the set at the
-    /// edge the write is sampled (the quantizer's first beat, spec §2.13).
-    pub rd_set_now: Signal<Out, Bits<64>>,
+    /// A write is sampled this cycle to the entry being read (legal or not:
+    /// `wr_valid` says so a cycle later).
+    pub rd_hit_now: Signal<Out, Bit>,
+    /// The write sampled last cycle, if legal (it reaches its entry at this
+    /// edge): for a reader that registered `rd_set` at that same edge and
+    /// must see the write (the quantizer's first beat, spec §2.13).
+    pub wr_valid: Signal<Out, Bit>,
+    pub wr_set: Signal<Out, Bits<64>>,
     entries: Vec<Reg<Bits<64>>>,
     idx: Vec<Constant<Bits<9>>>,
     done: Reg<Bit>,
@@ -99,7 +103,9 @@ impl ThresholdTable {
             rd_kv: Default::default(),
             rd_set: Default::default(),
             rd_oob: Default::default(),
-            rd_set_now: Default::default(),
+            rd_hit_now: Default::default(),
+            wr_valid: Default::default(),
+            wr_set: Default::default(),
             entries: (0..n).map(|_| Reg::default()).collect(),
             idx: (0..n).map(|i| Constant::new((i as u64).into())).collect(),
             done: Reg::default(),
@@ -215,9 +221,8 @@ impl Logic for ThresholdTable {
         if self.wp_v.q.val() & (self.wp_addr.q.val() == self.raddr.val()) {
             self.rd_set.next = self.wp_data.q.val();
         }
-        self.rd_set_now.next = self.rd_set.val();
-        if self.tw_valid.val() & (self.code.val() == self.c_ok.val()) & (self.waddr.val() == self.raddr.val()) {
-            self.rd_set_now.next = self.canon.val();
-        }
+        self.rd_hit_now.next = self.tw_valid.val() & (self.waddr.val() == self.raddr.val());
+        self.wr_valid.next = self.wp_v.q.val();
+        self.wr_set.next = self.wp_data.q.val();
     }
 }
