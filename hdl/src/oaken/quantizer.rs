@@ -72,11 +72,13 @@ impl Geometry {
         // A beat is counted against the buffer from its acceptance until
         // pass 2 reads it. The first beat of a token waits for the token's
         // last beat (beats-1), the input register (1), the tree's registers,
-        // the accumulator (1), the per-token unit and the constants FIFO (1);
-        // every later beat waits as long, so a beat per cycle keeps `wait`
-        // slots busy, and the registered `ready` needs one more.
-        let wait = beats - 1 + 1 + tree + 1 + tp + 1;
-        let buffer = wait + 2;
+        // the accumulator (1) and the per-token unit (whose result pass 2
+        // takes in the cycle it appears, through the constants FIFO when
+        // that is empty); every later beat waits as long, so a beat per
+        // cycle keeps `wait` slots busy, and the registered `ready` needs one
+        // more.
+        let wait = beats - 1 + 1 + tree + 1 + tp;
+        let buffer = wait + 1;
         let pass2 = 1 + lane + zl;
         Geometry {
             lanes,
@@ -85,9 +87,14 @@ impl Geometry {
             counts: p.heads * p.segments(),
             seg_beats: SEGMENT / lanes,
             buffer,
-            const_fifo: buffer.div_ceil(beats) + 2,
-            meta_fifo: (pass2 + 1).div_ceil(beats) + 2,
-            side_fifo: tp.div_ceil(beats) + 2,
+            // constants of tokens not yet started in pass 2: each has every
+            // beat in the buffer, so at most buffer / beats of them, one more
+            // for a push and a pop at the same edge
+            const_fifo: buffer / beats + 1,
+            // tokens with a beat in pass 2's registers
+            meta_fifo: pass2.div_ceil(beats) + 1,
+            // tokens in the per-token unit (one at most every `beats` cycles)
+            side_fifo: tp.div_ceil(beats) + 1,
             // the first beat is read the cycle the constants FIFO fills; its
             // wait already counts that cycle
             latency: wait + pass2,
@@ -184,6 +191,9 @@ pub struct OakenQuantizer<const IB: usize> {
     cf_cnt: Vec<FifoMem<8>>,
     cf_st: FifoMem<2>,
     rec_in: Signal<Local, Bits<160>>,
+    head_rec: Signal<Local, Bits<160>>,
+    head_cnt: Vec<Signal<Local, Bits<8>>>,
+    head_st: Signal<Local, Bits<2>>,
     rtmp: Signal<Local, Bits<16>>,
     // token buffer: one memory word per beat, write and read pointers and
     // the number of beats written and not yet read
@@ -259,6 +269,7 @@ pub struct OakenQuantizer<const IB: usize> {
     zd: Vec<Reg<Bits<IB>>>,
     zf: Vec<Reg<Bit>>,
     zl: Vec<Reg<Bit>>,
+    zb: Vec<Reg<Bits<8>>>,
     out_fire: Signal<Local, Bit>,
     stmp: Signal<Local, Bits<FX>>,
     wantn: Signal<Local, Bit>,
@@ -427,6 +438,9 @@ impl<const IB: usize> OakenQuantizer<IB> {
             cf_cnt: (0..s).map(|_| FifoMem::new(g.const_fifo)).collect(),
             cf_st: FifoMem::new(g.const_fifo),
             rec_in: Default::default(),
+            head_rec: Default::default(),
+            head_cnt: sigs(s),
+            head_st: Default::default(),
             rtmp: Default::default(),
             tbram: {
                 let m = &g.memories(module)[0];
@@ -489,6 +503,7 @@ impl<const IB: usize> OakenQuantizer<IB> {
             zd: regs(zl * l),
             zf: regs(zl),
             zl: regs(zl),
+            zb: regs(zl),
             out_fire: Default::default(),
             stmp: Default::default(),
             wantn: Default::default(),
@@ -602,7 +617,9 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         self.out_fire.next = self.zr.out_valid.val() & self.out_ready.val();
         self.rd_first.next = self.bc_out.q.val() == self.zero16.val();
         self.rd_beat.next =
-            self.en2.val() & (self.bcnt.q.val() != self.zero16.val()) & (!self.rd_first.val() | !self.cf.empty.val());
+            self.en2.val()
+                & (self.bcnt.q.val() != self.zero16.val())
+                & (!self.rd_first.val() | !self.cf.empty.val() | self.params.out_valid.val());
 
         // ---------------- pass 1: acceptance and credit ----------------
         self.accept.next = self.in_valid.val() & self.ready.q.val();
@@ -827,6 +844,20 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         self.cf.reset.next = self.reset.val();
         self.cf.push.next = self.params.out_valid.val();
         self.cf.pop.next = self.rd_beat.val() & self.rd_first.val();
+        // the FIFO's head, or the per-token unit's result itself when the
+        // FIFO is empty (pushed and popped in the same cycle, it never waits)
+        self.head_rec.next = self.cf_rec.rdata.val();
+        self.head_st.next = self.cf_st.rdata.val();
+        for s in 0..self._cnts {
+            self.head_cnt[s].next = self.cf_cnt[s].rdata.val();
+        }
+        if self.cf.empty.val() {
+            self.head_rec.next = self.rec_in.val();
+            self.head_st.next = self.params.out_status.val();
+            for s in 0..self._cnts {
+                self.head_cnt[s].next = self.params.out_counts[s].val();
+            }
+        }
         self.cf_rec.clock.next = self.clock.val();
         self.cf_rec.reset.next = self.reset.val();
         self.cf_rec.we.next = self.params.out_valid.val();
@@ -861,7 +892,7 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         }
         // P0: the beat, and its token's record (loaded at the first beat)
         self.p0_thr.en.next = self.rd_beat.val() & self.rd_first.val();
-        self.p0_thr.d.next = self.cf_rec.rdata.val().get_bits::<64>(0);
+        self.p0_thr.d.next = self.head_rec.val().get_bits::<64>(0);
         for i in 0..(self._p2 + 1) {
             self.pv[i].clock.next = self.clock.val();
             self.pv[i].reset.next = self.reset.val();
@@ -895,7 +926,7 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         // mantissa, or the mantissa for E = 0; right shift E - 2, or left by
         // one for E <= 1; step = 0), loaded with the token's first beat
         for i in 0..self._p1n {
-            self.p0_conv[i].x.next = self.cf_rec.rdata.val().get_bits::<16>(self.cvt_off[i].val().index());
+            self.p0_conv[i].x.next = self.head_rec.val().get_bits::<16>(self.cvt_off[i].val().index());
             self.p0_mag[i].clock.next = self.clock.val();
             self.p0_mag[i].reset.next = self.reset.val();
             self.p0_mag[i].en.next = self.rd_beat.val() & self.rd_first.val();
@@ -916,7 +947,7 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
             self.pdz[i].en.next = self.en2.val();
         }
         for g in 0..3 {
-            self.sfp.next = self.cf_rec.rdata.val().get_bits::<16>(self.step_off[g].val().index());
+            self.sfp.next = self.head_rec.val().get_bits::<16>(self.step_off[g].val().index());
             self.sexp.next = (self.sfp.val() >> self.exp_lo.val()) & self.x1f.val();
             self.smant.next = self.sfp.val() & self.mant_mask.val();
             if self.sexp.val() != self.zero16.val() {
@@ -1022,12 +1053,14 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
             self.lane[p].dz.next = self.dz_bus.val();
         }
 
-        // COO entries {idx, grp, hi} and the zero-remove shifter (spec §2.8)
+        // COO entries {idx, grp, hi} (spec §2.8) through the zero-remove
+        // shifter: it moves {lane, grp, hi}; the beat's index base, a multiple
+        // of the lane count, is ORed in after it (idx = base + lane)
         for l in self._p2..(self._p2 + 1) {
-            self.base6.next = self.pb[l].q.val();
             self.zr.in_valid.next = self.pv[l].q.val();
             self.zf[0].d.next = self.pf[l].q.val();
             self.zl[0].d.next = self.pl[l].q.val();
+            self.zb[0].d.next = self.pb[l].q.val();
         }
         self.zr.clock.next = self.clock.val();
         self.zr.reset.next = self.reset.val();
@@ -1035,7 +1068,7 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         for p in 0..self._lanes {
             self.gtmp.next = self.lane[p].grp.val();
             self.htmp.next = self.lane[p].hi.val();
-            self.coo[p].next = ((self.base6.val() + self.lane_idx[p].val()) << self.two8.val())
+            self.coo[p].next = (self.lane_idx[p].val() << self.two8.val())
                 | (bit_cast::<8, 1>(self.gtmp.val().into()) << self.one8.val())
                 | bit_cast::<8, 1>(self.htmp.val().into());
             self.zr.data[p].next = self.coo[p].val();
@@ -1049,10 +1082,14 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
             self.zl[i].clock.next = self.clock.val();
             self.zl[i].reset.next = self.reset.val();
             self.zl[i].en.next = self.en2.val();
+            self.zb[i].clock.next = self.clock.val();
+            self.zb[i].reset.next = self.reset.val();
+            self.zb[i].en.next = self.en2.val();
         }
         for i in 1..self._zl {
             self.zf[i].d.next = self.zf[i - 1].q.val();
             self.zl[i].d.next = self.zl[i - 1].q.val();
+            self.zb[i].d.next = self.zb[i - 1].q.val();
         }
         for n in self._lanes..(self._lanes + 1) {
             for p in 0..self._lanes {
@@ -1079,8 +1116,14 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         }
         self.out_valid.next = self.zr.out_valid.val();
         self.out_coo_count.next = self.zr.count.val();
+        for l in self._zl..(self._zl + 1) {
+            self.base6.next = self.zb[l - 1].q.val() << self.two8.val();
+        }
         for p in 0..self._lanes {
             self.out_coo[p].next = self.zr.out[p].val();
+            if self.zr.count.val() > self.lane_idx[p].val() {
+                self.out_coo[p].next = self.zr.out[p].val() | self.base6.val();
+            }
         }
 
         // metadata FIFO: written at a token's first read, read at its output
@@ -1089,10 +1132,10 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         self.mf.push.next = self.rd_beat.val() & self.rd_first.val();
         self.mf.pop.next = self.out_fire.val() & self.out_last.val() & !self.mf.empty.val();
         for i in 0..12 {
-            self.mf_byte[i].wdata.next = self.cf_rec.rdata.val().get_bits::<8>(self.byte_off[i].val().index());
+            self.mf_byte[i].wdata.next = self.head_rec.val().get_bits::<8>(self.byte_off[i].val().index());
         }
         for s in 0..self._cnts {
-            self.mf_byte[12 + s].wdata.next = self.cf_cnt[s].rdata.val();
+            self.mf_byte[12 + s].wdata.next = self.head_cnt[s].val();
         }
         for i in 0..self._bytes {
             self.mf_byte[i].clock.next = self.clock.val();
@@ -1112,7 +1155,7 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         self.mf_st.we.next = self.rd_beat.val() & self.rd_first.val();
         self.mf_st.waddr.next = self.mf.waddr.val();
         self.mf_st.raddr.next = self.mf.raddr.val();
-        self.mf_st.wdata.next = self.cf_st.rdata.val();
+        self.mf_st.wdata.next = self.head_st.val();
         self.out_status.next = self.mf_st.rdata.val();
     }
 }
