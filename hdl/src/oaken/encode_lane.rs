@@ -93,7 +93,7 @@ pub struct EncodeLane<const IB: usize> {
     offv: Signal<Local, Bits<FX>>,
     nf: Signal<Local, Bits<18>>,
     shv: Signal<Local, Bits<FX>>,
-    mv: Signal<Local, Bits<NW>>,
+    mv: Signal<Local, Bits<FX>>,
     /// Step j's inputs at j, its results at j + 1.
     rem: Vec<Signal<Local, Bits<NW>>>,
     qv: Vec<Signal<Local, Bits<16>>>,
@@ -211,9 +211,9 @@ impl<const IB: usize> EncodeLane<IB> {
             nf: Default::default(),
             shv: Default::default(),
             mv: Default::default(),
-            rem: sigs(q + 1),
+            rem: sigs(q),
             qv: sigs(q + 1),
-            mm: sigs(q + 1),
+            mm: sigs(q),
             mi: Default::default(),
             gv: sigs(q + 1),
             sv: sigs(q + 1),
@@ -227,7 +227,7 @@ impl<const IB: usize> EncodeLane<IB> {
             gf: Default::default(),
             sidev: Default::default(),
             brk: (0..q).map(|j| Constant::new(j == 0 || Self::stage_of(j) != Self::stage_of(j - 1))).collect(),
-            rmask: (0..=q).map(|j| c((1u64 << (12 + q - j)) - 1)).collect(),
+            rmask: (0..q).map(|j| c((1u64 << (12 + q - j)) - 1)).collect(),
             sh: (0..q).map(|j| c((q - j) as u64)).collect(),
             off_at: (0..5).map(|i| c((FX * i) as u64)).collect(),
             norm_at: (0..3).map(|i| c(18 * i as u64)).collect(),
@@ -360,12 +360,12 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         if self.l2_g.q.val() == self.gc[2].val() {
             self.nf.next = self.norm.val().get_bits::<18>(self.norm_at[2].val().index());
         }
-        self.mv.next = bit_cast::<NW, 11>(self.nf.val().get_bits::<11>(0));
+        self.mv.next = bit_cast::<FX, 11>(self.nf.val().get_bits::<11>(0));
         self.shv.next = self.l2_n.q.val() >> bit_cast::<FX, 6>(self.nf.val().get_bits::<6>(self.f_sh.val().index()));
         if self.nf.val().get_bit(self.f_left.val().index()) {
             self.shv.next = self.l2_n.q.val() << self.one_fx.val();
         }
-        self.rem[0].next = (bit_cast::<NW, FX>(self.shv.val()) + self.mv.val()) & self.rmask[0].val();
+        self.rem[0].next = bit_cast::<NW, FX>(self.shv.val() + self.mv.val()) & self.rmask[0].val();
         self.qv[0].next = self.zero16.val();
         self.mm[0].next = self.nf.val().get_bits::<11>(0);
         self.gv[0].next = self.l2_g.q.val();
@@ -374,7 +374,7 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         // quotient steps, most significant first: step j compares with
         // 2m * 2^(Q-1-j); one subtract, whose borrow (the top bit: both
         // operands are below 2^(12+Q) < 2^(NW-1)) is the compare
-        for j in 0..self._q {
+        for j in 0..(self._q - 1) {
             self.ri.next = self.rem[j].val();
             self.qi.next = self.qv[j].val();
             self.mi.next = self.mm[j].val();
@@ -398,6 +398,29 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
             self.gv[j + 1].next = self.gi.val();
             self.sv[j + 1].next = self.si.val();
             self.mm[j + 1].next = self.mi.val();
+        }
+        // the last step only compares (its remainder and m are not needed)
+        for j in (self._q - 1)..self._q {
+            self.ri.next = self.rem[j].val();
+            self.qi.next = self.qv[j].val();
+            self.mi.next = self.mm[j].val();
+            self.gi.next = self.gv[j].val();
+            self.si.next = self.sv[j].val();
+            if self.brk[j].val() {
+                self.ri.next = self.sr[j].q.val();
+                self.qi.next = self.sq[j].q.val();
+                self.mi.next = self.sm[j].q.val();
+                self.gi.next = self.sgr[j].q.val();
+                self.si.next = self.ss[j].q.val();
+            }
+            self.dsh.next = bit_cast::<NW, 11>(self.mi.val()) << self.sh[j].val();
+            self.diff.next = self.ri.val() - self.dsh.val();
+            self.qv[j + 1].next = self.qi.val() << self.one16.val();
+            if !self.diff.val().get_bit(self.msb.val().index()) {
+                self.qv[j + 1].next = (self.qi.val() << self.one16.val()) | self.one16.val();
+            }
+            self.gv[j + 1].next = self.gi.val();
+            self.sv[j + 1].next = self.si.val();
         }
         // the register before step j holds what step j would read
         for j in 0..self._q {

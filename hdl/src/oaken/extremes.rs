@@ -152,12 +152,11 @@ pub struct ExtremeTree {
     hi: Signal<Local, Bits<16>>,
     pr: Signal<Local, Bit>,
     idx: Vec<Constant<Bits<3>>>,
-    absent: Constant<Bits<NODE>>,
     none: Constant<Bits<3>>,
     zero8: Constant<Bits<8>>,
     zero64: Constant<Bits<64>>,
     lane_at: Vec<Constant<Bits<64>>>,
-    lane_ix: Vec<Constant<Bits<8>>>,
+    lane_ix: Vec<Constant<Bits<6>>>,
     ffff: Constant<Bits<16>>,
     zero16: Constant<Bits<16>>,
     sh_hi: Constant<Bits<NODE>>,
@@ -165,9 +164,8 @@ pub struct ExtremeTree {
     _lanes: usize,
     _pcw: usize,
     _pairs: usize,
-    /// One lane: its pair's upper member is the padding lane.
-    _single: usize,
-    _pairs_full: usize,
+    /// Two lanes or more: every pair is two real lanes.
+    _full: usize,
     _classes: usize,
     /// Nodes per class at level l, and whether level l exists.
     _size: [usize; MAX_LEVELS + 1],
@@ -242,7 +240,7 @@ impl ExtremeTree {
             r3: regs(0),
             r4: regs(reg4 * classes * size[4]),
             r5: regs(0),
-            cnt_r: regs(taps),
+            cnt_r: regs(taps - 1),
             vld: regs(taps),
             tag: regs(taps),
             inlo: Default::default(),
@@ -251,7 +249,6 @@ impl ExtremeTree {
             hi: Default::default(),
             pr: Default::default(),
             idx: (0..classes).map(|c| Constant::new((c as u64).into())).collect(),
-            absent: Constant::new(ABSENT.into()),
             none: Constant::new(NO_CLASS.into()),
             zero8: Constant::new(0u64.into()),
             zero64: Constant::new(0u64.into()),
@@ -264,8 +261,7 @@ impl ExtremeTree {
             _lanes: lanes,
             _pcw: lanes.max(2),
             _pairs: pairs,
-            _single: (lanes == 1) as usize,
-            _pairs_full: lanes / 2,
+            _full: (lanes >= 2) as usize,
             _classes: classes,
             _size: size,
             _on: on,
@@ -340,13 +336,16 @@ macro_rules! extreme_tree_logic {
                 self.ka.next = self.key[0].val();
                 self.kb.next = self.key[0].val();
                 self.ca.next = self.cls[0].val();
-                self.cb.next = self.cls[0].val();
+                self.cb.next = self.none.val();
                 self.lt.next = true;
-                for i in 0..self._pairs_full {
-                    self.ka.next = self.key[2 * i].val();
-                    self.kb.next = self.key[2 * i + 1].val();
-                    self.ca.next = self.cls[2 * i].val();
-                    self.cb.next = self.cls[2 * i + 1].val();
+                for i in 0..self._pairs {
+                    // (one lane: its pair's upper member is a lane of no class)
+                    for _f in 0..self._full {
+                        self.ka.next = self.key[2 * i].val();
+                        self.kb.next = self.key[2 * i + 1].val();
+                        self.ca.next = self.cls[2 * i].val();
+                        self.cb.next = self.cls[2 * i + 1].val();
+                    }
                     self.lt.next = self.ka.val() <= self.kb.val();
                     self.b_lo[i].d.next = self.kb.val();
                     self.b_hi[i].d.next = self.ka.val();
@@ -359,16 +358,12 @@ macro_rules! extreme_tree_logic {
                         self.b_hic[i].d.next = self.cb.val();
                     }
                 }
-                for _s in 0..self._single {
-                    self.b_lo[0].d.next = self.key[0].val();
-                    self.b_hi[0].d.next = self.key[0].val();
-                    self.b_loc[0].d.next = self.cls[0].val();
-                    self.b_hic[0].d.next = self.none.val();
-                }
-                for t in 0..(self._tap + 1) {
+                for t in 0..self._tap {
                     self.cnt_r[t].clock.next = self.clock.val();
                     self.cnt_r[t].reset.next = self.reset.val();
                     self.cnt_r[t].en.next = true;
+                }
+                for t in 0..(self._tap + 1) {
                     self.vld[t].clock.next = self.clock.val();
                     self.vld[t].reset.next = self.reset.val();
                     self.vld[t].en.next = true;
@@ -376,25 +371,27 @@ macro_rules! extreme_tree_logic {
                     self.tag[t].reset.next = self.reset.val();
                     self.tag[t].en.next = true;
                 }
-                // (cnt_r[0] is unused: the count exists from B's output on)
-                self.cnt_r[0].d.next = self.zero8.val();
+                // the count exists from B's output on: cnt_r[t - 1] beside
+                // the level register t
                 self.vld[0].d.next = self.in_valid.val();
                 self.tag[0].d.next = self.in_tag.val();
                 for t in 1..(self._tap + 1) {
-                    self.cnt_r[t].d.next = self.cnt_r[t - 1].q.val();
                     self.vld[t].d.next = self.vld[t - 1].q.val();
                     self.tag[t].d.next = self.tag[t - 1].q.val();
                 }
                 for _t in 1..(self._tap + 1) {
-                    self.cnt_r[1].d.next = self.cnt.val();
+                    self.cnt_r[0].d.next = self.cnt.val();
+                }
+                for t in 2..(self._tap + 1) {
+                    self.cnt_r[t - 1].d.next = self.cnt_r[t - 2].q.val();
                 }
                 self.outliers.next = self.cnt.val();
+                for t in 1..(self._tap + 1) {
+                    self.outliers.next = self.cnt_r[t - 1].q.val();
+                }
                 for t in self._tap..(self._tap + 1) {
                     self.out_valid.next = self.vld[t].q.val();
                     self.out_tag.next = self.tag[t].q.val();
-                }
-                for t in 1..(self._tap + 1) {
-                    self.outliers.next = self.cnt_r[t].q.val();
                 }
 
                 // ---- level 0: each pair as a node per class, no compare:

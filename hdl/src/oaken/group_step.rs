@@ -51,7 +51,7 @@ pub struct GroupStep {
     t1_dh: Reg<Bits<DW>>,
     t1_u: Reg<Bits<6>>,
     t1_st: Reg<Bit>,
-    t2_q: Reg<Bits<16>>,
+    t2_q: Reg<Bits<DW>>,
     t2_rz: Reg<Bit>,
     t2_u: Reg<Bits<6>>,
     t3_step: Reg<Bits<16>>,
@@ -62,25 +62,26 @@ pub struct GroupStep {
     // locals: digits and suffix residues (level-major: level l digit i at
     // l * n + i, in [0, K] with K standing for 0), quotient digits
     u0: Signal<Local, Bits<6>>,
-    dtmp: Signal<Local, Bits<DW>>,
-    dig: Vec<Signal<Local, Bits<16>>>,
-    ra: Vec<Signal<Local, Bits<16>>>,
-    res: Vec<Signal<Local, Bits<16>>>,
-    ts: Signal<Local, Bits<16>>,
-    tq: Signal<Local, Bits<16>>,
-    quo: Signal<Local, Bits<16>>,
+    dig: Vec<Signal<Local, Bits<DW>>>,
+    ra: Vec<Signal<Local, Bits<DW>>>,
+    res: Vec<Signal<Local, Bits<DW>>>,
+    ts: Signal<Local, Bits<DW>>,
+    tq: Signal<Local, Bits<DW>>,
+    quo: Signal<Local, Bits<DW>>,
     qc: Signal<Local, Bits<16>>,
     sg: Signal<Local, Bits<16>>,
     uu: Signal<Local, Bits<16>>,
-    k: Constant<Bits<16>>,
-    m16: Constant<Bits<16>>,
+    kw: Constant<Bits<DW>>,
+    mw: Constant<Bits<DW>>,
+    one_w: Constant<Bits<DW>>,
+    zero_w: Constant<Bits<DW>>,
     /// m + 10 (the position whose excess is u0), m + 11 (smear shift).
     m10: Constant<Bits<6>>,
     m11: Constant<Bits<FX>>,
     dmask: Constant<Bits<DW>>,
     /// Digit i's offset, m * i.
     dsh: Vec<Constant<Bits<DW>>>,
-    qsh: Vec<Constant<Bits<16>>>,
+    qsh: Vec<Constant<Bits<DW>>>,
     zero6: Constant<Bits<6>>,
     zero16: Constant<Bits<16>>,
     one16: Constant<Bits<16>>,
@@ -125,7 +126,6 @@ impl GroupStep {
             mn: (0..2).map(|_| Reg::default()).collect(),
             pr: (0..2).map(|_| Reg::default()).collect(),
             u0: Default::default(),
-            dtmp: Default::default(),
             dig: (0..n).map(|_| Default::default()).collect(),
             ra: (0..4 * n).map(|_| Default::default()).collect(),
             res: (0..n + 1).map(|_| Default::default()).collect(),
@@ -135,8 +135,10 @@ impl GroupStep {
             qc: Default::default(),
             sg: Default::default(),
             uu: Default::default(),
-            k: c((1 << m) - 1),
-            m16: c(m as u64),
+            kw: c((1 << m) - 1),
+            mw: c(m as u64),
+            one_w: c(1),
+            zero_w: c(0),
             m10: c(m as u64 + 10),
             m11: c(m as u64 + 11),
             dmask: c((1 << (m + 11)) - 1),
@@ -207,54 +209,53 @@ impl Logic for GroupStep {
         // (res[i+1] + d_i >= K), never above K, so digits do not carry
         for z in self._n..(self._n + 1) {
             for i in 0..self._n {
-                self.dtmp.next = self.t1_dh.q.val() >> self.dsh[i].val();
-                self.dig[i].next = bit_cast::<16, DW>(self.dtmp.val()) & self.k.val();
+                self.dig[i].next = (self.t1_dh.q.val() >> self.dsh[i].val()) & self.kw.val();
                 self.ra[i].next = self.dig[i].val();
             }
             // suffix sums, end-around carry (a carry out of m bits is worth 1)
             for i in 0..self._pair[0] {
                 self.ts.next = self.ra[i].val() + self.ra[i + 1].val();
-                self.ra[z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m16.val());
+                self.ra[z + i].next = (self.ts.val() & self.kw.val()) + (self.ts.val() >> self.mw.val());
             }
             for i in self._pair[0]..self._n {
                 self.ra[z + i].next = self.ra[i].val();
             }
             for i in 0..self._pair[1] {
                 self.ts.next = self.ra[z + i].val() + self.ra[z + i + 2].val();
-                self.ra[2 * z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m16.val());
+                self.ra[2 * z + i].next = (self.ts.val() & self.kw.val()) + (self.ts.val() >> self.mw.val());
             }
             for i in self._pair[1]..self._n {
                 self.ra[2 * z + i].next = self.ra[z + i].val();
             }
             for i in 0..self._pair[2] {
                 self.ts.next = self.ra[2 * z + i].val() + self.ra[2 * z + i + 4].val();
-                self.ra[3 * z + i].next = (self.ts.val() & self.k.val()) + (self.ts.val() >> self.m16.val());
+                self.ra[3 * z + i].next = (self.ts.val() & self.kw.val()) + (self.ts.val() >> self.mw.val());
             }
             for i in self._pair[2]..self._n {
                 self.ra[3 * z + i].next = self.ra[2 * z + i].val();
             }
             for i in 0..self._n {
                 self.res[i].next = self.ra[3 * z + i].val();
-                if self.ra[3 * z + i].val() == self.k.val() {
-                    self.res[i].next = self.zero16.val();
+                if self.ra[3 * z + i].val() == self.kw.val() {
+                    self.res[i].next = self.zero_w.val();
                 }
             }
-            self.res[z].next = self.zero16.val();
+            self.res[z].next = self.zero_w.val();
         }
-        self.quo.next = self.zero16.val();
+        self.quo.next = self.zero_w.val();
         for i in 0..self._n {
             self.tq.next = self.res[i + 1].val();
-            if self.res[i + 1].val() + self.dig[i].val() >= self.k.val() {
-                self.tq.next = self.res[i + 1].val() + self.one16.val();
+            if self.res[i + 1].val() + self.dig[i].val() >= self.kw.val() {
+                self.tq.next = self.res[i + 1].val() + self.one_w.val();
             }
             self.quo.next = self.quo.val() | (self.tq.val() << self.qsh[i].val());
         }
         self.t2_q.d.next = self.quo.val();
-        self.t2_rz.d.next = (self.res[0].val() != self.zero16.val()) | self.t1_st.q.val();
+        self.t2_rz.d.next = (self.res[0].val() != self.zero_w.val()) | self.t1_st.q.val();
         self.t2_u.d.next = self.t1_u.q.val();
 
         // T3: Qc on grid 2^u0, or ceil(Qc / 2) on grid 2^(u0 + 1) above 2048
-        self.qc.next = self.t2_q.q.val() + bit_cast::<16, 1>(self.t2_rz.q.val().into());
+        self.qc.next = bit_cast::<16, DW>(self.t2_q.q.val() + bit_cast::<DW, 1>(self.t2_rz.q.val().into()));
         self.sg.next = self.qc.val();
         self.uu.next = bit_cast::<16, 6>(self.t2_u.q.val());
         if self.qc.val() > self.c2048.val() {

@@ -152,7 +152,6 @@ pub struct TokenParams {
     thr_off: Vec<Constant<Bits<32>>>,
     sign16: Constant<Bits<16>>,
     zero16: Constant<Bits<16>>,
-    zero_fx: Constant<Bits<FX>>,
     one_fx: Constant<Bits<FX>>,
     one_sw: Constant<Bits<SW>>,
     /// The bits of SW above FX: a negative x1's sign extension.
@@ -224,17 +223,17 @@ impl TokenParams {
             p2_min: regs(np),
             u2_p: regs(3),
             lead_min: (0..ns).map(|_| LeadOne::default()).collect(),
-            u3_a: regs(3),
+            u3_a: regs(ns),
             s3_b: regs(ns),
             s3_pos: regs(ns),
             s3_sat: regs(ns),
-            u3_p: regs(3),
-            u4_d: regs(3),
-            u4_min: regs(3),
-            u4_p: regs(3),
+            u3_p: regs(ns),
+            u4_d: regs(ns),
+            u4_min: regs(ns),
+            u4_p: regs(ns),
             step: divisors.iter().map(|&k| GroupStep::new((k + 1).trailing_zeros() as usize)).collect(),
-            pd_step: regs(6),
-            pd_min: regs(6),
+            pd_step: regs(2 * np * (spacing < 3) as usize),
+            pd_min: regs(2 * np * (spacing < 3) as usize),
             vs: regs(4 + GroupStep::LATENCY),
             side: FifoCtrl::new(fifo),
             side_thr: FifoMem::new(fifo),
@@ -264,7 +263,6 @@ impl TokenParams {
             thr_off: [0u64, 48, 16, 32][..2 * ns].iter().map(|&o| c(o)).collect(),
             sign16: c(0x8000),
             zero16: c(0),
-            zero_fx: c(0),
             one_fx: c(1),
             one_sw: c(1),
             ext_sw: c(((1u64 << SW) - 1) ^ ((1u64 << FX) - 1)),
@@ -373,31 +371,31 @@ macro_rules! token_params_logic {
                     self.u2_p[i].reset.next = self.reset.val();
                     self.u2_p[i].en.next = true;
                     self.u2_p[i].d.next = self.u1_p[2 * i].q.val() | self.u1_p[2 * i + 1].q.val();
-                    self.u3_a[i].clock.next = self.clock.val();
-                    self.u3_a[i].reset.next = self.reset.val();
-                    self.u3_a[i].en.next = true;
-                    self.u3_a[i].d.next = self.u2_a[i].q.val();
-                    self.u3_p[i].clock.next = self.clock.val();
-                    self.u3_p[i].reset.next = self.reset.val();
-                    self.u3_p[i].en.next = true;
-                    self.u3_p[i].d.next = self.u2_p[i].q.val();
-                    self.u4_d[i].clock.next = self.clock.val();
-                    self.u4_d[i].reset.next = self.reset.val();
-                    self.u4_d[i].en.next = true;
-                    self.u4_d[i].d.next = self.u3_a[i].q.val();
-                    self.u4_min[i].clock.next = self.clock.val();
-                    self.u4_min[i].reset.next = self.reset.val();
-                    self.u4_min[i].en.next = true;
-                    self.u4_p[i].clock.next = self.clock.val();
-                    self.u4_p[i].reset.next = self.reset.val();
-                    self.u4_p[i].en.next = true;
-                    self.u4_p[i].d.next = self.u3_p[i].q.val();
+                }
+                for b in 0..self._ns {
+                    self.u3_a[b].clock.next = self.clock.val();
+                    self.u3_a[b].reset.next = self.reset.val();
+                    self.u3_a[b].en.next = true;
+                    self.u3_p[b].clock.next = self.clock.val();
+                    self.u3_p[b].reset.next = self.reset.val();
+                    self.u3_p[b].en.next = true;
+                    self.u4_d[b].clock.next = self.clock.val();
+                    self.u4_d[b].reset.next = self.reset.val();
+                    self.u4_d[b].en.next = true;
+                    self.u4_d[b].d.next = self.u3_a[b].q.val();
+                    self.u4_min[b].clock.next = self.clock.val();
+                    self.u4_min[b].reset.next = self.reset.val();
+                    self.u4_min[b].en.next = true;
+                    self.u4_p[b].clock.next = self.clock.val();
+                    self.u4_p[b].reset.next = self.reset.val();
+                    self.u4_p[b].en.next = true;
+                    self.u4_p[b].d.next = self.u3_p[b].q.val();
                 }
                 for g in 0..3 {
                     self.step[g].clock.next = self.clock.val();
                     self.step[g].reset.next = self.reset.val();
                 }
-                for i in 0..6 {
+                for i in 0..(2 * self._np * self._pdel) {
                     self.pd_step[i].clock.next = self.clock.val();
                     self.pd_step[i].reset.next = self.reset.val();
                     self.pd_step[i].en.next = true;
@@ -406,10 +404,6 @@ macro_rules! token_params_logic {
                     self.pd_min[i].en.next = true;
                 }
                 for g in 0..3 {
-                    self.pd_step[2 * g].d.next = self.step[g].step_out.val();
-                    self.pd_min[2 * g].d.next = self.step[g].min_out.val();
-                    self.pd_step[2 * g + 1].d.next = self.pd_step[2 * g].q.val();
-                    self.pd_min[2 * g + 1].d.next = self.pd_min[2 * g].q.val();
                     self.out_step[g].next = self.step[g].step_out.val();
                     self.out_min[g].next = self.step[g].min_out.val();
                 }
@@ -502,13 +496,16 @@ macro_rules! token_params_logic {
                         << self.one_fx.val();
                     self.u2_a[$g].d.next = self.ds.val() + self.dc.val();
                     // the step from U2 (min is v_min itself; U3, U4 unused)
-                    self.u4_min[$g].d.next = self.zero16.val();
                     self.step[$g].d.next = self.u2_a[$g].q.val();
                     self.step[$g].min.next = self.p2_min[$b].q.val();
                     self.step[$g].present.next = self.u2_p[$g].q.val();
                     for _d in 0..self._pdel {
-                        self.out_step[$g].next = self.pd_step[2 * $g + 1].q.val();
-                        self.out_min[$g].next = self.pd_min[2 * $g + 1].q.val();
+                        self.pd_step[2 * $b].d.next = self.step[$g].step_out.val();
+                        self.pd_min[2 * $b].d.next = self.step[$g].min_out.val();
+                        self.pd_step[2 * $b + 1].d.next = self.pd_step[2 * $b].q.val();
+                        self.pd_min[2 * $b + 1].d.next = self.pd_min[2 * $b].q.val();
+                        self.out_step[$g].next = self.pd_step[2 * $b + 1].q.val();
+                        self.out_min[$g].next = self.pd_min[2 * $b + 1].q.val();
                     }
                 }
                 for _s in 0..self._shifted[$g] {
@@ -692,28 +689,29 @@ macro_rules! token_params_logic {
                     // its grid spacing; 2^40 or more saturates to 65504 (below
                     // that, clearing already gives 65504 at most)
                     self.lead_min[$b].v.next = self.u2_a[$g].q.val();
-                    self.u3_a[$g].d.next =
+                    self.u3_p[$b].d.next = self.u2_p[$g].q.val();
+                    self.u3_a[$b].d.next =
                         self.u2_a[$g].q.val() & !(self.lead_min[$b].smear.val() >> self.eleven_fx.val());
                     self.s3_sat[$b].d.next =
                         self.u2_a[$g].q.val().get_bits::<2>(self.sat_lo.val().index()) != self.zero2.val();
                     if self.s3_sat[$b].d.val() {
-                        self.u3_a[$g].d.next = self.max_units.val();
+                        self.u3_a[$b].d.next = self.max_units.val();
                     }
                     // U4: D = v_max - min, min's pattern
-                    self.u4_d[$g].d.next = self.s3_b[$b].q.val() - self.u3_a[$g].q.val();
+                    self.u4_d[$b].d.next = self.s3_b[$b].q.val() - self.u3_a[$b].q.val();
                     self.sh6.next = self.s3_pos[$b].q.val() - self.ten6.val();
-                    self.sfx.next = self.u3_a[$g].q.val();
-                    self.u4_min[$g].d.next = bit_cast::<16, FX>(self.sfx.val() >> bit_cast::<FX, 6>(self.sh6.val()))
+                    self.sfx.next = self.u3_a[$b].q.val();
+                    self.u4_min[$b].d.next = bit_cast::<16, FX>(self.sfx.val() >> bit_cast::<FX, 6>(self.sh6.val()))
                         + (bit_cast::<16, 6>(self.sh6.val()) << self.sh10.val());
                     if self.s3_pos[$b].q.val() <= self.ten6.val() {
-                        self.u4_min[$g].d.next = self.u3_a[$g].q.val().get_bits::<16>(0);
+                        self.u4_min[$b].d.next = self.u3_a[$b].q.val().get_bits::<16>(0);
                     }
                     if self.s3_sat[$b].q.val() {
-                        self.u4_min[$g].d.next = self.max_fp.val();
+                        self.u4_min[$b].d.next = self.max_fp.val();
                     }
-                    self.step[$g].d.next = self.u4_d[$g].q.val();
-                    self.step[$g].min.next = self.u4_min[$g].q.val();
-                    self.step[$g].present.next = self.u4_p[$g].q.val();
+                    self.step[$g].d.next = self.u4_d[$b].q.val();
+                    self.step[$g].min.next = self.u4_min[$b].q.val();
+                    self.step[$g].present.next = self.u4_p[$b].q.val();
                 }
                 )*
             }
