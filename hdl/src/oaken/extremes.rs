@@ -29,8 +29,8 @@ pub const SUBGROUPS: usize = 5;
 /// Classes of one engine: 4 (plain middle: OL, M, I, OU) or 5 (shifted
 /// middle: OL, ML, I, MU, OU).
 pub const MAX_CLASSES: usize = 5;
-/// A lane in no class (the padding lane of a one-lane engine).
-pub const NO_CLASS: u64 = 7;
+/// A pair member's register: key [15:0], class one-hot [20:16].
+pub const PAIRW: usize = 16 + MAX_CLASSES;
 /// Merge levels after the pairs: up to 32 pairs (64 lanes).
 pub const MAX_LEVELS: usize = 5;
 /// Width of the per-beat tag carried alongside the tree.
@@ -109,12 +109,14 @@ pub struct ExtremeTree {
     lt: Signal<Local, Bit>,
     ka: Signal<Local, Bits<16>>,
     kb: Signal<Local, Bits<16>>,
-    ca: Signal<Local, Bits<3>>,
-    cb: Signal<Local, Bits<3>>,
-    b_lo: Vec<Reg<Bits<16>>>,
-    b_hi: Vec<Reg<Bits<16>>>,
-    b_loc: Vec<Reg<Bits<3>>>,
-    b_hic: Vec<Reg<Bits<3>>>,
+    ca: Signal<Local, Bits<PAIRW>>,
+    cb: Signal<Local, Bits<PAIRW>>,
+    /// A pair's lower and upper member after B, each {class one-hot at
+    /// 16 + c, key} (one-hot: the membership is a bit; beside the key: a
+    /// class register read only by compares is an FSM to Yosys 0.23, whose
+    /// extraction asserts on the one-lane engine's).
+    b_lo: Vec<Reg<Bits<PAIRW>>>,
+    b_hi: Vec<Reg<Bits<PAIRW>>>,
     /// The lanes' outlier bits, lane p at bit p.
     b_ob: Reg<Bits<64>>,
     cnt: Signal<Local, Bits<8>>,
@@ -151,13 +153,12 @@ pub struct ExtremeTree {
     lo: Signal<Local, Bits<16>>,
     hi: Signal<Local, Bits<16>>,
     pr: Signal<Local, Bit>,
-    idx: Vec<Constant<Bits<3>>>,
-    none: Constant<Bits<3>>,
-    zero8: Constant<Bits<8>>,
     zero64: Constant<Bits<64>>,
     lane_at: Vec<Constant<Bits<64>>>,
     lane_ix: Vec<Constant<Bits<6>>>,
     ffff: Constant<Bits<16>>,
+    idx: Vec<Constant<Bits<3>>>,
+    cbit: Vec<Constant<Bits<PAIRW>>>,
     zero16: Constant<Bits<16>>,
     sh_hi: Constant<Bits<NODE>>,
     pbit: Constant<Bits<NODE>>,
@@ -216,9 +217,7 @@ impl ExtremeTree {
             ca: Default::default(),
             cb: Default::default(),
             b_lo: regs(pairs),
-            b_hi: regs(pairs),
-            b_loc: regs(pairs),
-            b_hic: regs(pairs),
+            b_hi: regs(pairs * (lanes >= 2) as usize),
             b_ob: Reg::default(),
             cnt: Default::default(),
             ob: Default::default(),
@@ -248,13 +247,12 @@ impl ExtremeTree {
             lo: Default::default(),
             hi: Default::default(),
             pr: Default::default(),
-            idx: (0..classes).map(|c| Constant::new((c as u64).into())).collect(),
-            none: Constant::new(NO_CLASS.into()),
-            zero8: Constant::new(0u64.into()),
             zero64: Constant::new(0u64.into()),
             lane_at: (0..lanes).map(|p| Constant::new((p as u64).into())).collect(),
             lane_ix: (0..lanes).map(|p| Constant::new((p as u64).into())).collect(),
             ffff: Constant::new(0xFFFFu64.into()),
+            idx: (0..classes).map(|c| Constant::new((c as u64).into())).collect(),
+            cbit: (0..classes).map(|c| Constant::new((1u64 << (16 + c)).into())).collect(),
             zero16: Constant::new(0u64.into()),
             sh_hi: Constant::new(16u64.into()),
             pbit: Constant::new((1u64 << 32).into()),
@@ -311,7 +309,8 @@ macro_rules! extreme_tree_logic {
                     self.pc[p].next = bit_cast::<8, 1>(self.ob.val().into());
                 }
                 for p in self._lanes..self._pcw {
-                    self.pc[p].next = self.zero8.val();
+                    // (padding lanes of a non-power-of-two engine)
+                    self.pc[p].next = self.zero64.val().get_bits::<8>(0);
                 }
                 for z in self._pcw..(self._pcw + 1) {
                     for i in 0..(self._pcw - 1) {
@@ -323,39 +322,48 @@ macro_rules! extreme_tree_logic {
                     self.b_lo[i].clock.next = self.clock.val();
                     self.b_lo[i].reset.next = self.reset.val();
                     self.b_lo[i].en.next = true;
-                    self.b_hi[i].clock.next = self.clock.val();
-                    self.b_hi[i].reset.next = self.reset.val();
-                    self.b_hi[i].en.next = true;
-                    self.b_loc[i].clock.next = self.clock.val();
-                    self.b_loc[i].reset.next = self.reset.val();
-                    self.b_loc[i].en.next = true;
-                    self.b_hic[i].clock.next = self.clock.val();
-                    self.b_hic[i].reset.next = self.reset.val();
-                    self.b_hic[i].en.next = true;
+                    for _f in 0..self._full {
+                        self.b_hi[i].clock.next = self.clock.val();
+                        self.b_hi[i].reset.next = self.reset.val();
+                        self.b_hi[i].en.next = true;
+                    }
                 }
                 self.ka.next = self.key[0].val();
                 self.kb.next = self.key[0].val();
-                self.ca.next = self.cls[0].val();
-                self.cb.next = self.none.val();
-                self.lt.next = true;
+                self.ca.next = bit_cast::<PAIRW, 16>(self.ka.val());
+                for c in 0..self._classes {
+                    if self.cls[0].val() == self.idx[c].val() {
+                        self.ca.next = self.ca.val() | self.cbit[c].val();
+                    }
+                }
+                self.cb.next = self.ca.val();
                 for i in 0..self._pairs {
-                    // (one lane: its pair's upper member is a lane of no class)
+                    // (one lane: its pair is the lane alone, with no upper
+                    // member)
                     for _f in 0..self._full {
                         self.ka.next = self.key[2 * i].val();
                         self.kb.next = self.key[2 * i + 1].val();
-                        self.ca.next = self.cls[2 * i].val();
-                        self.cb.next = self.cls[2 * i + 1].val();
+                        self.ca.next = bit_cast::<PAIRW, 16>(self.ka.val());
+                        self.cb.next = bit_cast::<PAIRW, 16>(self.kb.val());
+                        for c in 0..self._classes {
+                            if self.cls[2 * i].val() == self.idx[c].val() {
+                                self.ca.next = self.ca.val() | self.cbit[c].val();
+                            }
+                            if self.cls[2 * i + 1].val() == self.idx[c].val() {
+                                self.cb.next = self.cb.val() | self.cbit[c].val();
+                            }
+                        }
+                        self.lt.next = self.ka.val() <= self.kb.val();
+                        self.b_hi[i].d.next = self.ca.val();
+                        if self.lt.val() {
+                            self.b_hi[i].d.next = self.cb.val();
+                        }
                     }
+                    // (one lane: ka = kb and ca = cb, so lt's value is moot)
                     self.lt.next = self.ka.val() <= self.kb.val();
-                    self.b_lo[i].d.next = self.kb.val();
-                    self.b_hi[i].d.next = self.ka.val();
-                    self.b_loc[i].d.next = self.cb.val();
-                    self.b_hic[i].d.next = self.ca.val();
+                    self.b_lo[i].d.next = self.cb.val();
                     if self.lt.val() {
-                        self.b_lo[i].d.next = self.ka.val();
-                        self.b_hi[i].d.next = self.kb.val();
-                        self.b_loc[i].d.next = self.ca.val();
-                        self.b_hic[i].d.next = self.cb.val();
+                        self.b_lo[i].d.next = self.ca.val();
                     }
                 }
                 for t in 0..self._tap {
@@ -399,21 +407,22 @@ macro_rules! extreme_tree_logic {
                 for z in self._pairs..(self._pairs + 1) {
                     for c in 0..self._classes {
                         for i in 0..self._pairs {
-                            self.inlo.next = self.b_loc[i].q.val() == self.idx[c].val();
-                            self.inhi.next = self.b_hic[i].q.val() == self.idx[c].val();
+                            self.inlo.next = self.b_lo[i].q.val().get_bit(16 + c);
+                            self.inhi.next = false;
                             self.lo.next = self.ffff.val();
-                            if self.inhi.val() {
-                                self.lo.next = self.b_hi[i].q.val();
-                            }
-                            if self.inlo.val() {
-                                self.lo.next = self.b_lo[i].q.val();
-                            }
                             self.hi.next = self.zero16.val();
-                            if self.inlo.val() {
-                                self.hi.next = self.b_lo[i].q.val();
+                            for _f in 0..self._full {
+                                self.inhi.next = self.b_hi[i].q.val().get_bit(16 + c);
+                                if self.inhi.val() {
+                                    self.lo.next = self.b_hi[i].q.val().get_bits::<16>(0);
+                                    self.hi.next = self.b_hi[i].q.val().get_bits::<16>(0);
+                                }
                             }
-                            if self.inhi.val() {
-                                self.hi.next = self.b_hi[i].q.val();
+                            if self.inlo.val() {
+                                self.lo.next = self.b_lo[i].q.val().get_bits::<16>(0);
+                            }
+                            if self.inlo.val() & !self.inhi.val() {
+                                self.hi.next = self.b_lo[i].q.val().get_bits::<16>(0);
                             }
                             self.pr.next = self.inlo.val() | self.inhi.val();
                             self.lv0[c * z + i].next = (bit_cast::<NODE, 16>(self.hi.val()) << self.sh_hi.val())

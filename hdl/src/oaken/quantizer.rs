@@ -315,7 +315,6 @@ pub struct OakenQuantizer<const IB: usize> {
     st_oob: Constant<Bits<2>>,
     sg_mlo: Constant<Bits<3>>,
     sg_mhi: Constant<Bits<3>>,
-    sg_ohi: Constant<Bits<3>>,
 
     _lanes: usize,
     /// Classes of the extremes tree: 4 (plain middle) or 5.
@@ -546,7 +545,6 @@ impl<const IB: usize> OakenQuantizer<IB> {
             st_oob: c(2),
             sg_mlo: c(1),
             sg_mhi: c(3),
-            sg_ohi: c(4),
             _lanes: l,
             _classes: classes,
             _cnts: s,
@@ -713,7 +711,8 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
                 if self.cls[p].sg.val() == self.sg_mhi.val() {
                     self.tree.cls[p].next = self.sg_mlo.val();
                 }
-                if self.cls[p].sg.val() == self.sg_ohi.val() {
+                // (OU = 4 is the only subgroup with bit 2 set)
+                if self.cls[p].sg.val().get_bit(2) {
                     self.tree.cls[p].next = self.sg_mhi.val();
                 }
             }
@@ -812,9 +811,9 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         self.params.in_valid.next = self.tok_v.q.val();
         self.params.in_node[0].next = self.acc_node[0].q.val();
         self.params.in_node[2].next = self.acc_node[2].q.val();
+        self.params.in_node[3].next = self.absent.val();
         for _m in 0..self._mid_plain {
             self.params.in_node[1].next = self.acc_node[1].q.val();
-            self.params.in_node[3].next = self.absent.val();
             self.params.in_node[4].next = self.acc_node[3].q.val();
         }
         for _m in 0..self._mid_shifted {
