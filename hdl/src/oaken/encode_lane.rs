@@ -109,6 +109,7 @@ pub struct EncodeLane<const IB: usize> {
     diff: Signal<Local, Bits<NW>>,
     qf: Signal<Local, Bits<16>>,
     gf: Signal<Local, Bits<2>>,
+    dzg: Signal<Local, Bit>,
     sidev: Signal<Local, Bit>,
     /// A register sits before step j.
     brk: Vec<Constant<Bit>>,
@@ -225,6 +226,7 @@ impl<const IB: usize> EncodeLane<IB> {
             diff: Default::default(),
             qf: Default::default(),
             gf: Default::default(),
+            dzg: Default::default(),
             sidev: Default::default(),
             brk: (0..q).map(|j| Constant::new(j == 0 || Self::stage_of(j) != Self::stage_of(j - 1))).collect(),
             rmask: (0..q).map(|j| c((1u64 << (12 + q - j)) - 1)).collect(),
@@ -435,7 +437,16 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         for l in self._q..(self._q + 1) {
             self.qf.next = self.qv[l].val();
             self.gf.next = self.gv[l].val();
-            if self.dz.val().get_bit(self.gf.val().index()) {
+            // dz read by compares, not dz[gf]: gf = 3 cannot occur, but an
+            // index out of range is x, which the synthesis may fill as it
+            // likes and a netlist proof then cannot match
+            self.dzg.next = false;
+            for g in 0..3 {
+                if self.gf.val() == self.gc[g].val() {
+                    self.dzg.next = self.dz.val().get_bit(self.gc[g].val().index());
+                }
+            }
+            if self.dzg.val() {
                 self.qf.next = self.zero16.val();
             }
             self.sidev.next = self.sv[l].val() & self.mid_side.val();
