@@ -126,6 +126,7 @@ lint: rtl
 # zi_l16_w8_p2 11, titanus_pruner (defaults) 18, titanus_dequantizer_l1 11,
 # titanus_quantizer_l1 28, oaken_dequantizer_l1 37, oaken_quantizer_l1 37. `make prove-all` adds
 # PROVE_SLOW_MODELS (oaken_mmu_h3 64 to 76, mul_pipe32 115, mul_pipe48 83,
+# titanus_dequantizer_l4 16, titanus_quantizer_l4 23, oaken_dequantizer_l4 48,
 # oaken_quantizer_l4 57, oaken_quantizer at its defaults 200), whose times are in spec §9; a timeout
 # (PROVE_TIMEOUT, 600 s) fails prove-all.
 PROVE_MODELS ?= fp16_convert div_const_k15_s6 div_const_k15_m div_round_q5 mul_pipe16 titanus_pruner_l1 titanus_pruner_l4 zi_l8_w8_p0 zr_l8_w8_p1 zr_l16_w8_p2 zi_l16_w8_p2 titanus_pruner titanus_dequantizer_l1 titanus_quantizer_l1 oaken_dequantizer_l1 oaken_quantizer_l1
