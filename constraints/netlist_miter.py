@@ -419,6 +419,45 @@ def main():
     if gold.clock and gate.clock and gold.clock != gate.clock:
         fail(f"clocks differ: gold {gold.clock}, gate {gate.clock}")
 
+    def value3(root, fixed):
+        """Gold bit `root` with the bits of `fixed` set, every other input
+        and register unknown: 0, 1, or None (depends on the unknowns)."""
+        memo = {"0": 0, "1": 1, **fixed}
+        stack = [root]
+        while stack:
+            x = stack[-1]
+            if x in memo:
+                stack.pop()
+                continue
+            drv = gold.driver.get(x)
+            if drv is None or drv[0] == "ff":
+                memo[x] = None
+            elif drv[0] == "not":
+                if drv[1] not in memo:
+                    stack.append(drv[1])
+                    continue
+                memo[x] = None if memo[drv[1]] is None else 1 - memo[drv[1]]
+            else:
+                a, b = drv[1], drv[2]
+                if memo.get(a, 2) == 0 or memo.get(b, 2) == 0:
+                    memo[x] = 0
+                elif a not in memo or b not in memo:
+                    stack.append(a if a not in memo else b)
+                    continue
+                else:
+                    memo[x] = 1 if memo[a] == memo[b] == 1 else None
+            stack.pop()
+        return memo[root]
+
+    reset_bits = ins_g.get("reset", [])
+
+    def gold_stuck(q, d):
+        """The value gold register (q, d) takes in reset, if that is a
+        constant (a guess that it never leaves it, checked like any pin)."""
+        if len(reset_bits) != 1:
+            return None
+        return value3(d, {reset_bits[0]: 1})
+
     def build(drop):
         aig = Aig()
         lit = {"gold": {"0": 0, "1": 1}, "gate": {"0": 0, "1": 1}}
@@ -467,6 +506,7 @@ def main():
         paired_n = set(fsm_gate)
         pairs, pinned, related = [], [], []
         merged_gold = set()
+        stuck = 0
         for q, d, _ in gold.ffs:
             match = None
             if q in fsm_gold:
@@ -488,7 +528,15 @@ def main():
                         match = ("ff", b, key)
                         merged_gold.add(q)
                         break
-            if match and match[0] == "const" and q not in live:
+            if match is None and q in live and not any(k in gate.by_name for k in gold.names_of.get(q, [])):
+                # absent from the gate: perhaps the synthesis found it stuck
+                # at its reset value and removed it (a layer index at one
+                # layer); pinned to that value, a guess checked on the next
+                # state like the gate constants' pins and dropped if refuted
+                c = gold_stuck(q, d)
+                if c is not None:
+                    match = ("stuck", str(c), gold.names_of[q][0])
+            if match and match[0] != "ff" and q not in live:
                 continue
             if match and ("pair" if match[0] == "ff" else "pin", q) in drop:
                 continue  # refuted before: left free
@@ -497,6 +545,7 @@ def main():
                 pairs.append(((q, d), q_of_n[match[1]], match[2]))
             elif match:
                 pinned.append(((q, d), int(match[1]), match[2]))
+                stuck += match[0] == "stuck"
 
         state_only = {}
 
@@ -655,7 +704,7 @@ def main():
             meaning.append(what)
             hyp.append(h)
         stats = (
-            f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned)} gold registers pinned to gate constants, "
+            f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned) - stuck} gold registers pinned to gate constants, {stuck} stuck at their reset value, "
             f"{len(related)} gate registers related to gold functions, "
             f"{len(fsms)} re-encoded state registers ({len(fsm_gate)} gate bits) related to the gold state, "
             f"unpaired registers gold {free['gold']} gate {free['gate']}, "
