@@ -186,9 +186,12 @@ test: deps
 	if ! wait $$pid; then cat $(BUILD)/models-build.log; exit 1; fi; \
 	tail -n 1 $(BUILD)/models-build.log
 	@rm -rf $(REPORTS)/coverage
-	KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage $(CARGO) test --release --workspace
-	@echo "---- functional coverage (counts from this run; tb/src/coverage.rs) ----"; cat $(REPORTS)/coverage/*.txt
-	$(MAKE) --no-print-directory prove
+	@# the proofs run beside the tests (which leave a core idle about a third
+	@# of the time); their log is printed after the tests
+	@$(MAKE) --no-print-directory prove > $(BUILD)/prove.log 2>&1 & pid=$$!; \
+	status=0; KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage $(CARGO) test --release --workspace || status=$$?; \
+	if [ $$status = 0 ]; then echo "---- functional coverage (counts from this run; tb/src/coverage.rs) ----"; cat $(REPORTS)/coverage/*.txt; fi; \
+	echo "---- make prove ----"; wait $$pid || status=$$?; cat $(BUILD)/prove.log; exit $$status
 	$(MAKE) --no-print-directory lint
 
 # Long randomized co-simulation of the engines, on RTL and on every netlist
