@@ -419,44 +419,36 @@ def main():
     if gold.clock and gate.clock and gold.clock != gate.clock:
         fail(f"clocks differ: gold {gold.clock}, gate {gate.clock}")
 
-    def value3(root, fixed):
-        """Gold bit `root` with the bits of `fixed` set, every other input
-        and register unknown: 0, 1, or None (depends on the unknowns)."""
-        memo = {"0": 0, "1": 1, **fixed}
+    # each gold bit's value while `reset` is high: 0 or 1 where that is a
+    # constant, None where it depends on other inputs or on registers
+    reset_bits = ins_g.get("reset", [])
+    in_reset = {"0": 0, "1": 1}
+    if len(reset_bits) == 1:
+        in_reset[reset_bits[0]] = 1
+
+    def reset_value(root):
         stack = [root]
         while stack:
             x = stack[-1]
-            if x in memo:
+            if x in in_reset:
                 stack.pop()
                 continue
             drv = gold.driver.get(x)
             if drv is None or drv[0] == "ff":
-                memo[x] = None
-            elif drv[0] == "not":
-                if drv[1] not in memo:
-                    stack.append(drv[1])
-                    continue
-                memo[x] = None if memo[drv[1]] is None else 1 - memo[drv[1]]
-            else:
-                a, b = drv[1], drv[2]
-                if memo.get(a, 2) == 0 or memo.get(b, 2) == 0:
-                    memo[x] = 0
-                elif a not in memo or b not in memo:
-                    stack.append(a if a not in memo else b)
-                    continue
-                else:
-                    memo[x] = 1 if memo[a] == memo[b] == 1 else None
+                in_reset[x] = None
+                stack.pop()
+                continue
+            todo = [a for a in drv[1:] if a not in in_reset]
+            if todo:
+                stack.extend(todo)
+                continue
             stack.pop()
-        return memo[root]
-
-    reset_bits = ins_g.get("reset", [])
-
-    def gold_stuck(q, d):
-        """The value gold register (q, d) takes in reset, if that is a
-        constant (a guess that it never leaves it, checked like any pin)."""
-        if len(reset_bits) != 1:
-            return None
-        return value3(d, {reset_bits[0]: 1})
+            v = [in_reset[a] for a in drv[1:]]
+            if drv[0] == "not":
+                in_reset[x] = None if v[0] is None else 1 - v[0]
+            else:
+                in_reset[x] = 0 if 0 in v else 1 if v == [1, 1] else None
+        return in_reset[root]
 
     def build(drop):
         aig = Aig()
@@ -528,15 +520,9 @@ def main():
                         match = ("ff", b, key)
                         merged_gold.add(q)
                         break
-            if match is None and q in live and not any(k in gate.by_name for k in gold.names_of.get(q, [])):
-                # absent from the gate: perhaps the synthesis found it stuck
-                # at its reset value and removed it (a layer index at one
-                # layer); pinned to that value, a guess checked on the next
-                # state like the gate constants' pins and dropped if refuted
-                c = gold_stuck(q, d)
-                if c is not None:
-                    match = ("stuck", str(c), gold.names_of[q][0])
-            if match and match[0] != "ff" and q not in live:
+            if match is None and q in stuck_at:
+                match = ("stuck", str(stuck_at[q]), gold.names_of.get(q, [("?", 0)])[0])
+            if match and match[0] == "const" and q not in live:
                 continue
             if match and ("pair" if match[0] == "ff" else "pin", q) in drop:
                 continue  # refuted before: left free
@@ -731,6 +717,17 @@ def main():
         drv = gold.driver.get(b)
         if drv is not None:
             stack.extend(drv[1:] if drv[0] != "ff" else (d_of[b],))
+    # A live gold register absent from the gate (perhaps the synthesis found
+    # it stuck at its reset value and removed it: a layer index at one layer)
+    # is pinned to its reset value where that is a constant: a guess checked
+    # on the next state like the gate constants' pins, dropped if refuted.
+    # Without a single `reset` input there is no reset value to take.
+    stuck_at = {}
+    for q, d, _ in gold.ffs if len(reset_bits) == 1 else []:
+        if q in live and not any(k in gate.by_name for k in gold.names_of.get(q, [])):
+            c = reset_value(d)
+            if c is not None:
+                stuck_at[q] = c
     drop = set()
     by_abc = 0
     cones = ""
