@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Register-cut miter of two gate-level designs, checked by ABC's `&cec`.
 
-  netlist_miter.py [--fsm-log LOG] [--abc-log LOG] GOLD.json GATE.json MITER.aig MITER.map
+  netlist_miter.py [--fsm-log LOG] [--abc-log LOG] [--boxes "M1 M2"] GOLD.json GATE.json MITER.aig MITER.map
 
 GOLD and GATE are Yosys JSON netlists of one flattened module each, made of
 $_AND_, $_NOT_ and $_DFF_P_ cells only (`dffunmap; aigmap`), all flip-flops
@@ -16,6 +16,15 @@ Registers pair when their Q bits carry the same public name (Yosys and ABC
 keep register names). A register whose name is a constant on the other side
 (the other synthesis proved it stuck) pairs with that constant: its state
 input is the constant and its next state must equal it.
+
+Black boxes (--boxes: module names, the memories `make synth` leaves as
+macros) are instances kept whole on both sides. They pair by instance name;
+each output bit of a pair is one miter input shared by both sides, each
+input bit one compared miter output. A box is a synchronous memory: its
+outputs are a function of the history of its inputs and of its contents,
+equal (but arbitrary) on both sides at the start; so if the inputs agree in
+every cycle up to now, so do the outputs, and the induction above carries
+the boxes' histories with the registers.
 
 Several gold registers may pair with one gate register (the synthesis
 merged them); re-encoded state registers named in a Yosys `fsm` log
@@ -52,7 +61,8 @@ def fail(msg):
 
 
 def load(path):
-    mods = json.load(open(path))["modules"]
+    # (black boxes are modules of their own, port lists only)
+    mods = {n: m for n, m in json.load(open(path))["modules"].items() if "blackbox" not in m.get("attributes", {})}
     if len(mods) != 1:
         fail(f"{path}: expected one flattened module, found {len(mods)}")
     return next(iter(mods.values()))
@@ -61,11 +71,12 @@ def load(path):
 class Side:
     """One design: drivers of its bits, its registers, names of its bits."""
 
-    def __init__(self, mod, tag):
+    def __init__(self, mod, tag, boxes=()):
         self.tag = tag
         self.ports = mod["ports"]
-        self.driver = {}  # bit -> ("and", a, b) | ("not", a) | ("ff", cell)
+        self.driver = {}  # bit -> ("and", a, b) | ("not", a) | ("ff",) | ("box", instance)
         self.ffs = []  # (q bit, d bit, clock bit)
+        self.boxes = {}  # instance name -> (type, {port: (direction, bits)})
         for name, cell in mod["cells"].items():
             t, c = cell["type"], cell["connections"]
             if t == "$_AND_":
@@ -75,8 +86,24 @@ class Side:
             elif t == "$_DFF_P_":
                 self.driver[c["Q"][0]] = ("ff",)
                 self.ffs.append((c["Q"][0], c["D"][0], c["C"][0]))
+            elif t in boxes:
+                dirs = cell.get("port_directions", {})
+                if set(dirs) != set(c):
+                    fail(f"{tag}: black box {name} ({t}) without the directions of its ports")
+                if "inout" in dirs.values():
+                    fail(f"{tag}: black box {name} ({t}) has inout ports")
+                # (yosys's flatten writes gold names as `a.b`, the gate's netlist as `\a.b`)
+                key = name.lstrip("\\")
+                self.boxes[key] = (t, {p: (dirs[p], c[p]) for p in c})
+                for p, bits in c.items():
+                    if dirs[p] == "output":
+                        for b in bits:
+                            if b in ("0", "1", "x", "z") or b in self.driver:
+                                fail(f"{tag}: black box {name} output {p} drives a constant or a driven bit")
+                            self.driver[b] = ("box", key)
             else:
-                fail(f"{tag}: cell {name} of type {t} (only $_AND_, $_NOT_, $_DFF_P_)")
+                fail(f"{tag}: cell {name} of type {t} (only $_AND_, $_NOT_, $_DFF_P_"
+                     + (f" and the black boxes {' '.join(sorted(boxes))})" if boxes else ")"))
         # public names of every bit: (wire, index) -> bit
         self.by_name = {}
         self.names_of = {}
@@ -388,16 +415,28 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
     args = sys.argv[1:]
     fsm_log = abc_log = None
-    while len(args) > 4 and args[0] in ("--fsm-log", "--abc-log"):
+    boxes = set()
+    while len(args) > 4 and args[0] in ("--fsm-log", "--abc-log", "--boxes"):
         if args[0] == "--fsm-log":
             fsm_log = args[1]
-        else:
+        elif args[0] == "--abc-log":
             abc_log = args[1]
+        else:
+            boxes = set(args[1].split())
         args = args[2:]
     if len(args) != 4:
-        fail("usage: netlist_miter.py [--fsm-log LOG] [--abc-log LOG] GOLD.json GATE.json MITER.aig MITER.map")
-    gold = Side(load(args[0]), "gold")
-    gate = Side(load(args[1]), "gate")
+        fail("usage: netlist_miter.py [--fsm-log LOG] [--abc-log LOG] [--boxes \"M1 M2\"] GOLD.json GATE.json MITER.aig MITER.map")
+    gold = Side(load(args[0]), "gold", boxes)
+    gate = Side(load(args[1]), "gate", boxes)
+    # black boxes pair by instance name: same type, same ports and widths
+    if set(gold.boxes) != set(gate.boxes):
+        fail(f"black boxes differ: gold only {sorted(set(gold.boxes) - set(gate.boxes))}, gate only {sorted(set(gate.boxes) - set(gold.boxes))}")
+    for name, (t, ports) in gold.boxes.items():
+        t2, ports2 = gate.boxes[name]
+        if t != t2 or {p: (d, len(b)) for p, (d, b) in ports.items()} != {p: (d, len(b)) for p, (d, b) in ports2.items()}:
+            fail(f"black box {name}: gold {t} and gate {t2} differ in type or ports")
+    if boxes and not gold.boxes:
+        fail(f"no instance of the black boxes {' '.join(sorted(boxes))}")
 
     ins_g, ins_n = gold.port_bits("input"), gate.port_bits("input")
     outs_g, outs_n = gold.port_bits("output"), gate.port_bits("output")
@@ -434,7 +473,7 @@ def main():
                 stack.pop()
                 continue
             drv = gold.driver.get(x)
-            if drv is None or drv[0] == "ff":
+            if drv is None or drv[0] in ("ff", "box"):
                 in_reset[x] = None
                 stack.pop()
                 continue
@@ -461,6 +500,17 @@ def main():
                     if b in lit[s] and lit[s][b] != v:
                         fail(f"{s}: input bit of {p} is also another input")
                     lit[s][b] = v
+        # a black box pair's outputs: one input each, shared
+        box_ins = []
+        for name in sorted(gold.boxes):
+            for p, (d, gbits) in sorted(gold.boxes[name][1].items()):
+                nbits = gate.boxes[name][1][p][1]
+                if d == "output":
+                    for i, (gb, nb) in enumerate(zip(gbits, nbits)):
+                        v = aig.input(f"black box {name} output {p}[{i}]")
+                        lit["gold"][gb] = lit["gate"][nb] = v
+                else:
+                    box_ins += [(f"black box {name} input {p}[{i}]", gb, nb, None) for i, (gb, nb) in enumerate(zip(gbits, nbits))]
 
         # Pair registers by name. A gold register left over whose name is a
         # constant in the gate is pinned to it. A gate register left over whose
@@ -544,7 +594,7 @@ def main():
                     stack.pop()
                     continue
                 drv = gold.driver.get(x)
-                if drv is None or drv[0] == "ff":
+                if drv is None or drv[0] in ("ff", "box"):
                     state_only[x] = False
                     stack.pop()
                     continue
@@ -583,6 +633,7 @@ def main():
         for p in sorted(outs_g):
             for i, (gb, nb) in enumerate(zip(outs_g[p], outs_n[p])):
                 roots.append((f"output {p}[{i}]", gb, nb, None))
+        roots += box_ins
         for (gq, gd), (nq, nd), key in pairs:
             # (only a merged pair is a guess that may be dropped)
             h = ("pair", gq) if gq in merged_gold else None
@@ -603,7 +654,7 @@ def main():
                     continue
                 seen.add(b)
                 drv = s.driver.get(b)
-                if drv is None or drv[0] == "ff":
+                if drv is None or drv[0] in ("ff", "box"):
                     if drv is None:
                         extra[s.tag].append(b)
                     continue
@@ -692,7 +743,8 @@ def main():
         stats = (
             f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned) - stuck} gold registers pinned to gate constants, {stuck} stuck at their reset value, "
             f"{len(related)} gate registers related to gold functions, "
-            f"{len(fsms)} re-encoded state registers ({len(fsm_gate)} gate bits) related to the gold state, "
+            + (f"{len(gold.boxes)} black boxes ({len(box_ins)} input bits compared), " if gold.boxes else "")
+            + f"{len(fsms)} re-encoded state registers ({len(fsm_gate)} gate bits) related to the gold state, "
             f"unpaired registers gold {free['gold']} gate {free['gate']}, "
             f"undriven bits gold {undriven['gold']} gate {undriven['gate']}, "
             f"{len(outputs)} miter outputs, {len(aig.ands)} AND nodes"
@@ -715,8 +767,14 @@ def main():
             continue
         live.add(b)
         drv = gold.driver.get(b)
-        if drv is not None:
-            stack.extend(drv[1:] if drv[0] != "ff" else (d_of[b],))
+        if drv is None:
+            continue
+        if drv[0] == "ff":
+            stack.append(d_of[b])
+        elif drv[0] == "box":
+            stack.extend(b for d, bits in gold.boxes[drv[1]][1].values() if d == "input" for b in bits)
+        else:
+            stack.extend(drv[1:])
     # A live gold register absent from the gate (perhaps the synthesis found
     # it stuck at its reset value and removed it: a layer index at one layer)
     # is pinned to its reset value where that is a constant: a guess checked

@@ -18,7 +18,10 @@ script's KVFORGE_BLACKBOX) and timed: logic area alone, plus the memory
 bits a macro would hold (DIR/NAME.macros.{area,timing}.txt). Those runs
 are cached in the model cache (`v1/macros` under $KVFORGE_MODEL_CACHE or
 ~/.cache/kvforge/models), keyed by the emitted files, the library and
-Yosys's version.
+Yosys's version, with the netlist and the Verilog it came from, so that
+constraints/prove_netlist.sh --blackbox can prove them: --netlists-to FILE
+lists every black-box run as `NAME MODULE CACHE_DIR BOX,BOX,...`. With no
+models, only the --macros-only runs are made (and FILE written), no table.
 """
 
 import argparse
@@ -138,7 +141,8 @@ def macros_synthesis(rtlgen, unit, params, clock_ns, module, mems, liberty, repo
         env = dict(os.environ, LIBERTY=liberty, PERIOD_PS=str(int(round(clock_ns * 1000))),
                    KVFORGE_BLACKBOX=" ".join(m["module"] for m in mems))
         cache = macros_cache_dir(out, module, env)
-        if os.path.exists(os.path.join(cache, ".complete")):
+        # (a run cached before the netlist was kept is made again)
+        if os.path.exists(os.path.join(cache, ".complete")) and os.path.exists(os.path.join(cache, f"{module}.osu018.v")):
             print(f"ppa: {name}: black-box synthesis cached in {cache}", file=sys.stderr)
         else:
             print(f"ppa: {name}: black-box synthesis ({unit}, memories {env['KVFORGE_BLACKBOX']})", file=sys.stderr)
@@ -153,12 +157,19 @@ def macros_synthesis(rtlgen, unit, params, clock_ns, module, mems, liberty, repo
             os.makedirs(tmp_cache)
             shutil.copy(os.path.join(out, f"{module}.area.txt"), os.path.join(tmp_cache, "area.txt"))
             shutil.copy(os.path.join(out, "timing.txt"), os.path.join(tmp_cache, "timing.txt"))
+            for f in (f"{module}.v", f"{module}.osu018.v"):
+                shutil.copy(os.path.join(out, f), os.path.join(tmp_cache, f))
             open(os.path.join(tmp_cache, ".complete"), "w").close()
             shutil.rmtree(cache, ignore_errors=True)
             os.rename(tmp_cache, cache)
         shutil.copy(os.path.join(cache, "area.txt"), area_txt)
         shutil.copy(os.path.join(cache, "timing.txt"), timing_txt)
+    MACRO_NETLISTS.append((name, module, cache, [m["module"] for m in mems]))
     return area_txt, timing_txt
+
+
+# every black-box run of this invocation: (name, module, cache dir, boxes)
+MACRO_NETLISTS = []
 
 
 def manifest(rtlgen, unit, params, clock_ns, module, verilog_path):
@@ -216,7 +227,9 @@ def main():
                     help="also synthesize units with memories as black boxes (logic area + memory bits)")
     ap.add_argument("--macros-only", action="append", default=[], metavar="UNIT",
                     help="a unit at its defaults whose memories cannot be flip-flops: only the black-box run")
-    ap.add_argument("models", nargs="+", help="NAME:MODULE:NETLIST_DIR")
+    ap.add_argument("--netlists-to", metavar="FILE",
+                    help="list the black-box netlists (NAME MODULE DIR BOX,BOX...) in FILE")
+    ap.add_argument("models", nargs="*", help="NAME:MODULE:NETLIST_DIR")
     a = ap.parse_args()
     nand2 = liberty_area(a.liberty, "NAND2X1")
     rows = []
@@ -290,6 +303,11 @@ def main():
                                    "max_clock_mhz": round(1000.0 / m_crit, 1),
                                    "memory_modules": [m["module"] for m in mems]},
         })
+    if a.netlists_to:
+        with open(a.netlists_to, "w") as f:
+            f.write("".join(f"{n} {m} {d} {','.join(bx)}\n" for n, m, d, bx in MACRO_NETLISTS))
+    if not a.models:
+        return
     papers = []
     for paper, block, node, clock, um2, ours in PAPER:
         n2, how = NODE_NAND2_UM2[node]

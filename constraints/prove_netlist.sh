@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Formal equivalence of one unit's emitted RTL and its OSU018 netlist.
-#   constraints/prove_netlist.sh [--mutate|--mutate-deep] [--engine auto|cut|cut-fsm|induct] NETLIST_DIR MODULE LIBERTY
+#   constraints/prove_netlist.sh [--mutate|--mutate-deep|--mutate-box] [--engine auto|cut|cut-fsm|induct] [--blackbox "M1 M2"] NETLIST_DIR MODULE LIBERTY
 # NETLIST_DIR is a model-cache netlist folder (`models netlist NAME` prints
 # it): <MODULE>.v is the emitted Verilog that was synthesized, and
 # <MODULE>.osu018.v the netlist that `make synth` times and the netlist
@@ -45,25 +45,37 @@
 #    value, as the synthesis did). Plain SAT: slow, times out on multipliers.
 #  auto (default): cut, then cut-fsm, then induct, until one proves it.
 #
+# --blackbox: the memory modules M1 M2 were black boxes in the synthesis
+# (`make synth`'s run with memories as macros; ppa.py keeps its netlist in
+# NETLIST_DIR). They stay black boxes on both sides, and the cut engine
+# (the only one that takes them) pairs their instances: their outputs shared,
+# their inputs compared in every cycle (netlist_miter.py).
+#
 # --mutate proves against a copy of the netlist with its first inverter
 # turned into a buffer, --mutate-deep with its middle NAND2 turned into an
 # AND2 (deep in the logic: a broken way of calling ABC once refuted the
-# first kind and proved the second); the proof must then fail, with every
+# first kind and proved the second), --mutate-box with the first black
+# box's write enable `we` tied to 0; the proof must then fail, with every
 # engine tried (the negative tests of `make prove`). Prints one line; exits non-zero if the
 # proof fails (or, with --mutate, if it does not); exit 2 on a timeout
 # (PROVE_TIMEOUT seconds, all engines together). PROVE_KEEP=DIR keeps the
 # scripts, logs and the miter there.
 set -euo pipefail
-mutate=0 engine=${PROVE_ENGINE:-auto}
+mutate=0 engine=${PROVE_ENGINE:-auto} boxes=
 while :; do
   case "${1:-}" in
+    --blackbox) boxes=$2; shift 2 ;;
     --mutate) mutate=1; shift ;;
     --mutate-deep) mutate=2; shift ;;
+    --mutate-box) mutate=3; shift ;;
     --engine) engine=$2; shift 2 ;;
     *) break ;;
   esac
 done
 case $engine in cut|cut-fsm|induct|auto) ;; *) echo "prove_netlist: unknown engine $engine (cut, cut-fsm, induct or auto)" >&2; exit 1 ;; esac
+if [ -n "$boxes" ] && [ "$engine" != cut ]; then
+  echo "prove_netlist: --blackbox needs --engine cut" >&2; exit 1
+fi
 net=$(realpath "$1") module=$2 liberty=$3
 here=$(dirname "$(realpath "$0")")
 seq=${PROVE_SEQ:-2}
@@ -85,6 +97,12 @@ elif [ $mutate = 2 ]; then
   n=$(grep -c '^  NAND2X1 ' "$gate" || true)
   awk -v k=$(( (n + 1) / 2 )) '/^  NAND2X1 / && ++c == k {sub(/NAND2X1/, "AND2X2")} {print}' "$gate" > "$work/mutant.v"
   mutation="the middle NAND2X1 -> AND2X2"
+elif [ $mutate = 3 ]; then
+  [ -n "$boxes" ] || { echo "prove_netlist: --mutate-box needs --blackbox" >&2; exit 1; }
+  # the first instance of a black box: its `we` connection becomes 0
+  awk -v boxes=" $boxes " '!done && NF && index(boxes, " " $1 " ") {inbox = 1}
+    inbox && /^ *\.we\(/ {sub(/\.we\(.*\)/, ".we(1'"'"'b0)"); done = 1; inbox = 0} {print}' "$gate" > "$work/mutant.v"
+  mutation="the first black box's we tied to 0"
 fi
 if [ $mutate != 0 ]; then
   cmp -s "$gate" "$work/mutant.v" && { echo "prove_netlist: $module: no cell to mutate ($mutation)" >&2; exit 1; }
@@ -94,6 +112,7 @@ fi
 # With fsm=1 the gold also gets the synthesis's FSM re-encoding (the passes
 # that `synth` runs before it, then `fsm`), which is then trusted.
 gold_read="read_verilog -sv $net/$module.v
+${boxes:+blackbox $boxes}
 hierarchy -check -top $module
 proc; flatten"
 gold_prep() {
@@ -107,7 +126,11 @@ gold_rest() {
 techmap; opt -full
 setundef -undriven -zero"
 }
-gate_prep="read_liberty -ignore_miss_func $liberty
+# the black boxes' port lists come from the RTL: its other modules deleted
+gate_prep="${boxes:+read_verilog -sv $net/$module.v
+blackbox $boxes
+delete =A:blackbox %n
+}read_liberty -ignore_miss_func $liberty
 read_verilog $gate
 hierarchy -check -top $module
 flatten; opt_clean"
@@ -140,7 +163,7 @@ EOF
   # output (not one XOR miter: `&cec -m` on a many-output miter proved
   # wrong mutants equivalent in a test), until no relation it guessed is
   # refuted; abc.log is the last &cec's verdict
-  timeout "$(left)" python3 "$here/netlist_miter.py" --fsm-log "$work/fsm.log" --abc-log "$work/abc.log" \
+  timeout "$(left)" python3 "$here/netlist_miter.py" --fsm-log "$work/fsm.log" --abc-log "$work/abc.log" --boxes "$boxes" \
     "$work/gold.json" "$work/gate.json" "$work/miter.aig" "$work/miter.map" > "$work/miter.txt" 2>&1 || status=$?
   if [ $status = 124 ]; then result=timeout; return; fi
   if [ $status != 0 ]; then result=error detail=$(tail -1 "$work/miter.txt"); return; fi
