@@ -144,17 +144,21 @@ PROVE_SLOW_MODELS ?= oaken_quantizer_l32 oaken_dequantizer oaken_mmu_h3 titanus_
 PROVE_ALL_TIMEOUT ?= 2700
 PROVE_MACROS ?= $(SYNTH_MACROS_ONLY)
 PROVE_MACROS_FAST ?= oaken-mmu
+MACROS_TIMEOUT ?= 600
 PROVE_JOBS   ?= 2
 
 prove: deps build
 	constraints/prove_zero_shifters.sh $(RTLGEN)
-	@$(MAKE) --no-print-directory prove-netlists MODELS_TO_PROVE="$(PROVE_MODELS)"
-	@$(MAKE) --no-print-directory prove-macros PROVE_MACROS="$(PROVE_MACROS_FAST)"
+	@mkdir -p $(BUILD)
+	@# the black-box proof beside the others (their mutants run one at a time)
+	@$(MAKE) --no-print-directory prove-macros PROVE_MACROS="$(PROVE_MACROS_FAST)" > $(BUILD)/prove-macros.log 2>&1 & pid=$$!; \
+	status=0; $(MAKE) --no-print-directory prove-netlists MODELS_TO_PROVE="$(PROVE_MODELS)" || status=$$?; \
+	wait $$pid || status=$$?; cat $(BUILD)/prove-macros.log; exit $$status
 
 prove-all: deps build
 	constraints/prove_zero_shifters.sh $(RTLGEN)
 	@PROVE_TIMEOUT=$(PROVE_ALL_TIMEOUT) $(MAKE) --no-print-directory prove-netlists MODELS_TO_PROVE="$(PROVE_SLOW_MODELS) $(PROVE_MODELS)"
-	@$(MAKE) --no-print-directory prove-macros
+	@$(MAKE) --no-print-directory prove-macros MACROS_TIMEOUT=$(PROVE_ALL_TIMEOUT)
 
 # The units whose defaults `make synth` times only with their memories as
 # macros (PROVE_MACROS, all of SYNTH_MACROS_ONLY; `make prove` takes the
@@ -168,7 +172,7 @@ prove-macros: deps build
 	constraints/ppa.py --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
 	  $(addprefix --macros-only ,$(PROVE_MACROS)) --netlists-to $(BUILD)/macros-netlists.txt
 	@start=$$(date +%s); \
-	xargs -P $(PROVE_JOBS) -L 1 sh -c 'PROVE_TIMEOUT=$(PROVE_ALL_TIMEOUT) constraints/prove_netlist.sh --engine cut --blackbox "$$(echo $$3 | tr , " ")" "$$2" "$$1" $(LIBERTY) | sed "s/^/$$0 (memories as black boxes) /"' \
+	xargs -P $(PROVE_JOBS) -L 1 bash -o pipefail -c 'PROVE_TIMEOUT=$(MACROS_TIMEOUT) constraints/prove_netlist.sh --engine cut --blackbox "$$(echo $$3 | tr , " ")" "$$2" "$$1" $(LIBERTY) | sed "s/^/$$0 (memories as black boxes) /"' \
 	  < $(BUILD)/macros-netlists.txt | tee $(REPORTS)/prove-macros.txt; \
 	read -r name module dir boxes < $(BUILD)/macros-netlists.txt; \
 	constraints/prove_netlist.sh --engine cut --mutate-box --blackbox "$$(echo $$boxes | tr , " ")" "$$dir" "$$module" $(LIBERTY) \
@@ -180,7 +184,7 @@ prove-netlists:
 	$(CARGO) build --release -p tb --bin models
 	@$(MODELS) netlist $(MODELS_TO_PROVE) > $(BUILD)/prove-netlists.txt
 	@start=$$(date +%s); \
-	xargs -P $(PROVE_JOBS) -L 1 sh -c 'constraints/prove_netlist.sh "$$2" "$$1" $(LIBERTY) | sed "s/^/$$0 /"' \
+	xargs -P $(PROVE_JOBS) -L 1 bash -o pipefail -c 'constraints/prove_netlist.sh "$$2" "$$1" $(LIBERTY) | sed "s/^/$$0 /"' \
 	  < $(BUILD)/prove-netlists.txt | tee $(REPORTS)/prove.txt; \
 	read -r name module dir < <(grep "^$(PROVE_MUTANT) " $(BUILD)/prove-netlists.txt); \
 	for m in --mutate --mutate-deep; do \

@@ -94,16 +94,20 @@ class Side:
                     fail(f"{tag}: black box {name} ({t}) has inout ports")
                 # (yosys's flatten writes gold names as `a.b`, the gate's netlist as `\a.b`)
                 key = name.lstrip("\\")
+                if key in self.boxes:
+                    fail(f"{tag}: two black boxes named {key}")
                 self.boxes[key] = (t, {p: (dirs[p], c[p]) for p in c})
-                for p, bits in c.items():
-                    if dirs[p] == "output":
-                        for b in bits:
-                            if b in ("0", "1", "x", "z") or b in self.driver:
-                                fail(f"{tag}: black box {name} output {p} drives a constant or a driven bit")
-                            self.driver[b] = ("box", key)
             else:
                 fail(f"{tag}: cell {name} of type {t} (only $_AND_, $_NOT_, $_DFF_P_"
                      + (f" and the black boxes {' '.join(sorted(boxes))})" if boxes else ")"))
+        # (after every cell: a box output must be a bit nothing else drives)
+        inputs = {b for p in mod["ports"].values() if p["direction"] == "input" for b in p["bits"]}
+        for key, (_, ports) in self.boxes.items():
+            for p, (d, bits) in ports.items():
+                for b in bits if d == "output" else ():
+                    if b in ("0", "1", "x", "z") or b in self.driver or b in inputs:
+                        fail(f"{tag}: black box {key} output {p} drives a constant, an input or a driven bit")
+                    self.driver[b] = ("box", key)
         # public names of every bit: (wire, index) -> bit
         self.by_name = {}
         self.names_of = {}

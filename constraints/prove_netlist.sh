@@ -101,7 +101,8 @@ elif [ $mutate = 3 ]; then
   [ -n "$boxes" ] || { echo "prove_netlist: --mutate-box needs --blackbox" >&2; exit 1; }
   # the first instance of a black box: its `we` connection becomes 0
   awk -v boxes=" $boxes " '!done && NF && index(boxes, " " $1 " ") {inbox = 1}
-    inbox && /^ *\.we\(/ {sub(/\.we\(.*\)/, ".we(1'"'"'b0)"); done = 1; inbox = 0} {print}' "$gate" > "$work/mutant.v"
+    inbox && /^ *\.we\(/ {sub(/\.we\(.*\)/, ".we(1'"'"'b0)"); done = 1}
+    /^ *\);/ {inbox = 0} {print}' "$gate" > "$work/mutant.v"
   mutation="the first black box's we tied to 0"
 fi
 if [ $mutate != 0 ]; then
