@@ -101,7 +101,7 @@ class Side:
                 fail(f"{tag}: cell {name} of type {t} (only $_AND_, $_NOT_, $_DFF_P_"
                      + (f" and the black boxes {' '.join(sorted(boxes))})" if boxes else ")"))
         # (after every cell: a box output must be a bit nothing else drives)
-        inputs = {b for p in mod["ports"].values() if p["direction"] == "input" for b in p["bits"]}
+        inputs = {b for bits in self.port_bits("input").values() for b in bits}
         for key, (_, ports) in self.boxes.items():
             for p, (d, bits) in ports.items():
                 for b in bits if d == "output" else ():
