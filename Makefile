@@ -134,6 +134,10 @@ lint: rtl
 # the Oaken dequantizer at its defaults 821; oaken_quantizer_l32 1,656 wall,
 # cone by cone), whose times are in spec §9; a timeout (PROVE_TIMEOUT: 600 s
 # for make prove, PROVE_ALL_TIMEOUT 2700 s for prove-all) fails the target.
+# A proof whose inputs (RTL, netlist, Liberty, prover, Yosys, settings) are
+# those of a past success is reprinted from ~/.cache/kvforge/proofs with
+# "[cached]", so that `make prove` with no hardware change costs seconds;
+# PROVE_CACHE=off proves everything again, as `make prove-all` always does.
 PROVE_MODELS ?= fp16_convert div_const_k15_s6 div_const_k15_m div_round_q5 mul_pipe16 titanus_pruner_l1 titanus_pruner_l4 zi_l8_w8_p0 zr_l8_w8_p1 zr_l16_w8_p2 zi_l16_w8_p2 titanus_pruner titanus_dequantizer_l1 titanus_quantizer_l1 oaken_dequantizer_l1 oaken_quantizer_l1 div_round_q9
 PROVE_MUTANT ?= titanus_pruner_l1
 # its deep mutant lies in a 16x8 piece: with &cec given no time, refuted by
@@ -157,8 +161,8 @@ prove: deps build
 
 prove-all: deps build
 	constraints/prove_zero_shifters.sh $(RTLGEN)
-	@PROVE_TIMEOUT=$(PROVE_ALL_TIMEOUT) $(MAKE) --no-print-directory prove-netlists MODELS_TO_PROVE="$(PROVE_SLOW_MODELS) $(PROVE_MODELS)"
-	@$(MAKE) --no-print-directory prove-macros MACROS_TIMEOUT=$(PROVE_ALL_TIMEOUT)
+	@PROVE_CACHE=off PROVE_TIMEOUT=$(PROVE_ALL_TIMEOUT) $(MAKE) --no-print-directory prove-netlists MODELS_TO_PROVE="$(PROVE_SLOW_MODELS) $(PROVE_MODELS)"
+	@PROVE_CACHE=off $(MAKE) --no-print-directory prove-macros MACROS_TIMEOUT=$(PROVE_ALL_TIMEOUT)
 
 # The units whose defaults `make synth` times only with their memories as
 # macros (PROVE_MACROS, all of SYNTH_MACROS_ONLY; `make prove` takes the

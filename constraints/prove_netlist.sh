@@ -110,6 +110,37 @@ if [ $mutate != 0 ]; then
   gate=$work/mutant.v
 fi
 
+# Result cache. A proof is a function of its inputs alone: the RTL, the
+# netlist (the mutant's, for a mutant run), the Liberty, this prover (its
+# three files), Yosys (and its ABC) and every setting that steers it. With
+# all of them unchanged a PROVED line, or a refuted mutant, is printed again
+# from the cache with "cached" added, as the model cache reuses a build; a
+# failure or a timeout is never stored. PROVE_CACHE=off proves afresh
+# (`make prove-all` does, for its times; so does PROVE_KEEP); default folder
+# ~/.cache/kvforge/proofs.
+cache=${PROVE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvforge/proofs}
+# a run asked to keep its work files does the work
+[ -z "${PROVE_KEEP:-}" ] || cache=off
+if [ "$cache" != off ]; then
+  key=$( {
+    sha256sum "$net/$module.v" "$gate" "$liberty" "$here/prove_netlist.sh" "$here/netlist_miter.py" "$here/aig_exhaust.c" | cut -d' ' -f1
+    yosys -V
+    echo "module=$module mutate=$mutate engine=$engine boxes=$boxes seq=$seq"
+    env | grep -E '^PROVE_(CEC_SECONDS|CONE_SECONDS|EXHAUST_BITS)=' | sort || true
+  } | sha256sum | cut -c1-32)
+  if [ -f "$cache/$key" ]; then
+    echo "$(cat "$cache/$key") [cached]"
+    exit 0
+  fi
+fi
+# $1: the result line, stored for the next run with the same inputs
+remember() {
+  if [ "$cache" != off ]; then
+    mkdir -p "$cache" && echo "$1" > "$cache/$key.tmp$$" && mv "$cache/$key.tmp$$" "$cache/$key"
+  fi
+  echo "$1"
+}
+
 # With fsm=1 the gold also gets the synthesis's FSM re-encoding (the passes
 # that `synth` runs before it, then `fsm`), which is then trusted.
 gold_read="read_verilog -sv $net/$module.v
@@ -247,7 +278,7 @@ if [ $mutate != 0 ]; then
       echo "prove_netlist: $module: FAILED: a netlist with $mutation was proven equivalent ($detail)" >&2
       exit 1 ;;
     refuted)
-      echo "$module: mutant ($mutation) refuted by$tried: $detail ($secs s)"
+      remember "$module: mutant ($mutation) refuted by$tried: $detail ($secs s)"
       exit 0 ;;
     *)
       echo "prove_netlist: $module: FAILED: the mutant run failed for another reason: $detail" >&2
@@ -258,4 +289,4 @@ if [ "$result" != proved ]; then
   echo "prove_netlist: $module: FAILED ($secs s;$tried): $detail" >&2
   exit 1
 fi
-echo "$module: PROVED by ${tried##* } ($secs s): $detail"
+remember "$module: PROVED by ${tried##* } ($secs s): $detail"
