@@ -124,7 +124,7 @@ cache=${PROVE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvforge/proofs}
 if [ "$cache" != off ]; then
   key=$( {
     sha256sum "$net/$module.v" "$gate" "$liberty" "$here/prove_netlist.sh" "$here/netlist_miter.py" "$here/aig_exhaust.c" | cut -d' ' -f1
-    yosys -V
+    yosys -V; python3 --version; cc --version | head -n 1
     echo "module=$module mutate=$mutate engine=$engine boxes=$boxes seq=$seq"
     env | grep -E '^PROVE_(CEC_SECONDS|CONE_SECONDS|EXHAUST_BITS)=' | sort || true
   } | sha256sum | cut -c1-32)
