@@ -112,9 +112,10 @@ fi
 
 # Result cache. A proof is a function of its inputs alone: the RTL, the
 # netlist (the mutant's, for a mutant run), the Liberty, this prover (its
-# three files), Yosys (and its ABC) and every setting that steers it. With
-# all of them unchanged a PROVED line, or a refuted mutant, is printed again
-# from the cache with "cached" added, as the model cache reuses a build; a
+# three files), Yosys (and its ABC), the Python and C compiler it runs on,
+# and every setting that steers it. With all of them unchanged a PROVED
+# line, or a refuted mutant, is printed again from the cache with
+# "[cached]" added, as the model cache reuses a build; a
 # failure or a timeout is never stored. PROVE_CACHE=off proves afresh
 # (`make prove-all` does, for its times; so does PROVE_KEEP); default folder
 # ~/.cache/kvforge/proofs.
