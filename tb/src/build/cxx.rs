@@ -1,8 +1,9 @@
 //! C++ compilation of a Verilated model into a shared object: each
 //! generated file at its own -O level (per-cycle code vs. run-once code),
 //! the files spread over the job slots, the Verilator runtime built once per
-//! toolchain into a static archive, and everything linked with only the
-//! shim's `kvf_*` symbols exported.
+//! toolchain into a static archive, the runtime's headers precompiled once
+//! per toolchain and -O level, and everything linked with only the shim's
+//! `kvf_*` symbols exported.
 
 use super::jobs;
 use super::tools::{self, Verilator};
@@ -52,6 +53,9 @@ pub struct Unit {
     /// g++ -O level: "0".."3" or "s".
     pub opt: String,
     pub includes: Vec<PathBuf>,
+    /// The precompiled runtime headers (`kvf_pch.h`, its `.gch` beside it)
+    /// built at this unit's -O level and flags, or none.
+    pub pch: Option<PathBuf>,
     /// Bytes of source (for scheduling: biggest first).
     pub size: u64,
 }
@@ -62,6 +66,9 @@ fn compile(v: &Verilator, u: &Unit) -> Result<f64, String> {
     cmd.args(flags(v));
     for i in &u.includes {
         cmd.arg(format!("-I{}", i.display()));
+    }
+    if let Some(p) = &u.pch {
+        cmd.arg("-include").arg(p);
     }
     cmd.arg(format!("-O{}", u.opt)).arg("-c").arg(&u.src).arg("-o").arg(&u.obj);
     let log = u.obj.with_extension("log");
@@ -93,6 +100,7 @@ pub fn build_runtime(v: &Verilator, dir: &Path) -> Result<(), String> {
                 obj: dir.join(format!("{f}.o")),
                 opt: "s".into(), // as verilated.mk (OPT_GLOBAL)
                 includes: vec![],
+                pch: None,
             }
         })
         .collect();
@@ -103,6 +111,43 @@ pub fn build_runtime(v: &Verilator, dir: &Path) -> Result<(), String> {
     tools::run(ar, &dir.join("ar.log"), "archiving the Verilator runtime")?;
     for o in objs {
         let _ = std::fs::remove_file(o);
+    }
+    Ok(())
+}
+
+/// The header every generated file starts with (through its `Vtop__pch.h`)
+/// and the tracing one; precompiled, they save about 0.4 s of g++ per
+/// translation unit, a third of the average unit. g++ takes a `.gch` only
+/// when it was built with the same -O level and defines (else it parses
+/// the text, with the same result), so there is one per -O level.
+pub const PCH: &str = "kvf_pch.h";
+
+/// Precompiles the runtime headers into `dir` (`kvf_pch.h` and
+/// `kvf_pch.h.gch`) for units at -O`opt`, and marks the folder `used` when
+/// the compiler takes the result.
+pub fn build_pch(v: &Verilator, dir: &Path, opt: &str) -> Result<(), String> {
+    let h = dir.join(PCH);
+    std::fs::write(&h, "#include \"verilated.h\"\n#include \"verilated_vcd_c.h\"\n")
+        .map_err(|e| format!("write {}: {e}", h.display()))?;
+    let gch = dir.join(format!("{PCH}.gch"));
+    let mut cmd = Command::new(compiler());
+    cmd.args(flags(v)).arg(format!("-O{opt}")).args(["-x", "c++-header"]).arg(&h).arg("-o").arg(&gch);
+    tools::run(cmd, &dir.join("pch.log"), "precompiling the Verilator headers")?;
+    // g++ -H marks a precompiled header it uses with "!"; one it rejects
+    // (another compiler's, say) is dropped, and the units parse the text
+    let out = Command::new(compiler())
+        .args(flags(v))
+        .arg(format!("-O{opt}"))
+        .args(["-H", "-fsyntax-only", "-x", "c++", "-include"])
+        .arg(&h)
+        .arg("/dev/null")
+        .output()
+        .map_err(|e| format!("{}: {e}", compiler()))?;
+    let used = String::from_utf8_lossy(&out.stderr).lines().any(|l| l.starts_with("! ") && l.ends_with(".gch"));
+    if used {
+        std::fs::write(dir.join("used"), b"").map_err(|e| e.to_string())?;
+    } else {
+        let _ = std::fs::remove_file(&gch);
     }
     Ok(())
 }
@@ -132,6 +177,7 @@ pub fn bundle(mdir: &Path, objdir: &Path, files: Vec<(String, String)>) -> Resul
         obj: objdir.join(obj),
         opt,
         includes: vec![mdir.to_path_buf()],
+        pch: None,
         size,
     };
     let mut units = Vec::new();

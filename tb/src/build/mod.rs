@@ -191,6 +191,15 @@ pub fn runtime(store: &Store) -> Result<PathBuf, String> {
     store.get_or_build("runtime", &key, |dir| cxx::build_runtime(v, dir)).map(|(d, _)| d)
 }
 
+/// The precompiled runtime headers for -O`opt` (`cxx::PCH` in the
+/// folder), or none when the compiler does not take them.
+pub fn pch(store: &Store, opt: &str) -> Result<Option<PathBuf>, String> {
+    let v = tools::verilator()?;
+    let key = store::key(&[b"kvforge-verilated-pch", v.version.as_bytes(), cxx::identity(v)?.as_bytes(), opt.as_bytes()]);
+    let (dir, _) = store.get_or_build("pch", &key, |dir| cxx::build_pch(v, dir, opt))?;
+    Ok(dir.join("used").exists().then(|| dir.join(cxx::PCH)))
+}
+
 /// The model of `req`, from the cache or built into it.
 pub fn ensure(store: &Store, req: &Request) -> Result<Built, String> {
     let key = model_key(req)?;
@@ -199,7 +208,7 @@ pub fn ensure(store: &Store, req: &Request) -> Result<Built, String> {
         Level::Netlist => Some(netlist(store, req.source, req.period_ps)?),
         Level::Rtl => None,
     };
-    let (dir, outcome) = store.get_or_build("model", &key, |dir| build(req, &key, &rt, net.as_ref(), dir))?;
+    let (dir, outcome) = store.get_or_build("model", &key, |dir| build(store, req, &key, &rt, net.as_ref(), dir))?;
     let path = dir.join("info.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("model cache: {}: {e}", path.display()))?;
     let info: BuildInfo =
@@ -207,7 +216,7 @@ pub fn ensure(store: &Store, req: &Request) -> Result<Built, String> {
     Ok(Built { dir, info, outcome })
 }
 
-fn build(req: &Request, key: &str, runtime: &Path, net: Option<&Netlist>, dir: &Path) -> Result<(), String> {
+fn build(store: &Store, req: &Request, key: &str, runtime: &Path, net: Option<&Netlist>, dir: &Path) -> Result<(), String> {
     let s = req.source;
     let m = &s.module;
     let write = |name: &str, text: &str| {
@@ -246,7 +255,10 @@ fn build(req: &Request, key: &str, runtime: &Path, net: Option<&Netlist>, dir: &
     files.push(("kvf_shim.cpp".into(), req.opt.clone()));
     let odir = dir.join("o");
     std::fs::create_dir_all(&odir).map_err(|e| e.to_string())?;
-    let units = cxx::bundle(&mdir, &odir, files)?;
+    let mut units = cxx::bundle(&mdir, &odir, files)?;
+    for u in &mut units {
+        u.pch = pch(store, &u.opt)?;
+    }
     let objs: Vec<PathBuf> = units.iter().map(|u| u.obj.clone()).collect();
     let t = Instant::now();
     let compile = cxx::compile_all(v, units)?;
