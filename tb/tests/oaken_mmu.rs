@@ -77,13 +77,10 @@ const NET_POINTS: &[&str] = &[
 /// Every MMU model of tb/models.toml, on RTL; coverage over all of them.
 #[test]
 fn rtl_matches_model() {
-    let infos = models::of_unit(UNIT, false);
-    assert!(infos.len() >= 3, "tb/models.toml has {} MMU models", infos.len());
-    let cov = Coverage::new("oaken_mmu (RTL)", POINTS);
-    for info in infos {
-        check(info, prop::cases(160), &cov);
-        directed(info, &cov);
-    }
+    let (cov, _) = models::sweep(UNIT, false, 3, POINTS, |info, cov| {
+        check(info, prop::cases(160), cov);
+        directed(info, cov);
+    });
     cov.check();
 }
 
@@ -92,13 +89,10 @@ fn rtl_matches_model() {
 /// reach are required.
 #[test]
 fn netlists_match_model() {
-    let nets = models::of_unit(UNIT, true);
-    assert!(!nets.is_empty(), "no MMU netlist in this run");
-    let cov = Coverage::new("oaken_mmu (netlists)", POINTS);
-    for info in nets {
-        check(info, prop::cases(24), &cov);
-        directed(info, &cov);
-    }
+    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| {
+        check(info, prop::cases(24), cov);
+        directed(info, cov);
+    });
     cov.check_points(NET_POINTS);
 }
 

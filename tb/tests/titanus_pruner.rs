@@ -63,23 +63,13 @@ fn directed_case_reaches_every_event_on_the_model() {
 
 #[test]
 fn rtl_matches_model() {
-    let infos = models::of_unit(UNIT, false);
-    assert!(infos.len() >= 3, "tb/models.toml has {} pruner models", infos.len());
-    let cov = Coverage::new("titanus_pruner (RTL)", POINTS);
-    for info in infos {
-        check(info, prop::cases(200), &cov);
-    }
+    let (cov, _) = models::sweep(UNIT, false, 3, POINTS, |info, cov| check(info, prop::cases(200), cov));
     cov.check();
 }
 
 #[test]
 fn netlists_match_model() {
-    let nets = models::of_unit(UNIT, true);
-    assert!(!nets.is_empty(), "no pruner netlist in this run");
-    let cov = Coverage::new("titanus_pruner (netlists)", POINTS);
-    for info in nets {
-        check(info, prop::cases(40), &cov);
-    }
+    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| check(info, prop::cases(40), cov));
     cov.check();
 }
 

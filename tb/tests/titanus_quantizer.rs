@@ -70,14 +70,10 @@ fn sequence_full(info: &'static ModelInfo, cov: &Coverage) -> bool {
 
 #[test]
 fn rtl_matches_model() {
-    let infos = models::of_unit(UNIT, false);
-    assert!(infos.len() >= 4, "tb/models.toml has {} quantizer models", infos.len());
-    let cov = Coverage::new("titanus_quantizer (RTL)", POINTS);
-    // one of the longest tests of the suite: its models run side by side
-    let full = tb::build::jobs::map(&infos, |&info| {
-        check(info, prop::cases(60), &cov);
-        directed(info, &cov);
-        sequence_full(info, &cov)
+    let (cov, full) = models::sweep(UNIT, false, 4, POINTS, |info, cov| {
+        check(info, prop::cases(60), cov);
+        directed(info, cov);
+        sequence_full(info, cov)
     });
     assert!(full.contains(&true), "no quantizer model with one beat per token");
     cov.check();
@@ -85,13 +81,10 @@ fn rtl_matches_model() {
 
 #[test]
 fn netlists_match_model() {
-    let nets = models::of_unit(UNIT, true);
-    assert!(!nets.is_empty(), "no quantizer netlist in this run");
-    let cov = Coverage::new("titanus_quantizer (netlists)", POINTS);
-    for &info in &nets {
-        check(info, prop::cases(15), &cov);
-        directed(info, &cov);
-    }
+    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| {
+        check(info, prop::cases(15), cov);
+        directed(info, cov);
+    });
     // the 65,536-token sequence runs on RTL only (no one-beat netlist set)
     let required: Vec<&str> = POINTS.iter().copied().filter(|&p| p != "rsp SequenceFull").collect();
     cov.check_points(&required);
