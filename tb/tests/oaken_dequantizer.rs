@@ -377,7 +377,7 @@ fn directed_case_reaches_every_event_on_the_model() {
 #[test]
 fn rtl_matches_model() {
     let cov = Coverage::new("oaken_dequantizer (default parameters, RTL)", POINTS);
-    check(models::get("oaken_dequantizer"), "oaken_dequantizer_rtl", prop::cases(96), 3, &cov);
+    check(models::get("oaken_dequantizer"), "oaken_dequantizer_rtl", prop::cases(160), 3, &cov);
     cov.check();
 }
 
@@ -388,9 +388,8 @@ fn parameter_sets_match_model() {
         models::of_unit("oaken-dequantizer", false).into_iter().filter(|m| m.name != "oaken_dequantizer").collect();
     assert!(sets.len() >= 6, "tb/models.toml has {} non-default dequantizer sets", sets.len());
     let cov = Coverage::new("oaken_dequantizer (6 parameter sets, RTL)", POINTS);
-    for info in sets {
-        check(info, &format!("{}_rtl", info.name), prop::cases(24), 3, &cov);
-    }
+    // side by side: the sets are independent models
+    tb::build::jobs::map(&sets, |&info| check(info, &format!("{}_rtl", info.name), prop::cases(64), 3, &cov));
     cov.check();
 }
 

@@ -197,7 +197,7 @@ fn directed_case_reaches_every_event_on_the_model() {
 #[test]
 fn rtl_matches_model() {
     let cov = Coverage::new("oaken_quantizer (default parameters, RTL)", &all_points());
-    check(models::get("oaken_quantizer"), "oaken_quantizer_rtl", prop::cases(96), 3, &cov);
+    check(models::get("oaken_quantizer"), "oaken_quantizer_rtl", prop::cases(160), 3, &cov);
     cov.check_points(POINTS);
 }
 
@@ -208,9 +208,8 @@ fn parameter_sets_match_model() {
         models::of_unit("oaken-quantizer", false).into_iter().filter(|m| m.name != "oaken_quantizer").collect();
     assert!(sets.len() >= 6, "tb/models.toml has {} non-default quantizer sets", sets.len());
     let cov = Coverage::new("oaken_quantizer (7 parameter sets, RTL)", &all_points());
-    for info in sets {
-        check(info, &format!("{}_rtl", info.name), prop::cases(24), 3, &cov);
-    }
+    // side by side: the sets are independent models
+    tb::build::jobs::map(&sets, |&info| check(info, &format!("{}_rtl", info.name), prop::cases(64), 3, &cov));
     cov.check();
 }
 
