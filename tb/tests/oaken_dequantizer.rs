@@ -377,7 +377,7 @@ fn directed_case_reaches_every_event_on_the_model() {
 #[test]
 fn rtl_matches_model() {
     let cov = Coverage::new("oaken_dequantizer (default parameters, RTL)", POINTS);
-    check(models::get("oaken_dequantizer"), "oaken_dequantizer_rtl", prop::cases(160), 3, &cov);
+    check(models::get("oaken_dequantizer"), "oaken_dequantizer_rtl", prop::cases(128), 3, &cov);
     cov.check();
 }
 
@@ -389,7 +389,7 @@ fn parameter_sets_match_model() {
     assert!(sets.len() >= 6, "tb/models.toml has {} non-default dequantizer sets", sets.len());
     let cov = Coverage::new("oaken_dequantizer (6 parameter sets, RTL)", POINTS);
     // side by side: the sets are independent models
-    tb::build::jobs::map(&sets, |&info| check(info, &format!("{}_rtl", info.name), prop::cases(64), 3, &cov));
+    tb::build::jobs::map(&sets, |&info| check(info, &format!("{}_rtl", info.name), prop::cases(40), 3, &cov));
     cov.check();
 }
 
