@@ -130,14 +130,18 @@ pub fn build_pch(v: &Verilator, dir: &Path, opt: &str) -> Result<(), String> {
     std::fs::write(&h, "#include \"verilated.h\"\n#include \"verilated_vcd_c.h\"\n")
         .map_err(|e| format!("write {}: {e}", h.display()))?;
     let gch = dir.join(format!("{PCH}.gch"));
-    let mut cmd = Command::new(compiler());
-    cmd.args(flags(v)).arg(format!("-O{opt}")).args(["-x", "c++-header"]).arg(&h).arg("-o").arg(&gch);
+    // the flags and -O level of the units that will include it
+    let cxx = || {
+        let mut c = Command::new(compiler());
+        c.args(flags(v)).arg(format!("-O{opt}"));
+        c
+    };
+    let mut cmd = cxx();
+    cmd.args(["-x", "c++-header"]).arg(&h).arg("-o").arg(&gch);
     tools::run(cmd, &dir.join("pch.log"), "precompiling the Verilator headers")?;
     // g++ -H marks a precompiled header it uses with "!"; one it rejects
     // (another compiler's, say) is dropped, and the units parse the text
-    let out = Command::new(compiler())
-        .args(flags(v))
-        .arg(format!("-O{opt}"))
+    let out = cxx()
         .args(["-H", "-fsyntax-only", "-x", "c++", "-include"])
         .arg(&h)
         .arg("/dev/null")

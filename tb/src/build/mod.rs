@@ -256,8 +256,13 @@ fn build(store: &Store, req: &Request, key: &str, runtime: &Path, net: Option<&N
     let odir = dir.join("o");
     std::fs::create_dir_all(&odir).map_err(|e| e.to_string())?;
     let mut units = cxx::bundle(&mdir, &odir, files)?;
+    // one lookup per -O level the units use (the per-cycle and the run-once one)
+    let mut pchs: Vec<(String, Option<PathBuf>)> = Vec::new();
     for u in &mut units {
-        u.pch = pch(store, &u.opt)?;
+        if !pchs.iter().any(|(o, _)| *o == u.opt) {
+            pchs.push((u.opt.clone(), pch(store, &u.opt)?));
+        }
+        u.pch = pchs.iter().find(|(o, _)| *o == u.opt).and_then(|(_, p)| p.clone());
     }
     let objs: Vec<PathBuf> = units.iter().map(|u| u.obj.clone()).collect();
     let t = Instant::now();
