@@ -191,13 +191,13 @@ prove-netlists:
 	xargs -P $(PROVE_JOBS) -L 1 bash -o pipefail -c 'constraints/prove_netlist.sh "$$2" "$$1" $(LIBERTY) | sed "s/^/$$0 /"' \
 	  < $(BUILD)/prove-netlists.txt | tee $(REPORTS)/prove.txt; \
 	read -r name module dir < <(grep "^$(PROVE_MUTANT) " $(BUILD)/prove-netlists.txt); \
-	for m in --mutate --mutate-deep; do \
+	for m in --mutate --mutate-deep --mutate-gate; do \
 	  constraints/prove_netlist.sh $$m "$$dir" "$$module" $(LIBERTY) | sed "s/^/$$name /" | tee -a $(REPORTS)/prove.txt; \
 	done; \
 	read -r name module dir < <(grep "^$(PROVE_SIM_MUTANT) " $(BUILD)/prove-netlists.txt); \
 	PROVE_CEC_SECONDS=0.01 PROVE_CONE_SECONDS=0.01 constraints/prove_netlist.sh --engine cut --mutate-deep "$$dir" "$$module" $(LIBERTY) \
 	  | sed "s/^/$$name (exhaustive simulation) /" | tee -a $(REPORTS)/prove.txt; \
-	echo "prove: $$(wc -l < $(BUILD)/prove-netlists.txt) netlists proven equivalent to their RTL, 3 mutants refuted, $$(( $$(date +%s) - start )) s"
+	echo "prove: $$(wc -l < $(BUILD)/prove-netlists.txt) netlists proven equivalent to their RTL, 4 mutants refuted, $$(( $$(date +%s) - start )) s"
 
 # Every co-simulation model of this run into the model cache (a no-op when
 # the hardware has not changed), all cores busy, biggest first.

@@ -5,7 +5,14 @@
 
 GOLD and GATE are Yosys JSON netlists of one flattened module each, made of
 $_AND_, $_NOT_ and $_DFF_P_ cells only (`dffunmap; aigmap`), all flip-flops
-on one clock port. The miter is combinational:
+on one clock port, except that the gate may gate that clock: flip-flops
+whose clock is the AND of the clock and a $_DLATCH_P_ that is open while the
+clock is low (constraints/clock_gate.v, after ABC's mapping) are folded into
+flip-flops on the clock whose next state is `latch D ? D : Q`, which is what
+such a gate does when the latch's D settles while the clock is low (OpenSTA
+checks that it does). A flip-flop on any other derived clock ends the run
+with exit status 4, a refutation: the netlist is then not the RTL. The miter
+is combinational:
   inputs   the primary inputs (shared by port name and bit), one input per
            register pair (its state, shared by both sides), one input of its
            own for every register left unpaired and every undriven bit;
@@ -76,6 +83,7 @@ class Side:
         self.ports = mod["ports"]
         self.driver = {}  # bit -> ("and", a, b) | ("not", a) | ("ff",) | ("box", instance)
         self.ffs = []  # (q bit, d bit, clock bit)
+        self.latches = {}  # q bit -> (d bit, enable bit)
         self.boxes = {}  # instance name -> (type, {port: (direction, bits)})
         for name, cell in mod["cells"].items():
             t, c = cell["type"], cell["connections"]
@@ -86,6 +94,10 @@ class Side:
             elif t == "$_DFF_P_":
                 self.driver[c["Q"][0]] = ("ff",)
                 self.ffs.append((c["Q"][0], c["D"][0], c["C"][0]))
+            elif t == "$_DLATCH_P_" and tag == "gate":
+                # (no driver entry: a latch's output read anywhere but a
+                # clock gate is a free input, which cannot prove more)
+                self.latches[c["Q"][0]] = (c["D"][0], c["E"][0])
             elif t in boxes:
                 dirs = cell.get("port_directions", {})
                 if set(dirs) != set(c):
@@ -98,7 +110,7 @@ class Side:
                     fail(f"{tag}: two black boxes named {key}")
                 self.boxes[key] = (t, {p: (dirs[p], c[p]) for p in c})
             else:
-                fail(f"{tag}: cell {name} of type {t} (only $_AND_, $_NOT_, $_DFF_P_"
+                fail(f"{tag}: cell {name} of type {t} (only $_AND_, $_NOT_, $_DFF_P_, the gate's $_DLATCH_P_"
                      + (f" and the black boxes {' '.join(sorted(boxes))})" if boxes else ")"))
         # (after every cell: a box output must be a bit nothing else drives)
         inputs = {b for bits in self.port_bits("input").values() for b in bits}
@@ -121,6 +133,89 @@ class Side:
                 key = (wname, idx)
                 self.by_name[key] = b
                 self.names_of.setdefault(b, []).append(key)
+
+    def cone(self, root):
+        """The leaves of bit root's cone of $_AND_ and $_NOT_ (at most two:
+        a clock cone), and its value as a function of them, or None."""
+        leaves, seen, stack = [], set(), [root]
+        while stack:
+            x = stack.pop()
+            if x in seen or x in ("0", "1"):
+                continue
+            seen.add(x)
+            drv = self.driver.get(x)
+            if drv and drv[0] in ("and", "not"):
+                stack.extend(drv[1:])
+            else:
+                leaves.append(x)
+                if len(leaves) > 2:
+                    return None
+
+        def value(assign):
+            memo = {"0": 0, "1": 1, **assign}
+            stack = [root]
+            while stack:
+                x = stack[-1]
+                if x in memo:
+                    stack.pop()
+                    continue
+                drv = self.driver[x]
+                todo = [a for a in drv[1:] if a not in memo]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                stack.pop()
+                memo[x] = 1 - memo[drv[1]] if drv[0] == "not" else memo[drv[1]] & memo[drv[2]]
+            return memo[root]
+
+        return leaves, value
+
+    def fold_clock_gates(self):
+        """Folds every flip-flop on a gated clock (see the module's doc)
+        into one on the clock with a hold; returns how many."""
+        if not self.latches:
+            return 0
+        inputs = {b for bits in self.port_bits("input").values() for b in bits}
+        fresh = iter(range(10**9))
+
+        def new(drv):
+            b = f"fold{next(fresh)}"
+            self.driver[b] = drv
+            return b
+
+        folded, ffs = 0, []
+        for q, d, c in self.ffs:
+            if c in inputs:
+                ffs.append((q, d, c))
+                continue
+            why = None
+            cone = self.cone(c)
+            leaves = cone[0] if cone else []
+            clk = [x for x in leaves if x in inputs]
+            gl = [x for x in leaves if x in self.latches]
+            if cone is None or len(clk) != 1 or len(gl) != 1:
+                why = "not a function of one clock input and one latch"
+            else:
+                (k,), (g,) = clk, gl
+                if [cone[1]({k: a, g: b}) for a in (0, 1) for b in (0, 1)] != [0, 0, 0, 1]:
+                    why = "not the AND of the clock and the latch"
+                else:
+                    ld, le = self.latches[g]
+                    en = self.cone(le)
+                    if en is None or en[0] != [k] or [en[1]({k: 0}), en[1]({k: 1})] != [1, 0]:
+                        why = "its latch is not open exactly while the clock is low"
+            if why:
+                print(f"netlist_miter: {self.tag}: the register at bit {q} is on a derived clock that is "
+                      f"not a clock gate: {why}", file=sys.stderr)
+                sys.exit(4)
+            # next = ld ? d : q
+            hold = new(("and", new(("not", ld)), q))
+            take = new(("and", ld, d))
+            either = new(("and", new(("not", take)), new(("not", hold))))
+            ffs.append((q, new(("not", either)), k))
+            folded += 1
+        self.ffs = ffs
+        return folded
 
     def port_bits(self, direction):
         return {p: v["bits"] for p, v in self.ports.items() if v["direction"] == direction}
@@ -432,6 +527,7 @@ def main():
         fail("usage: netlist_miter.py [--fsm-log LOG] [--abc-log LOG] [--boxes \"M1 M2\"] GOLD.json GATE.json MITER.aig MITER.map")
     gold = Side(load(args[0]), "gold", boxes)
     gate = Side(load(args[1]), "gate", boxes)
+    gated = gate.fold_clock_gates()
     # black boxes pair by instance name: same type, same ports and widths
     if set(gold.boxes) != set(gate.boxes):
         fail(f"black boxes differ: gold only {sorted(set(gold.boxes) - set(gate.boxes))}, gate only {sorted(set(gate.boxes) - set(gold.boxes))}")
@@ -745,7 +841,8 @@ def main():
             meaning.append(what)
             hyp.append(h)
         stats = (
-            f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned) - stuck} gold registers pinned to gate constants, {stuck} stuck at their reset value, "
+            (f"{gated} gate registers on gated clocks folded, " if gated else "")
+            + f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned) - stuck} gold registers pinned to gate constants, {stuck} stuck at their reset value, "
             f"{len(related)} gate registers related to gold functions, "
             + (f"{len(gold.boxes)} black boxes ({len(box_ins)} input bits compared), " if gold.boxes else "")
             + f"{len(fsms)} re-encoded state registers ({len(fsm_gate)} gate bits) related to the gold state, "

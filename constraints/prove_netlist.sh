@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Formal equivalence of one unit's emitted RTL and its OSU018 netlist.
-#   constraints/prove_netlist.sh [--mutate|--mutate-deep|--mutate-box] [--engine auto|cut|cut-fsm|induct] [--blackbox "M1 M2"] NETLIST_DIR MODULE LIBERTY
+#   constraints/prove_netlist.sh [--mutate|--mutate-deep|--mutate-box|--mutate-gate] [--engine auto|cut|cut-fsm|induct] [--blackbox "M1 M2"] NETLIST_DIR MODULE LIBERTY
 # NETLIST_DIR is a model-cache netlist folder (`models netlist NAME` prints
 # it): <MODULE>.v is the emitted Verilog that was synthesized, and
 # <MODULE>.osu018.v the netlist that `make synth` times and the netlist
@@ -11,8 +11,10 @@
 # Yosys's own gate lowering (techmap) and its simple optimisations;
 # undriven wires become 0 as in the synthesis script. Gate: the netlist with
 # the cells' functions read from the Liberty (DFFPOSX1 becomes a $_DFF_P_),
-# flattened. What is checked is thus ABC's mapping, dfflibmap, the
-# buffering and every pass after techmap; the Verilog front end and Yosys's
+# flattened. What is checked is thus ABC's mapping, dfflibmap, the clock
+# gating (constraints/clock_gate.v; the cut engine folds each gated
+# flip-flop into one with a hold, netlist_miter.py), the buffering and every
+# pass after techmap; the Verilog front end and Yosys's
 # word-level passes are shared by both sides and trusted.
 #
 # Engines (all prove: started in corresponding states, as after a common
@@ -55,7 +57,9 @@
 # turned into a buffer, --mutate-deep with its middle NAND2 turned into an
 # AND2 (deep in the logic: a broken way of calling ABC once refuted the
 # first kind and proved the second), --mutate-box with the first black
-# box's write enable `we` tied to 0; the proof must then fail, with every
+# box's write enable `we` tied to 0, --mutate-gate with the first clock
+# gate's latch input tied to 1 (its registers never hold; a gate whose
+# enable the fold ignored would prove); the proof must then fail, with every
 # engine tried (the negative tests of `make prove`). Prints one line; exits non-zero if the
 # proof fails (or, with --mutate, if it does not); exit 2 on a timeout
 # (PROVE_TIMEOUT seconds, all engines together). PROVE_KEEP=DIR keeps the
@@ -68,6 +72,7 @@ while :; do
     --mutate) mutate=1; shift ;;
     --mutate-deep) mutate=2; shift ;;
     --mutate-box) mutate=3; shift ;;
+    --mutate-gate) mutate=4; shift ;;
     --engine) engine=$2; shift 2 ;;
     *) break ;;
   esac
@@ -97,6 +102,10 @@ elif [ $mutate = 2 ]; then
   n=$(grep -c '^  NAND2X1 ' "$gate" || true)
   awk -v k=$(( (n + 1) / 2 )) '/^  NAND2X1 / && ++c == k {sub(/NAND2X1/, "AND2X2")} {print}' "$gate" > "$work/mutant.v"
   mutation="the middle NAND2X1 -> AND2X2"
+elif [ $mutate = 4 ]; then
+  # the first clock gate's latch takes 1: its flip-flops never hold
+  awk '!done && /^  LATCH / {inl = 1} inl && /^ *\.D\(/ {sub(/\.D\(.*\)/, ".D(1'"'"'b1)"); done = 1; inl = 0} {print}' "$gate" > "$work/mutant.v"
+  mutation="the first LATCH's D tied to 1"
 elif [ $mutate = 3 ]; then
   [ -n "$boxes" ] || { echo "prove_netlist: --mutate-box needs --blackbox" >&2; exit 1; }
   # the first instance of a black box: its `we` connection becomes 0
@@ -199,6 +208,8 @@ EOF
   timeout "$(left)" python3 "$here/netlist_miter.py" --fsm-log "$work/fsm.log" --abc-log "$work/abc.log" --boxes "$boxes" \
     "$work/gold.json" "$work/gate.json" "$work/miter.aig" "$work/miter.map" > "$work/miter.txt" 2>&1 || status=$?
   if [ $status = 124 ]; then result=timeout; return; fi
+  # 4: a register on a derived clock that is not a clock gate
+  if [ $status = 4 ]; then result=refuted detail=$(tail -1 "$work/miter.txt"); return; fi
   if [ $status != 0 ]; then result=error detail=$(tail -1 "$work/miter.txt"); return; fi
   if grep -q "Networks are equivalent" "$work/abc.log"; then
     result=proved detail="$(cat "$work/miter.txt")"

@@ -115,6 +115,9 @@ pub fn emit(unit: &str, params: &toml::Table, opts: &EmitOptions) -> Result<Emis
 const SDC_TEMPLATE: &str = include_str!("../../constraints/unit.sdc.in");
 const YOSYS_TEMPLATE: &str = include_str!("../../constraints/synth.tcl.in");
 const STA_TEMPLATE: &str = include_str!("../../constraints/sta.tcl.in");
+/// The clock-gating techmap, written out by the Yosys script (inside Tcl
+/// braces, so it must hold none).
+const CLOCK_GATE_V: &str = include_str!("../../constraints/clock_gate.v");
 
 fn sdc(m: &Manifest) -> String {
     let io = m.clock_ns * 0.2;
@@ -125,5 +128,25 @@ fn sdc(m: &Manifest) -> String {
 }
 
 fn yosys_script(module: &str) -> String {
-    YOSYS_TEMPLATE.replace("@MODULE@", module)
+    YOSYS_TEMPLATE.replace("@MODULE@", module).replace("@CLOCK_GATE_V@", CLOCK_GATE_V)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yosys_script_carries_the_clock_gate_map() {
+        // the map goes into Tcl braces: a brace or a backslash-newline in it
+        // would end them or turn into a space
+        assert!(!CLOCK_GATE_V.contains(['{', '}']) && !CLOCK_GATE_V.contains("\\\n"));
+        let s = yosys_script("m");
+        assert!(s.contains(&format!("{{{CLOCK_GATE_V}}}")));
+        // every `@NAME@` placeholder filled (`@name` alone is a Yosys selection)
+        let b = s.as_bytes();
+        for (i, _) in s.match_indices('@') {
+            let n = b[i + 1..].iter().take_while(|c| c.is_ascii_uppercase() || **c == b'_').count();
+            assert!(n == 0 || b.get(i + 1 + n) != Some(&b'@'), "a placeholder is left at byte {i}");
+        }
+    }
 }

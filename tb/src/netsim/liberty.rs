@@ -141,14 +141,17 @@ impl ExprParser {
     }
 }
 
-/// An edge-triggered flip-flop of a cell: `ff (iq, iqn) { next_state;
-/// clocked_on; }`.
+/// The storage of a cell: an edge-triggered flip-flop, `ff (iq, iqn) {
+/// next_state; clocked_on; }`, or a level-sensitive latch, `latch (iq, iqn)
+/// { data_in; enable; }`, held here as `next_state` and `clocked_on`.
 #[derive(Clone, Debug)]
 pub struct Ff {
     pub iq: String,
     pub iqn: String,
     pub next_state: Expr,
     pub clocked_on: Expr,
+    /// A latch: `iq` follows `next_state` while `clocked_on` is 1.
+    pub latch: bool,
 }
 
 /// One cell's logic.
@@ -158,8 +161,8 @@ pub struct Cell {
     /// Output pin and its function (over inputs, or over the ff's state).
     pub outputs: Vec<(String, Expr)>,
     pub ff: Option<Ff>,
-    /// Anything this simulator does not model (latches, asynchronous
-    /// set/clear, three-state outputs), named; such a cell is rejected
+    /// Anything this simulator does not model (asynchronous set/clear,
+    /// state tables, three-state outputs), named; such a cell is rejected
     /// when a netlist uses it.
     pub unsupported: Option<String>,
 }
@@ -321,21 +324,24 @@ pub fn parse(text: &str) -> Result<HashMap<String, Cell>, String> {
                         unsupported.push(format!("three-state pin {pin}"));
                     }
                 }
-                "ff" => {
+                "ff" | "latch" => {
                     if g.attr("clear").is_some() || g.attr("preset").is_some() {
-                        unsupported.push("flip-flop with asynchronous clear or preset".into());
+                        unsupported.push(format!("{} with asynchronous clear or preset", g.name));
                     }
-                    let (Some(ns), Some(co)) = (g.attr("next_state"), g.attr("clocked_on")) else {
-                        return Err(format!("cell {name}: ff without next_state or clocked_on"));
+                    let latch = g.name == "latch";
+                    let (d, c) = if latch { ("data_in", "enable") } else { ("next_state", "clocked_on") };
+                    let (Some(ns), Some(co)) = (g.attr(d), g.attr(c)) else {
+                        return Err(format!("cell {name}: {} without {d} or {c}", g.name));
                     };
                     cell.ff = Some(Ff {
                         iq: g.args.first().cloned().unwrap_or_default(),
                         iqn: g.args.get(1).cloned().unwrap_or_default(),
                         next_state: parse_function(ns)?,
                         clocked_on: parse_function(co)?,
+                        latch,
                     });
                 }
-                "latch" | "statetable" => unsupported.push(g.name.clone()),
+                "statetable" => unsupported.push(g.name.clone()),
                 _ => {}
             }
         }
@@ -389,7 +395,11 @@ mod tests {
         assert_eq!(dff.outputs, vec![("Q".to_string(), Expr::Var("DS0000".into()))]);
         assert!(dff.unsupported.is_none());
         assert!(cells["DFFSR"].unsupported.is_some(), "asynchronous set/reset is not modelled");
-        assert!(cells["LATCH"].unsupported.is_some());
+        let latch = &cells["LATCH"];
+        let l = latch.ff.as_ref().unwrap();
+        assert!(l.latch && !ff.latch && latch.unsupported.is_none());
+        assert_eq!((l.next_state.clone(), l.clocked_on.clone()), (Expr::Var("D".into()), Expr::Var("CLK".into())));
+        assert_eq!(latch.outputs, vec![("Q".to_string(), Expr::Var("DS0000".into()))]);
         let fa = &cells["FAX1"];
         assert_eq!(fa.outputs.len(), 2);
     }

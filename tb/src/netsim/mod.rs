@@ -7,7 +7,10 @@
 //! the mapped netlist directly: every combinational cell output becomes a
 //! truth table of its Liberty `function` (`liberty.rs`), evaluated in
 //! topological order; every flip-flop captures its Liberty `next_state` when
-//! its `clocked_on` rises. Loading a netlist takes about a second.
+//! its `clocked_on` rises, and every latch follows its `data_in` while its
+//! `enable` is 1 (the clock gates of constraints/clock_gate.v: a latch
+//! open while the clock is low, whose output gates the clock of the
+//! flip-flops behind an AND). Loading a netlist takes about a second.
 //!
 //! It is a second implementation of the cell library's semantics, so it is
 //! checked against two independent simulators: Verilator on the same
@@ -91,6 +94,8 @@ pub struct Program {
     nets: usize,
     luts: Vec<Lut>,
     dffs: Vec<Dff>,
+    /// Latches: `next` is their data, `clk` their enable.
+    latches: Vec<Dff>,
     /// Per manifest port: its nets, LSB first.
     ports: Vec<(PortSpec, Vec<u32>)>,
     /// Named signals for waveforms (ports first), nets LSB first.
@@ -132,6 +137,7 @@ impl Program {
         };
         let mut luts = Vec::new();
         let mut dffs = Vec::new();
+        let mut latches = Vec::new();
         let mut used: HashMap<&str, usize> = HashMap::new();
         for inst in &nl.instances {
             let cell = cells.get(&inst.cell).ok_or_else(|| format!("netlist: unknown cell {} ({})", inst.cell, inst.name))?;
@@ -152,14 +158,15 @@ impl Program {
                 for (i, v) in vars.iter().enumerate().take(MAX_INPUTS) {
                     ins[i] = pin(v).ok_or_else(|| format!("netlist: {} pin {v} is not connected", inst.name))?;
                 }
-                dffs.push(Dff {
+                let d = Dff {
                     ins,
                     n: vars.len() as u8,
                     next: table(&ff.next_state, &vars)?,
                     clk: table(&ff.clocked_on, &vars)?,
                     iq,
                     iqn,
-                });
+                };
+                if ff.latch { latches.push(d) } else { dffs.push(d) }
                 state.push((ff.iq.clone(), iq));
                 state.push((ff.iqn.clone(), iqn));
             }
@@ -192,7 +199,7 @@ impl Program {
         let mut drv = vec![Drv::None; nets];
         drv[ZERO as usize] = Drv::Input;
         drv[ONE as usize] = Drv::Input;
-        for f in &dffs {
+        for f in dffs.iter().chain(&latches) {
             drv[f.iq as usize] = Drv::State;
             drv[f.iqn as usize] = Drv::State;
         }
@@ -231,7 +238,7 @@ impl Program {
                 }
             }
         }
-        for f in &dffs {
+        for f in dffs.iter().chain(&latches) {
             for &i in &f.ins[..f.n as usize] {
                 if drv[i as usize] == Drv::None {
                     return Err(format!("netlist: {} is read but never driven", name_of(i)));
@@ -305,6 +312,7 @@ impl Program {
             nets,
             luts,
             dffs,
+            latches,
             ports: port_nets,
             traced,
             reader_at,
@@ -360,7 +368,7 @@ impl NetSim {
         let mut v = vec![0u8; prog.nets];
         v[ONE as usize] = 1;
         let mut r = (seed as u64) << 1 | 0x9e37_79b9_7f4a_7c15;
-        for f in &prog.dffs {
+        for f in prog.dffs.iter().chain(&prog.latches) {
             let b = (xorshift(&mut r) >> 17 & 1) as u8;
             v[f.iq as usize] = b;
             v[f.iqn as usize] = b ^ 1;
@@ -440,13 +448,35 @@ impl NetSim {
         }
     }
 
-    /// Settles the logic; every flip-flop whose clock rose since the last
-    /// call takes its next state (all at once), and the logic settles again.
+    /// Settles the logic, with every open latch following its data until
+    /// none changes; then every flip-flop whose clock rose since the last
+    /// call takes its next state (all at once), and it all settles again.
     pub fn eval(&mut self) {
         self.settle();
         loop {
-            self.fire.clear();
             let prog = self.prog.clone();
+            let mut passes = 0;
+            loop {
+                let mut changed = false;
+                for l in &prog.latches {
+                    let idx = l.index(&self.v);
+                    if l.clk >> idx & 1 == 1 {
+                        let q = (l.next >> idx & 1) as u8;
+                        if self.v[l.iq as usize] != q {
+                            self.put(l.iq, q);
+                            self.put(l.iqn, q ^ 1);
+                            changed = true;
+                        }
+                    }
+                }
+                if !changed {
+                    break;
+                }
+                self.settle();
+                passes += 1;
+                assert!(passes < 1000, "netsim {}: the latches do not settle (a loop through open latches)", prog.module);
+            }
+            self.fire.clear();
             for (k, f) in prog.dffs.iter().enumerate() {
                 let idx = f.index(&self.v);
                 let clk = (f.clk >> idx & 1) as u8;
