@@ -65,3 +65,17 @@ module \$_DLATCH_N_ (input E, D, output Q);
   LATCH l (.CLK(ne), .D(D), .Q(Q));
 endmodule
 `endif
+
+`ifdef KVF_DBUF
+// A buffer in front of every plain flip-flop's D, so that a net feeding
+// many flip-flops reaches ABC as one output per flip-flop: ABC then sees
+// the fan-out and buffers it. (Behind a hold multiplexer each flip-flop's
+// D was a gate of its own; without it, Yosys hands ABC one output for a
+// net that drives, say, 512 words of a memory, and nothing buffers it.
+// Run with -max_iter 1: the map's own flip-flop is not mapped again.)
+module \$_DFF_P_ (input C, D, output Q);
+  wire d;
+  \$_BUF_ b (.A(D), .Y(d));
+  \$_DFF_P_ _TECHMAP_REPLACE_ (.C(C), .D(d), .Q(Q));
+endmodule
+`endif
