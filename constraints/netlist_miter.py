@@ -134,6 +134,33 @@ class Side:
                 self.by_name[key] = b
                 self.names_of.setdefault(b, []).append(key)
 
+    def evaluate(self, root, known, and_, not_, leaf=None):
+        """The value of bit root through its $_AND_ and $_NOT_ drivers, in
+        post-order without recursion (cones run thousands of gates deep).
+        known maps bits to values and is extended with every bit evaluated;
+        a bit not in it and not driven by a gate takes leaf(bit) (a
+        KeyError without leaf)."""
+        stack = [root]
+        while stack:
+            x = stack[-1]
+            if x in known:
+                stack.pop()
+                continue
+            drv = self.driver.get(x)
+            if drv is None or drv[0] not in ("and", "not"):
+                if leaf is None:
+                    raise KeyError(x)
+                known[x] = leaf(x)
+                stack.pop()
+                continue
+            todo = [a for a in drv[1:] if a not in known]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            known[x] = not_(known[drv[1]]) if drv[0] == "not" else and_(known[drv[1]], known[drv[2]])
+        return known[root]
+
     def cone(self, root):
         """The leaves of bit root's cone of $_AND_ and $_NOT_ (at most two:
         a clock cone), and its value as a function of them, or None."""
@@ -152,21 +179,7 @@ class Side:
                     return None
 
         def value(assign):
-            memo = {"0": 0, "1": 1, **assign}
-            stack = [root]
-            while stack:
-                x = stack[-1]
-                if x in memo:
-                    stack.pop()
-                    continue
-                drv = self.driver[x]
-                todo = [a for a in drv[1:] if a not in memo]
-                if todo:
-                    stack.extend(todo)
-                    continue
-                stack.pop()
-                memo[x] = 1 - memo[drv[1]] if drv[0] == "not" else memo[drv[1]] & memo[drv[2]]
-            return memo[root]
+            return self.evaluate(root, {"0": 0, "1": 1, **assign}, lambda a, b: a & b, lambda a: 1 - a)
 
         return leaves, value
 
@@ -566,28 +579,14 @@ def main():
         in_reset[reset_bits[0]] = 1
 
     def reset_value(root):
-        stack = [root]
-        while stack:
-            x = stack[-1]
-            if x in in_reset:
-                stack.pop()
-                continue
-            drv = gold.driver.get(x)
-            if drv is None or drv[0] in ("ff", "box"):
-                in_reset[x] = None
-                stack.pop()
-                continue
-            todo = [a for a in drv[1:] if a not in in_reset]
-            if todo:
-                stack.extend(todo)
-                continue
-            stack.pop()
-            v = [in_reset[a] for a in drv[1:]]
-            if drv[0] == "not":
-                in_reset[x] = None if v[0] is None else 1 - v[0]
-            else:
-                in_reset[x] = 0 if 0 in v else 1 if v == [1, 1] else None
-        return in_reset[root]
+        # three-valued: None where a register, a box or a free input decides
+        return gold.evaluate(
+            root,
+            in_reset,
+            lambda a, b: 0 if 0 in (a, b) else 1 if (a, b) == (1, 1) else None,
+            lambda a: None if a is None else 1 - a,
+            leaf=lambda _: None,
+        )
 
     def build(drop):
         aig = Aig()
@@ -767,24 +766,7 @@ def main():
                 undriven[s] += 1
 
         def lit_of(s, root, table):
-            stack = [root]
-            while stack:
-                b = stack[-1]
-                if b in table:
-                    stack.pop()
-                    continue
-                drv = s.driver[b]
-                args = drv[1:]
-                todo = [a for a in args if a not in table]
-                if todo:
-                    stack.extend(todo)
-                    continue
-                stack.pop()
-                if drv[0] == "and":
-                    table[b] = aig.and_(table[args[0]], table[args[1]])
-                else:
-                    table[b] = table[args[0]] ^ 1
-            return table[root]
+            return s.evaluate(root, table, aig.and_, lambda a: a ^ 1)
 
         # related gate registers: their state, then the gold function of the
         # gold next state
