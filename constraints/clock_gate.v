@@ -67,9 +67,10 @@ endmodule
 `endif
 
 `ifdef KVF_DBUF
-// A buffer in front of every plain flip-flop's D, so that a net feeding
-// many flip-flops reaches ABC as one output per flip-flop: ABC then sees
-// the fan-out and buffers it. (Behind a hold multiplexer each flip-flop's
+// A buffer in front of a plain flip-flop's D (synth.tcl.in selects the
+// flip-flops of nets that drive more than 64), so that a net feeding many
+// flip-flops reaches ABC as one output per flip-flop: ABC then sees the
+// fan-out and buffers it. (Behind a hold multiplexer each flip-flop's
 // D was a gate of its own; without it, Yosys hands ABC one output for a
 // net that drives, say, 512 words of a memory, and nothing buffers it.
 // Run with -max_iter 1: the map's own flip-flop is not mapped again.)
