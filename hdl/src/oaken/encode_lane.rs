@@ -273,12 +273,16 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         self.l1_cin.reset.next = self.reset.val();
         self.l1_sg.reset.next = self.reset.val();
         self.l2_n.reset.next = self.reset.val();
-        self.l2_g.reset.next = self.reset.val();
-        self.l2_side.reset.next = self.reset.val();
-        self.out_dense.reset.next = self.reset.val();
-        self.out_keep.reset.next = self.reset.val();
-        self.out_grp.reset.next = self.reset.val();
-        self.out_hi.reset.next = self.reset.val();
+        // Registers after L2 carry no reset (spec §2.14): a beat reaches them
+        // only behind L1/L2 values that the reset defines, and the engine
+        // ANDs their outputs with the beat's valid bit. L1/L2 keep theirs:
+        // without them the OSU018 netlist differed from this RTL (spec §8.2).
+        self.l2_g.reset.next = false;
+        self.l2_side.reset.next = false;
+        self.out_dense.reset.next = false;
+        self.out_keep.reset.next = false;
+        self.out_grp.reset.next = false;
+        self.out_hi.reset.next = false;
         self.l1_sig.en.next = self.en.val();
         self.l1_sa.en.next = self.en.val();
         self.l1_cin.en.next = self.en.val();
@@ -292,19 +296,19 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         self.out_hi.en.next = self.en.val();
         for j in 0..self._q {
             self.sr[j].clock.next = self.clock.val();
-            self.sr[j].reset.next = self.reset.val();
+            self.sr[j].reset.next = false;
             self.sr[j].en.next = self.en.val();
             self.sm[j].clock.next = self.clock.val();
-            self.sm[j].reset.next = self.reset.val();
+            self.sm[j].reset.next = false;
             self.sm[j].en.next = self.en.val();
             self.sq[j].clock.next = self.clock.val();
-            self.sq[j].reset.next = self.reset.val();
+            self.sq[j].reset.next = false;
             self.sq[j].en.next = self.en.val();
             self.sgr[j].clock.next = self.clock.val();
-            self.sgr[j].reset.next = self.reset.val();
+            self.sgr[j].reset.next = false;
             self.sgr[j].en.next = self.en.val();
             self.ss[j].clock.next = self.clock.val();
-            self.ss[j].reset.next = self.reset.val();
+            self.ss[j].reset.next = false;
             self.ss[j].en.next = self.en.val();
         }
 

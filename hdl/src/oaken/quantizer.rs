@@ -274,6 +274,8 @@ pub struct OakenQuantizer<const IB: usize> {
     stmp: Signal<Local, Bits<FX>>,
     wantn: Signal<Local, Bit>,
     gtmp: Signal<Local, Bit>,
+    /// The beat at the lanes' outputs is valid.
+    v2: Signal<Local, Bit>,
     htmp: Signal<Local, Bit>,
     st_d: Signal<Local, Bits<2>>,
 
@@ -300,6 +302,7 @@ pub struct OakenQuantizer<const IB: usize> {
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
     zero16: Constant<Bits<16>>,
+    zero_ib: Constant<Bits<IB>>,
     one16: Constant<Bits<16>>,
     absent: Constant<Bits<NODE>>,
     tag_beat: Constant<Bits<32>>,
@@ -506,6 +509,7 @@ impl<const IB: usize> OakenQuantizer<IB> {
             stmp: Default::default(),
             wantn: Default::default(),
             gtmp: Default::default(),
+            v2: Default::default(),
             htmp: Default::default(),
             st_d: Default::default(),
             lane_idx: (0..l).map(|i| c(i as u64)).collect(),
@@ -530,6 +534,7 @@ impl<const IB: usize> OakenQuantizer<IB> {
             one8: c(1),
             zero8: c(0),
             zero16: c(0),
+            zero_ib: Constant::new(0u64.into()),
             one16: c(1),
             absent: c(ABSENT),
             tag_beat: c(64),
@@ -687,7 +692,8 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
             self.san[p].x.next = self.in_data[p].val();
             self.nf_any.next = self.nf_any.val() | self.san[p].nonfinite.val();
             self.i0_x[p].clock.next = self.clock.val();
-            self.i0_x[p].reset.next = self.reset.val();
+            // pure data: the sanitiser's output, read only under i0_v
+            self.i0_x[p].reset.next = false;
             self.i0_x[p].en.next = true;
             self.i0_x[p].d.next = self.san[p].y.val();
         }
@@ -1054,6 +1060,7 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         // shifter: it moves {lane, grp, hi}; the beat's index base, a multiple
         // of the lane count, is ORed in after it (idx = base + lane)
         for l in self._p2..(self._p2 + 1) {
+            self.v2.next = self.pv[l].q.val();
             self.zr.in_valid.next = self.pv[l].q.val();
             self.zf[0].d.next = self.pf[l].q.val();
             self.zl[0].d.next = self.pl[l].q.val();
@@ -1063,13 +1070,15 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
         self.zr.reset.next = self.reset.val();
         self.zr.en.next = self.en2.val();
         for p in 0..self._lanes {
-            self.gtmp.next = self.lane[p].grp.val();
-            self.htmp.next = self.lane[p].hi.val();
+            self.gtmp.next = self.lane[p].grp.val() & self.v2.val();
+            self.htmp.next = self.lane[p].hi.val() & self.v2.val();
             self.coo[p].next = (self.lane_idx[p].val() << self.two8.val())
                 | (bit_cast::<8, 1>(self.gtmp.val().into()) << self.one8.val())
                 | bit_cast::<8, 1>(self.htmp.val().into());
             self.zr.data[p].next = self.coo[p].val();
-            self.zr.keep[p].next = self.lane[p].keep.val();
+            // the lanes' late stages have no reset: a beat's valid bit gates
+            // what they show
+            self.zr.keep[p].next = self.lane[p].keep.val() & self.v2.val();
         }
         // dense slots, first and last wait alongside the shifter
         for i in 0..self._zl {
@@ -1093,7 +1102,10 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
                 self.zd[p].clock.next = self.clock.val();
                 self.zd[p].reset.next = self.reset.val();
                 self.zd[p].en.next = self.en2.val();
-                self.zd[p].d.next = self.lane[p].dense.val();
+                self.zd[p].d.next = self.zero_ib.val();
+                if self.v2.val() {
+                    self.zd[p].d.next = self.lane[p].dense.val();
+                }
             }
             for i in 1..self._zl {
                 for p in 0..self._lanes {

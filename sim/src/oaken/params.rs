@@ -61,7 +61,7 @@ impl Default for OakenParams {
             lanes: 16,
             inlier_bits: 4,
             outlier_bits: 5,
-            layers: 32,
+            layers: 1,
             middle_mode: MiddleMode::Plain,
         }
     }
