@@ -273,10 +273,10 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         self.l1_cin.reset.next = self.reset.val();
         self.l1_sg.reset.next = self.reset.val();
         self.l2_n.reset.next = self.reset.val();
-        // Registers after L2 carry no reset (spec §2.14): a beat reaches them
-        // only behind L1/L2 values that the reset defines, and the engine
-        // ANDs their outputs with the beat's valid bit. L1/L2 keep theirs:
-        // without them the OSU018 netlist differed from this RTL (spec §8.2).
+        // Registers after L2 carry no reset (spec §2.14): the engine ANDs
+        // this lane's outputs with their beat's valid bit, so what they hold
+        // before the first beat never shows. L1/L2 keep theirs: without them
+        // the OSU018 netlist differed from this RTL (spec §8.2).
         self.l2_g.reset.next = false;
         self.l2_side.reset.next = false;
         self.out_dense.reset.next = false;

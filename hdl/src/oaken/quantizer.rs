@@ -534,7 +534,7 @@ impl<const IB: usize> OakenQuantizer<IB> {
             one8: c(1),
             zero8: c(0),
             zero16: c(0),
-            zero_ib: Constant::new(0u64.into()),
+            zero_ib: c(0),
             one16: c(1),
             absent: c(ABSENT),
             tag_beat: c(64),

@@ -48,7 +48,9 @@ pub struct OakenParams {
     pub inlier_bits: u32,
     /// Outer/inner code width; must be inlier_bits + 1.
     pub outlier_bits: u32,
-    /// Threshold table depth (decoder layers).
+    /// Threshold table depth (decoder layers). The default, 1, holds the
+    /// current layer's K and V sets, rewritten per layer: Oaken §5.2's
+    /// streamed thresholds (spec §2.1).
     pub layers: usize,
     pub middle_mode: MiddleMode,
 }
