@@ -233,8 +233,20 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     bh_cur: Signal<Local, Bit>,
     bws: Signal<Local, Bits<8>>,
     complete: Signal<Local, Bit>,
-    cmp_f: Signal<Local, Bit>,
     cmp_n: Signal<Local, Bit>,
+    // "list length <= window count" from decoded lengths: z (no bit from
+    // bits_for(2L) up) and the one-hot k (the low bits equal k, 0..=2L).
+    // need keeps its decode in registers beside it, stored with z and k = 0
+    // inverted so that the reset state is need = 0's; the FIFO head's is
+    // decoded from its register.
+    npd_z: Reg<Bit>,
+    npd_k: Vec<Reg<Bit>>,
+    rpd_z: Signal<Local, Bit>,
+    rpd_k: Vec<Signal<Local, Bit>>,
+    cpd_z: Signal<Local, Bit>,
+    cpd_k: Vec<Signal<Local, Bit>>,
+    pd_hi: Constant<Bits<16>>,
+    pd_lo: Constant<Bits<16>>,
     room_f: Signal<Local, Bit>,
     room_n: Signal<Local, Bit>,
     sq_low: Signal<Local, Bit>,
@@ -536,6 +548,8 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
         let stages = 6;
         let per_seg = SEGMENT / l;
         let ones = |b: usize| if b >= 64 { u64::MAX } else { (1u64 << b) - 1 };
+        // lengths are compared with window counts 0..=2L: bits_for(2L) bits
+        let pdw = bits_for(2 * l);
         OakenDequantizer {
             clock: Default::default(),
             reset: Default::default(),
@@ -673,8 +687,15 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             bh_cur: Default::default(),
             bws: Default::default(),
             complete: Default::default(),
-            cmp_f: Default::default(),
             cmp_n: Default::default(),
+            npd_z: Reg::default(),
+            npd_k: regs(2 * l + 1),
+            rpd_z: Default::default(),
+            rpd_k: sigs(2 * l + 1),
+            cpd_z: Default::default(),
+            cpd_k: sigs(2 * l + 1),
+            pd_hi: c(ones(16) & !ones(pdw)),
+            pd_lo: c(ones(pdw)),
             room_f: Default::default(),
             room_n: Default::default(),
             sq_low: Default::default(),
@@ -929,7 +950,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.thr_tab.rd_kv.next = self.d_kv.val();
 
         clock!(
-            self, clock, d_occ, s_occ, d_rdy, s_rdy, last_idx, segrem, behind, need, skip, beat, fb, lb, err_r, k0_v,
+            self, clock, d_occ, s_occ, d_rdy, s_rdy, last_idx, segrem, behind, need, npd_z, skip, beat, fb, lb, err_r, k0_v,
             k0_hold, k0_first, k0_last, k0_err, k0_oob, k0_thr, k1_oob, tok_oob
         );
         self.d_occ.reset.next = self.reset.val();
@@ -940,6 +961,7 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.segrem.reset.next = self.reset.val();
         self.behind.reset.next = self.reset.val();
         self.need.reset.next = self.reset.val();
+        self.npd_z.reset.next = self.reset.val();
         self.skip.reset.next = self.reset.val();
         self.beat.reset.next = self.reset.val();
         self.fb.reset.next = self.reset.val();
@@ -1531,20 +1553,28 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         // valid thermometer)
         // (both list lengths compared straight from their registers, the
         // first-beat select last)
-        self.cmp_f.next = self.dq_n.rdata.val() == self.zero16.val();
-        self.cmp_n.next = self.need.q.val() == self.zero16.val();
-        for k in 1..self._wp1 {
-            if (self.dq_n.rdata.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
-                self.cmp_f.next = true;
+        // Both come decoded (need's from registers, the FIFO head's from its
+        // register), so that the comparison is one AND-OR: a 16-bit equality
+        // per window count, as first written, was the head of the 32-lane
+        // engine's critical path into fire.
+        self.cpd_z.next = !self.npd_z.q.val();
+        for k in 0..self._wp1 {
+            self.cpd_k[k].next = self.npd_k[k].q.val();
+        }
+        self.cpd_k[0].next = !self.npd_k[0].q.val();
+        if self.first_b.val() {
+            self.cpd_z.next = (self.dq_n.rdata.val() & self.pd_hi.val()) == self.zero16.val();
+            for k in 0..self._wp1 {
+                self.cpd_k[k].next = (self.dq_n.rdata.val() & self.pd_lo.val()) == self.kc16[k].val();
             }
-            if (self.need.q.val() == self.kc16[k].val()) & self.wval[k - 1].q.val() {
+        }
+        self.cmp_n.next = self.cpd_k[0].val();
+        for k in 1..self._wp1 {
+            if self.cpd_k[k].val() & self.wval[k - 1].q.val() {
                 self.cmp_n.next = true;
             }
         }
-        self.complete.next = self.cmp_n.val();
-        if self.first_b.val() {
-            self.complete.next = self.cmp_f.val();
-        }
+        self.complete.next = self.cpd_z.val() & self.cmp_n.val();
         for k in (self._lanes - 1)..self._lanes {
             self.fire.next = self.d_avail.val() & self.k0_free.val() & (self.wval[k].q.val() | self.complete.val());
         }
@@ -1773,6 +1803,19 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         self.need.en.next = self.fire.val();
         self.need.d.next = self.rem.val();
+        self.rpd_z.next = (self.rem.val() & self.pd_hi.val()) == self.zero16.val();
+        for k in 0..self._wp1 {
+            self.rpd_k[k].next = (self.rem.val() & self.pd_lo.val()) == self.kc16[k].val();
+        }
+        self.npd_z.en.next = self.fire.val();
+        self.npd_z.d.next = !self.rpd_z.val();
+        for k in 0..self._wp1 {
+            self.npd_k[k].clock.next = self.clock.val();
+            self.npd_k[k].reset.next = self.reset.val();
+            self.npd_k[k].en.next = self.fire.val();
+            self.npd_k[k].d.next = self.rpd_k[k].val();
+        }
+        self.npd_k[0].d.next = !self.rpd_k[0].val();
 
         // the record's sticky error so far (counts, flagged entries taken),
         // and the verdict at its last beat
