@@ -217,13 +217,12 @@ test: deps
 	if ! wait $$pid; then cat $(BUILD)/models-build.log; exit 1; fi; \
 	tail -n 1 $(BUILD)/models-build.log
 	@rm -rf $(REPORTS)/coverage
-	@# the proofs run beside the tests (which leave a core idle about a third
-	@# of the time); their log is printed after the tests
-	@$(MAKE) --no-print-directory prove > $(BUILD)/prove.log 2>&1 & pid=$$!; \
+	@# the proofs and the lint run beside the tests (which leave a core idle
+	@# about a third of the time); their log is printed after the tests
+	@{ $(MAKE) --no-print-directory prove && $(MAKE) --no-print-directory lint; } > $(BUILD)/prove.log 2>&1 & pid=$$!; \
 	status=0; KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage $(CARGO) test --release --workspace || status=$$?; \
 	if [ $$status = 0 ]; then echo "---- functional coverage (counts from this run; tb/src/coverage.rs) ----"; cat $(REPORTS)/coverage/*.txt; fi; \
-	echo "---- make prove ----"; wait $$pid || status=$$?; cat $(BUILD)/prove.log; exit $$status
-	$(MAKE) --no-print-directory lint
+	echo "---- make prove, make lint ----"; wait $$pid || status=$$?; cat $(BUILD)/prove.log; exit $$status
 
 # Long randomized co-simulation of the engines, on RTL and on every netlist
 # (the defaults' included); the seed is printed and can be replayed with
