@@ -1550,12 +1550,11 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
 
         // L entries in the window hold every entry of one beat; fewer do
         // when they are the rest of the record's list (window count from the
-        // valid thermometer)
-        // (both list lengths compared straight from their registers, the
-        // first-beat select last)
-        // Both come decoded (need's from registers, the FIFO head's from its
-        // register), so that the comparison is one AND-OR: a 16-bit equality
-        // per window count, as first written, was the head of the 32-lane
+        // valid thermometer). The length (the FIFO head's at a first beat,
+        // need's otherwise) comes decoded, need's from registers, the head's
+        // from its register, the first-beat flag choosing between the two
+        // decodes; the comparison is then one AND-OR. A 16-bit equality per
+        // window count, as first written, was the head of the 32-lane
         // engine's critical path into fire.
         self.cpd_z.next = !self.npd_z.q.val();
         for k in 0..self._wp1 {
