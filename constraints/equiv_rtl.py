@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Prove two emissions of one unit's RTL equivalent (Yosys equiv_*).
+
+Used when an hdl refactor (a block split into sub-blocks, say) changes the
+emitted Verilog text: the old and the new RTL are flattened, registers are
+paired by name (a new register `stage.x` pairs with an old `x` when that
+suffix names exactly one old register; exact names first), and Yosys proves
+every output and every paired register equal by `equiv_simple` then
+`equiv_induct`. Unpaired registers are left to the induction. Memories are
+mapped to flip-flops first, so keep the parameter sets small.
+
+usage: equiv_rtl.py OLD.v NEW.v MODULE [--seq N]
+exit 0: proved (prints "EQUIVALENT"); 1: not proved; 2: bad use.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def yosys(script, log):
+    r = subprocess.run(["yosys", "-q", "-l", log, "-p", script], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def prep(path, module, tag):
+    # flattened, processes lowered, memories as flip-flops; the top renamed
+    # to gold/gate so both designs can sit side by side
+    return (
+        f"read_verilog -sv {path}; hierarchy -check -top {module}; proc; flatten; "
+        f"memory -nomap; memory_map; opt_clean; rename {module} {tag}; "
+    )
+
+
+def regs(path, module, tmp):
+    """Names of the nets that a flip-flop's Q drives whole."""
+    js = os.path.join(tmp, os.path.basename(path) + ".json")
+    rc, out = yosys(prep(path, module, "m") + f"write_json {js}", js + ".log")
+    if rc != 0:
+        sys.exit(f"equiv_rtl: yosys could not read {path}:\n{out[-2000:]}")
+    with open(js) as f:
+        m = json.load(f)["modules"]["m"]
+    qbits = set()
+    for c in m["cells"].values():
+        if "dff" in c["type"] and "Q" in c["connections"]:
+            qbits.update(b for b in c["connections"]["Q"] if isinstance(b, int))
+    names = set()
+    for n, w in m["netnames"].items():
+        bits = w["bits"]
+        if bits and all(isinstance(b, int) and b in qbits for b in bits):
+            names.add(n)
+    return names
+
+
+def q(name):
+    # Yosys escaped identifiers: a leading backslash, ended by a space
+    return name if name.startswith("\\") or name.startswith("$") else "\\" + name
+
+
+def main():
+    args = sys.argv[1:]
+    seq = 5
+    if "--seq" in args:
+        i = args.index("--seq")
+        seq = int(args[i + 1])
+        del args[i : i + 2]
+    if len(args) != 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    old, new, module = args
+    with tempfile.TemporaryDirectory() as tmp:
+        gold_regs = regs(old, module, tmp)
+        gate_regs = regs(new, module, tmp)
+        renames = []
+        for g in sorted(gate_regs - gold_regs):
+            parts = re.split(r"[.$]", g.lstrip("\\"))
+            for k in range(1, len(parts)):
+                suffix = "$".join(parts[k:])
+                hits = [o for o in gold_regs if o.lstrip("\\") == suffix]
+                if len(hits) == 1 and hits[0] not in gate_regs:
+                    renames.append((g, hits[0]))
+                    break
+        paired = len(gold_regs & gate_regs) + len(renames)
+        ren = "".join(f"rename {q(a)} {q(b)}; " for a, b in renames)
+        script = (
+            prep(old, module, "gold") + "design -stash gold; "
+            + prep(new, module, "gate")
+            + ("cd gate; " + ren + "cd ..; " if renames else "")
+            + "design -stash gate; "
+            + "design -copy-from gold -as gold gold; design -copy-from gate -as gate gate; "
+            + f"equiv_make gold gate equiv; hierarchy -top equiv; async2sync; "
+            + f"equiv_simple -seq {seq}; equiv_induct -seq {seq}; equiv_status -assert"
+        )
+        log = os.path.join(tmp, "equiv.log")
+        rc, out = yosys(script, log)
+        status = ""
+        if os.path.exists(log):
+            with open(log) as f:
+                text = f.read()
+            m = re.findall(r"Found (\d+) \$equiv cells.*?\n(?:.*\n)*?.*?Of those cells (\d+) are proven and (\d+) are unproven", text)
+            status = m[-1] if m else ""
+        print(f"registers: {len(gold_regs)} old, {len(gate_regs)} new, {paired} paired ({len(renames)} by suffix)")
+        if rc == 0:
+            print(f"EQUIVALENT {module}: {old} == {new} {status}")
+            return 0
+        print(f"NOT PROVED {module}: {old} vs {new} {status}\n{out[-3000:]}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
