@@ -291,3 +291,12 @@ flows: deps
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean
+
+# The README's PPA table from the last `make synth`: its ppa.json becomes
+# docs/ppa.json (committed), and the table is rendered from it. Run it after
+# a full `make synth`; tb/tests/docs.rs fails while they disagree.
+.PHONY: readme-ppa
+readme-ppa:
+	@test -f $(REPORTS)/ppa.json || { echo "no $(REPORTS)/ppa.json: run make synth first" >&2; exit 1; }
+	cp $(REPORTS)/ppa.json docs/ppa.json
+	python3 constraints/readme_ppa.py --write

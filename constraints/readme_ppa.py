@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The README's PPA table, rendered from a ppa.json (constraints/ppa.py).
+
+  constraints/readme_ppa.py [--json docs/ppa.json] [--readme README.md] [--write | --check]
+
+The table sits in the README between the lines `<!-- ppa:begin -->` and
+`<!-- ppa:end -->`. With no flag the table is printed; --write replaces
+the README's table; --check exits 1, with a diff, when the README's table
+is not the one the JSON renders (2 when the markers are missing).
+`make readme-ppa` copies build/reports/ppa.json to docs/ppa.json and runs
+--write; the tb test `docs` runs --check.
+"""
+
+import argparse
+import difflib
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEGIN = "<!-- ppa:begin -->"
+END = "<!-- ppa:end -->"
+
+
+def num(x):
+    return f"{round(x):,}"
+
+
+def params_text(r):
+    # ppa.py's convention: a model named as its module (or the
+    # --macros-only `<module>_defaults`) is the unit at its defaults
+    if r["model"] in (r["module"], r["module"] + "_defaults"):
+        return "defaults"
+    p = ", ".join(f"{k} {v}" for k, v in r["params"].items())
+    return f"`{r['model']}`: {p}" if p else f"`{r['model']}`"
+
+
+def row(unit, params, nand2, flops, crit, mhz, meets):
+    return (f"| `{unit}` | {params} | {nand2} | {num(flops) if flops is not None else '-'} | "
+            f"{crit:.3f} ns | {mhz:.1f} MHz | {'yes' if meets else 'no'} |")
+
+
+def render(doc):
+    clock_ns = doc["clock_ns"]
+    out = [f"| unit | parameters | NAND2-eq | flip-flops | critical path | max clock | "
+           f"meets {1000.0 / clock_ns:g} MHz |",
+           "|---|---|---:|---:|---:|---:|---|"]
+    for r in doc["units"]:
+        p = params_text(r)
+        m = r.get("memories_as_macros")
+        if r["nand2_eq"] is None and not m:
+            sys.exit(f"readme_ppa: {r['model']}: neither nand2_eq nor memories_as_macros")
+        if r["nand2_eq"] is not None:
+            label = p + (", memories as flip-flops" if r.get("memory_bits") else "")
+            out.append(row(r["unit"], label, num(r["nand2_eq"]), r["flip_flops"],
+                           r["critical_path_ns"], r["max_clock_mhz"], r["meets_target"]))
+        if m:
+            n2 = num(m["nand2_eq"])
+            if r.get("memory_bits"):
+                n2 += f" + {num(r['memory_bits'])} memory bits"
+            out.append(row(r["unit"], p + ", memories as macros", n2, m["flip_flops"],
+                           m["critical_path_ns"], m["max_clock_mhz"],
+                           m["critical_path_ns"] <= clock_ns))
+    return out
+
+
+def split(readme_lines, path):
+    try:
+        b = readme_lines.index(BEGIN)
+        e = readme_lines.index(END, b)
+    except ValueError:
+        print(f"readme_ppa: {path}: no `{BEGIN}` ... `{END}` lines", file=sys.stderr)
+        sys.exit(2)
+    return b, e
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", default=os.path.join(ROOT, "docs", "ppa.json"))
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--write", action="store_true", help="replace the README's table")
+    g.add_argument("--check", action="store_true", help="exit 1 if the README's table differs")
+    a = ap.parse_args()
+    with open(a.json) as f:
+        table = render(json.load(f))
+    if not (a.write or a.check):
+        print("\n".join(table))
+        return
+    with open(a.readme) as f:
+        lines = f.read().split("\n")
+    b, e = split(lines, a.readme)
+    current = lines[b + 1:e]
+    if a.check:
+        if current != table:
+            sys.stdout.writelines(difflib.unified_diff(
+                [l + "\n" for l in current], [l + "\n" for l in table],
+                f"{a.readme} (PPA table)", f"rendered from {a.json}"))
+            print(f"readme_ppa: the README's PPA table and {a.json} disagree; "
+                  "run constraints/readme_ppa.py --write", file=sys.stderr)
+            sys.exit(1)
+        print(f"readme_ppa: README's PPA table matches {a.json} ({len(table) - 2} rows)")
+        return
+    with open(a.readme, "w") as f:
+        f.write("\n".join(lines[:b + 1] + table + lines[e:]))
+    print(f"readme_ppa: wrote {len(table) - 2} rows into {a.readme}")
+
+
+if __name__ == "__main__":
+    main()

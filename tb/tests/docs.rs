@@ -1,0 +1,169 @@
+//! The docs stay an index and a contract (issue 34): the README's PPA table
+//! is the one `constraints/readme_ppa.py` renders from `docs/ppa.json`, the
+//! README is short and its tables narrow, its links into the spec land on
+//! headings, and the spec names no commit.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn readme_ppa(args: &[&str]) -> Output {
+    Command::new("python3")
+        .arg(root().join("constraints/readme_ppa.py"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("python3 constraints/readme_ppa.py")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kvforge-docs-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn show(o: &Output) -> String {
+    format!("status {:?}\n{}{}", o.status.code(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn readme_ppa_table_matches_docs_ppa_json() {
+    let o = readme_ppa(&["--check"]);
+    assert!(o.status.success(), "README.md and docs/ppa.json disagree:\n{}", show(&o));
+}
+
+/// The check is not vacuous: a figure changed in the JSON, or a cell
+/// changed in the README, makes it fail with a diff naming the figure.
+#[test]
+fn readme_ppa_check_fails_on_disagreement() {
+    let dir = scratch("ppa");
+    let mut doc: serde_json::Value = serde_json::from_str(&read("docs/ppa.json")).unwrap();
+    let units = doc["units"].as_array_mut().unwrap();
+    assert!(!units.is_empty(), "docs/ppa.json lists no units");
+    let first = units.iter_mut().find(|u| u["nand2_eq"].is_number()).expect("a unit with nand2_eq");
+    let n2 = first["nand2_eq"].as_f64().unwrap().round() as u64 + 1234;
+    first["nand2_eq"] = serde_json::json!(n2);
+    let json = dir.join("ppa.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let o = readme_ppa(&["--check", "--json", json.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "a changed nand2_eq passed the check:\n{}", show(&o));
+    let grouped = n2.to_string().as_bytes().rchunks(3).rev().map(|c| std::str::from_utf8(c).unwrap()).collect::<Vec<_>>().join(",");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().any(|l| l.starts_with('+') && l.contains(&grouped)), "the diff does not show {grouped}:\n{out}");
+
+    // the README side: one row's clock edited
+    let readme = read("README.md");
+    let row = readme.lines().find(|l| l.starts_with("| `") && l.contains(" MHz |")).expect("a PPA row in README.md");
+    let edited = readme.replacen(row, &row.replacen(" MHz |", "1 MHz |", 1), 1);
+    let copy = dir.join("README.md");
+    std::fs::write(&copy, edited).unwrap();
+    let o = readme_ppa(&["--check", "--readme", copy.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "an edited README row passed the check:\n{}", show(&o));
+
+    // no markers: an error, not a pass
+    std::fs::write(&copy, readme.replace("<!-- ppa:begin -->", "")).unwrap();
+    let o = readme_ppa(&["--check", "--readme", copy.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "a README without markers passed:\n{}", show(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Table cells, split at unescaped `|`.
+fn cells(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut esc = false;
+    for c in line.chars() {
+        if c == '|' && !esc {
+            out.push(String::new());
+        } else {
+            out.last_mut().unwrap().push(c);
+        }
+        esc = c == '\\';
+    }
+    out
+}
+
+#[test]
+fn readme_is_an_index() {
+    let readme = read("README.md");
+    let n = readme.lines().count();
+    assert!(n <= 150, "README.md has {n} lines (at most 150)");
+    for (i, l) in readme.lines().enumerate().filter(|(_, l)| l.starts_with('|')) {
+        for c in cells(l) {
+            let len = c.trim().chars().count();
+            assert!(len <= 300, "README.md:{}: a table cell of {len} characters (at most 300): {}", i + 1, c.trim());
+        }
+    }
+}
+
+/// GitHub's anchor for a heading line: lower case, punctuation but `-` and `_`
+/// dropped, spaces to `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim_start_matches('#')
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn readme_links_land() {
+    let readme = read("README.md");
+    let spec = read("docs/spec.md");
+    let anchors: Vec<String> =
+        spec.lines().filter(|l| l.starts_with('#')).map(slug).collect();
+    assert_eq!(slug("### 11.14.1 `titanus-pruner`"), "11141-titanus-pruner");
+    let mut links = 0;
+    for (i, l) in readme.lines().enumerate() {
+        for part in l.split("](").skip(1) {
+            let target = &part[..part.find(')').unwrap_or(part.len())];
+            if target.starts_with("http") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            assert!(root().join(file).exists(), "README.md:{}: link to a missing file {file}", i + 1);
+            if !anchor.is_empty() {
+                assert_eq!(file, "docs/spec.md", "README.md:{}: anchor into {file}", i + 1);
+                assert!(anchors.iter().any(|a| a == anchor), "README.md:{}: no heading of docs/spec.md has anchor #{anchor}", i + 1);
+                links += 1;
+            }
+        }
+    }
+    assert!(links >= 13, "README.md links to {links} spec sections; its units table should link each unit");
+}
+
+/// A word of 7 to 40 lower-case hex digits with both a digit and a letter
+/// (so neither a decimal number nor an English word), not a `0b` literal.
+fn commit_hashes(text: &str) -> Vec<(usize, String)> {
+    let mut out = vec![];
+    for (i, line) in text.lines().enumerate() {
+        for w in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            let hex = w.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
+            let binary = w.starts_with("0b") && w[2..].chars().all(|c| c == '0' || c == '1');
+            if (7..=40).contains(&w.len())
+                && hex
+                && !binary
+                && w.chars().any(|c| c.is_ascii_digit())
+                && w.chars().any(|c| c.is_ascii_alphabetic())
+            {
+                out.push((i + 1, w.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn spec_names_no_commit() {
+    assert_eq!(commit_hashes("at `ea45693`, 1234567, defaced, 0b10101, 0x2C45"), vec![(1, "ea45693".to_string())]);
+    let found = commit_hashes(&read("docs/spec.md"));
+    assert!(found.is_empty(), "docs/spec.md names commits (history goes to docs/history.md): {found:?}");
+}
