@@ -113,6 +113,78 @@ fn registry_lists_rtl_and_netlist_models() {
     assert_eq!((p.dir, p.width, p.words()), (Dir::Out, 128, 4));
 }
 
+/// The unit-independent harness: these files import no unit's driver (nor
+/// its `sim` model), so a unit's driver builds on the harness and never the
+/// reverse. Every other file of tb/src must be a unit driver, named after a
+/// unit family of `rtl-gen list`, so that a new file is classified here.
+const HARNESS: &[&str] = &[
+    "stim.rs",
+    "stalls.rs",
+    "stream.rs",
+    "pipe.rs",
+    "coverage.rs",
+    "model.rs",
+    "models.rs",
+    "info.rs",
+    "prop.rs",
+    "lanes.rs",
+    "icarus.rs",
+    "build/mod.rs",
+    "build/cxx.rs",
+    "build/emit.rs",
+    "build/jobs.rs",
+    "build/shim.rs",
+    "build/store.rs",
+    "build/tools.rs",
+    "netsim/mod.rs",
+    "netsim/liberty.rs",
+    "netsim/verilog.rs",
+    "bin/models.rs",
+];
+
+#[test]
+fn harness_imports_no_unit_driver() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    assert!(HARNESS.len() >= 20, "the harness list is the whole harness");
+    // unit families: the first word of each unit's name (oaken, titanus, ...)
+    let families: Vec<String> =
+        rtl_gen::units::UNITS.iter().map(|u| u.name.split('-').next().unwrap().to_string()).collect();
+    let mut drivers = Vec::new();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let Some(stem) = name.strip_suffix(".rs") else { continue };
+        if name == "lib.rs" || HARNESS.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            families.iter().any(|f| stem == f || stem.starts_with(&format!("{f}_"))),
+            "tb/src/{name} is neither in HARNESS nor named after a unit family ({})",
+            families.join(", ")
+        );
+        drivers.push(stem.to_string());
+    }
+    assert!(drivers.iter().any(|d| d == "oaken") && drivers.iter().any(|d| d.starts_with("titanus_")), "{drivers:?}");
+    let driven: Vec<&str> = families.iter().map(String::as_str).filter(|f| drivers.iter().any(|d| d.starts_with(f))).collect();
+    for file in HARNESS {
+        let path = src.join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // code only: a comment may point a reader to a driver
+        let text: String = text.lines().map(|l| l.split("//").next().unwrap()).collect::<Vec<_>>().join("\n");
+        for d in &drivers {
+            for pat in [format!("crate::{d}"), format!("tb::{d}")] {
+                let hit = text.match_indices(&pat).any(|(i, _)| {
+                    let next = text[i + pat.len()..].chars().next();
+                    !matches!(next, Some(c) if c.is_ascii_alphanumeric() || c == '_')
+                });
+                assert!(!hit, "tb/src/{file} uses the unit driver {pat}: move the unit's part into its driver");
+            }
+        }
+        for f in &driven {
+            assert!(!text.contains(&format!("sim::{f}::")), "tb/src/{file} uses sim::{f}, a unit's model");
+        }
+    }
+}
+
 #[test]
 #[should_panic(expected = "no model 'nope' in tb/models.toml; models: ")]
 fn unknown_model_lists_models() {
