@@ -185,6 +185,42 @@ fn harness_imports_no_unit_driver() {
     }
 }
 
+/// Fewer cases than the defaults turn the coverage check off; the run says
+/// so on stderr, past libtest's capture, naming the variable. Runs this
+/// test's own binary in a child for each setting.
+#[test]
+fn coverage_check_off_warns() {
+    const CHILD: &str = "KVFORGE_HARNESS_COVERAGE_CHILD";
+    let cov = tb::coverage::Coverage::new("harness self-test", &["reached", "never"]);
+    cov.hit("reached");
+    if std::env::var_os(CHILD).is_some() {
+        // at full depth this panics: "never" was never reached
+        cov.check();
+        assert!(tb::coverage::check_off().is_some(), "check passed with a point at zero");
+        return;
+    }
+    assert_eq!(tb::coverage::check_off().is_none(), tb::prop::full_depth());
+    let run = |env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args(["--exact", "coverage_check_off_warns"]).env(CHILD, "1");
+        for v in ["KVFORGE_CASES", "KVFORGE_DEPTH", "KVFORGE_COVERAGE_DIR"] {
+            c.env_remove(v);
+        }
+        c.envs(env.iter().copied());
+        let out = c.output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    // libtest prints a failed test's captured output on stdout
+    let (ok, out, err) = run(&[]);
+    assert!(!ok && out.contains("never reached: never") && !(out + &err).contains("coverage check is off"), "{err}");
+    for (var, value) in [("KVFORGE_CASES", "3"), ("KVFORGE_DEPTH", "0.5")] {
+        let (ok, _, err) = run(&[(var, value)]);
+        let warning = err.lines().filter(|l| l.starts_with("warning: ") && l.contains(&format!("{var}={value}")));
+        assert!(ok && warning.filter(|l| l.contains("the coverage check is off")).count() == 1, "{var}: {err}");
+    }
+}
+
 #[test]
 #[should_panic(expected = "no model 'nope' in tb/models.toml; models: ")]
 fn unknown_model_lists_models() {
