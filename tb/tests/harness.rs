@@ -185,6 +185,55 @@ fn harness_imports_no_unit_driver() {
     }
 }
 
+/// tb/models.toml is the list the Makefile reads: its tags must name real
+/// units, cover every unit, and give each unit a proof `make prove` runs.
+#[test]
+fn models_toml_tags_are_valid_and_complete() {
+    use models::Prove;
+    let specs = models::specs();
+    let make = models::make_lists();
+    let units: Vec<&str> = rtl_gen::units::UNITS.iter().map(|u| u.name).collect();
+    assert!(units.len() >= 12, "{units:?}");
+    for s in specs {
+        assert!(units.contains(&s.unit.as_str()), "model {}: no unit {} in rtl-gen list", s.name, s.unit);
+    }
+    for u in make.synth_macros_only.iter().chain(&make.prove_macros_fast) {
+        assert!(units.contains(&u.as_str()), "[make]: no unit {u} in rtl-gen list");
+    }
+    for (key, name) in [("prove-mutant", &make.prove_mutant), ("prove-sim-mutant", &make.prove_sim_mutant)] {
+        let s = specs.iter().find(|s| &s.name == name).unwrap_or_else(|| panic!("[make] {key}: no model {name}"));
+        assert_eq!(s.prove, Some(Prove::Fast), "[make] {key} = {name} must be in make prove's list");
+    }
+    for u in &units {
+        let of = |f: &dyn Fn(&models::Spec) -> bool| specs.iter().filter(|s| s.unit == *u && f(s)).count();
+        assert!(of(&|_| true) > 0, "unit {u} has no model in tb/models.toml");
+        assert!(of(&|s| s.synth) > 0, "unit {u} has no synth = true model: make synth would skip it");
+        // the MMU's netlists at fast sizes are its memories as black boxes
+        // (prove-macros-fast): its flip-flop netlists take minutes
+        let fast = of(&|s| s.prove == Some(Prove::Fast)) > 0 || make.prove_macros_fast.iter().any(|m| m == u);
+        assert!(of(&|s| s.netlist) == 0 || fast, "unit {u} has netlists but no prove = \"fast\" model");
+    }
+    let count = |f: &dyn Fn(&models::Spec) -> bool| specs.iter().filter(|s| f(s)).count();
+    assert!(count(&|s| s.synth) >= units.len() && count(&|s| s.prove == Some(Prove::Slow)) > 0);
+
+    // the checks of models::parse reject what the Makefile could not use
+    let base = "[defaults]\nopt = 1\nnet-opt = 1\nslow-opt = 0\n[make]\nprove-mutant = \"a\"\nprove-sim-mutant = \"a\"\n\
+                synth-macros-only = [\"u\"]\nprove-macros-fast = [\"u\"]\n";
+    let model = |tags: &str| format!("{base}[[model]]\nname = \"a\"\nunit = \"u\"\n{tags}\n");
+    let (ok, _) = models::parse(&model("synth = true\nprove = \"fast\"")).expect("a valid list");
+    assert!(ok[0].synth && ok[0].prove == Some(Prove::Fast));
+    for (bad, why) in [
+        (model("prove = \"quick\""), "unknown variant `quick`"),
+        (model("synth = \"yes\""), "invalid type"),
+        (model("prove = \"slow\""), "prove-mutant = \"a\" is not a model with prove = \"fast\""),
+        (model("prove = \"fast\"\nmutant = true"), "unknown field `mutant`"),
+        (model("prove = \"fast\"").replace("[\"u\"]\n[[", "[\"v\"]\n[["), "prove-macros-fast: v is not in synth-macros-only"),
+    ] {
+        let e = models::parse(&bad).err().unwrap_or_else(|| panic!("accepted:\n{bad}"));
+        assert!(e.contains(why), "{e}\n(expected: {why})");
+    }
+}
+
 /// Fewer cases than the defaults turn the coverage check off; the run says
 /// so on stderr, past libtest's capture, naming the variable. Runs this
 /// test's own binary in a child for each setting.
