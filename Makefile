@@ -35,18 +35,19 @@ EDALIZE_PY   := 0.6.8
 FUSESOC_VENV := $(TOOLS)/fusesoc-$(FUSESOC_PY)
 export KVFORGE_FUSESOC := $(FUSESOC_VENV)/bin/fusesoc
 
-# Units emitted by `make` (default parameters).
-UNITS        := oaken-quantizer oaken-dequantizer oaken-mmu titanus-pruner titanus-dequantizer titanus-quantizer zero-remove-shifter zero-insert-shifter mul-pipe div-round div-const fp16-convert
-# `make synth`: tb/models.toml entries at each unit's default parameters;
-# their OSU018 netlists are the ones the netlist co-simulation runs.
-# the defaults (or a small set where memories make the defaults too large
-# for flip-flops: those units' defaults come from SYNTH_MACROS_ONLY), then
-# one larger configuration per unit
-SYNTH_MODELS ?= oaken_quantizer oaken_dequantizer oaken_quantizer_l32 oaken_dequantizer_l32 oaken_mmu_h3 oaken_mmu_d4k titanus_pruner titanus_pruner_l64 \
-  titanus_quantizer_l16 titanus_dequantizer_l16 zr_l16_w8_p2 zr_l64_w8_p3 \
-  zi_l16_w8_p2 zi_l64_w8_p4 div_round_q5 div_round_q9 div_const_k15_s6 div_const_k15_m mul_pipe32 mul_pipe48 fp16_convert
-# units synthesized at their defaults with the memories as black boxes only
-SYNTH_MACROS_ONLY ?= titanus-quantizer titanus-dequantizer oaken-mmu
+# The lists of units and models come from `rtl-gen list` and the tags of
+# tb/models.toml (`models list --help`); cargo builds either tool if it is
+# stale, and each list can still be given on the command line.
+# $(call listed,WHAT,COMMAND): COMMAND's output, or an error if it is empty
+listed       = $(or $(shell $(2)),$(error $(1) is empty: `$(2)` printed nothing))
+models_list  = $(call listed,$(1),$(CARGO) run -q --release -p tb --bin models -- list $(2))
+# Units emitted by `make` (default parameters): every unit of `rtl-gen list`.
+UNITS        ?= $(call listed,UNITS,$(CARGO) run -q --release -p rtl-gen -- list | awk 'NR > 1 {print $$1}')
+# `make synth`: the models tagged `synth = true`; their OSU018 netlists are
+# the ones the netlist co-simulation runs. SYNTH_MACROS_ONLY: the units
+# whose defaults are synthesized with the memories as black boxes only.
+SYNTH_MODELS ?= $(call models_list,SYNTH_MODELS,--synth)
+SYNTH_MACROS_ONLY ?= $(call models_list,SYNTH_MACROS_ONLY,--make synth-macros-only)
 UNIT         ?= oaken-quantizer
 # `make soak`: case counts times SOAK_DEPTH, the default netlists included.
 SOAK_DEPTH   ?= 40
@@ -117,37 +118,24 @@ lint: rtl
 # cone by cone where it stalls, a cone of at most 28 inputs that &cec does not
 # finish in 5 s by exhaustive simulation (mul_pipe's 16x8 pieces);
 # then the same with the FSM re-encoding applied to the RTL; then Yosys
-# equiv_induct) for PROVE_MODELS, two at a time; and two netlists with one
-# gate changed (the first inverter, the middle NAND2), which must fail to
-# prove with every engine, and a mul_pipe16 mutant that exhaustive simulation
-# must refute. CPU seconds each (spec §9 has the table):
-# fp16_convert 2, div_const_k15_s6 5, div_const_k15_m 10, div_round_q5 4, mul_pipe16 38, titanus_pruner_l1 1,
-# titanus_pruner_l4 3, zi_l8_w8_p0 1, zr_l8_w8_p1 2, zr_l16_w8_p2 5,
-# zi_l16_w8_p2 11, titanus_pruner (defaults) 18, titanus_dequantizer_l1 11,
-# titanus_quantizer_l1 28, oaken_dequantizer_l1 37, oaken_quantizer_l1 37,
-# div_round_q9 5. `make prove-all` adds PROVE_SLOW_MODELS (oaken_mmu_h3 64 to
-# 76, mul_pipe32 115, mul_pipe48 83, titanus_dequantizer_l4 16,
-# titanus_quantizer_l4 23, oaken_dequantizer_l4 48, oaken_quantizer_l4 57,
-# oaken_quantizer at its defaults 200; the larger configurations `make synth`
-# times: titanus_quantizer_l16 114, titanus_dequantizer_l16 96,
-# titanus_pruner_l64 147, zr_l64_w8_p3 33, zi_l64_w8_p4 50, oaken_mmu_d4k 60;
-# the Oaken dequantizer at its defaults 821; oaken_quantizer_l32 1,656 wall,
-# cone by cone), whose times are in spec §9; a timeout (PROVE_TIMEOUT: 600 s
-# for make prove, PROVE_ALL_TIMEOUT 2700 s for prove-all) fails the target.
+# equiv_induct) for PROVE_MODELS (`prove = "fast"`), two at a time; then
+# PROVE_MUTANT's netlist with one gate changed, which must fail to prove
+# with every engine, and a PROVE_SIM_MUTANT mutant that exhaustive
+# simulation must refute. `make prove-all` adds PROVE_SLOW_MODELS
+# (`prove = "slow"`); a timeout (PROVE_TIMEOUT: 600 s for make prove,
+# PROVE_ALL_TIMEOUT for prove-all) fails the target. Times per proof go to
+# build/reports/prove.txt.
 # A proof whose inputs (RTL, netlist, Liberty, prover, Yosys, settings) are
 # those of a past success is reprinted from ~/.cache/kvforge/proofs with
 # "[cached]", so that `make prove` with no hardware change costs seconds;
 # PROVE_CACHE=off proves everything again, as `make prove-all` always does.
-PROVE_MODELS ?= fp16_convert div_const_k15_s6 div_const_k15_m div_round_q5 mul_pipe16 titanus_pruner_l1 titanus_pruner_l4 zi_l8_w8_p0 zr_l8_w8_p1 zr_l16_w8_p2 zi_l16_w8_p2 titanus_pruner titanus_dequantizer_l1 titanus_quantizer_l1 oaken_dequantizer_l1 oaken_quantizer_l1 div_round_q9
-PROVE_MUTANT ?= titanus_pruner_l1
-# its deep mutant lies in a 16x8 piece: with &cec given no time, refuted by
-# exhaustive simulation, the negative test of that path
-PROVE_SIM_MUTANT ?= mul_pipe16
-PROVE_SLOW_MODELS ?= oaken_quantizer_l32 oaken_dequantizer oaken_mmu_h3 titanus_dequantizer_l4 titanus_quantizer_l4 mul_pipe32 mul_pipe48 oaken_dequantizer_l4 oaken_quantizer_l4 oaken_quantizer \
-  titanus_quantizer_l16 titanus_dequantizer_l16 titanus_pruner_l64 zr_l64_w8_p3 zi_l64_w8_p4 oaken_mmu_d4k
+PROVE_MODELS ?= $(call models_list,PROVE_MODELS,--prove fast)
+PROVE_MUTANT ?= $(call models_list,PROVE_MUTANT,--make prove-mutant)
+PROVE_SIM_MUTANT ?= $(call models_list,PROVE_SIM_MUTANT,--make prove-sim-mutant)
+PROVE_SLOW_MODELS ?= $(call models_list,PROVE_SLOW_MODELS,--prove slow)
 PROVE_ALL_TIMEOUT ?= 2700
 PROVE_MACROS ?= $(SYNTH_MACROS_ONLY)
-PROVE_MACROS_FAST ?= oaken-mmu
+PROVE_MACROS_FAST ?= $(call models_list,PROVE_MACROS_FAST,--make prove-macros-fast)
 MACROS_TIMEOUT ?= 600
 PROVE_JOBS   ?= 2
 

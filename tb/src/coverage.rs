@@ -3,9 +3,36 @@
 //! limit). Tests count as they go, print the table, and fail when a point
 //! was never reached at the default depth, so a stimulus change that stops
 //! reaching a behaviour fails the suite instead of passing silently.
+//! Below that depth the check is off, and the first check of the process
+//! says so (`check_off`).
 
 use std::fmt::Write;
-use std::sync::Mutex;
+use std::sync::{Mutex, Once};
+
+/// Why this run does not check coverage, or `None` when it does: the
+/// check needs the default case counts or more (`prop::full_depth`), and
+/// `KVFORGE_CASES` (a fixed count) or `KVFORGE_DEPTH` below 1 lowers them.
+pub fn check_off() -> Option<String> {
+    if let Some(v) = std::env::var_os("KVFORGE_CASES") {
+        return Some(format!(
+            "KVFORGE_CASES={} fixes the cases per property: the coverage check is off (unset it to check coverage)",
+            v.to_string_lossy()
+        ));
+    }
+    let d = crate::prop::depth();
+    (d < 1.0).then(|| format!("KVFORGE_DEPTH={d} is below 1: the coverage check is off"))
+}
+
+/// Prints `check_off`'s reason once per process, to the stderr handle
+/// itself: libtest captures `eprintln!` of passing tests, and a warning
+/// nobody sees would leave the check silently off.
+fn warn_check_off(why: &str) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "warning: {why}");
+    });
+}
 
 pub struct Coverage {
     name: String,
@@ -85,7 +112,7 @@ impl Coverage {
     }
 
     /// Prints the table; panics, naming them, if any point is at zero and
-    /// the run is at least at the default depth (`prop::full_depth`).
+    /// the run is at least at the default depth (`check_off` is `None`).
     pub fn check(&self) {
         let all: Vec<&str> = self.points.lock().unwrap().iter().map(|(p, _)| *p).collect();
         self.check_points(&all);
@@ -93,7 +120,12 @@ impl Coverage {
 
     /// `check` for `required` points only (the others are reported).
     pub fn check_points(&self, required: &[&str]) {
-        let report = self.report();
+        let off = check_off();
+        let mut report = self.report();
+        if let Some(why) = &off {
+            warn_check_off(why);
+            writeln!(report, "  ({why})").unwrap();
+        }
         println!("{report}");
         self.save(&report);
         for r in required {
@@ -108,7 +140,7 @@ impl Coverage {
             .map(|(p, _)| *p)
             .collect();
         if !zero.is_empty() {
-            if crate::prop::full_depth() {
+            if off.is_none() {
                 panic!("coverage {}: never reached: {}\n{}", self.name, zero.join(", "), self.report());
             }
             eprintln!("coverage {}: not reached at this depth: {}", self.name, zero.join(", "));

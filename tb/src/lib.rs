@@ -42,6 +42,7 @@ pub mod oaken_cases;
 pub mod oaken_dequantizer;
 pub mod oaken_dma;
 pub mod oaken_mmu;
+pub mod oaken_stim;
 pub mod models;
 pub mod netsim;
 pub mod pipe;

@@ -3,7 +3,9 @@
 //! `get("oaken_quantizer")` is the RTL model of that entry and
 //! `get("oaken_quantizer_net")` its OSU018 netlist model; each is built into
 //! the model cache (`crate::build`) if it is not there yet, and loaded once
-//! per process. `specs()` lists the entries without building anything.
+//! per process. `specs()` lists the entries without building anything;
+//! their tags (`synth`, `prove`) and `make_lists()` are the Makefile's
+//! lists of models (`models list`).
 
 use crate::build::{self, Level, Request, Source, Store};
 use crate::info::ModelInfo;
@@ -29,8 +31,42 @@ const LIST: &str = include_str!("../models.toml");
 #[serde(deny_unknown_fields)]
 struct File {
     defaults: Defaults,
+    make: MakeLists,
     #[serde(default)]
     model: Vec<Entry>,
+}
+
+/// The `[make]` table: the Makefile's lists that name one model or units
+/// rather than tag entries (`models list --make KEY`).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MakeLists {
+    /// `make prove`: the model whose netlist, with one gate changed, every
+    /// engine must fail to prove (a `prove = "fast"` model).
+    pub prove_mutant: String,
+    /// `make prove`: the model whose deep mutant exhaustive simulation must
+    /// refute (a `prove = "fast"` model).
+    pub prove_sim_mutant: String,
+    /// Units whose defaults `make synth` times only with their memories as
+    /// macros; `make prove-all` proves those netlists.
+    pub synth_macros_only: Vec<String>,
+    /// The ones of `synth_macros_only` that `make prove` proves.
+    pub prove_macros_fast: Vec<String>,
+}
+
+impl MakeLists {
+    /// The value of `key` (a kebab-case field name), space-separated.
+    pub fn get(&self, key: &str) -> Option<String> {
+        Some(match key {
+            "prove-mutant" => self.prove_mutant.clone(),
+            "prove-sim-mutant" => self.prove_sim_mutant.clone(),
+            "synth-macros-only" => self.synth_macros_only.join(" "),
+            "prove-macros-fast" => self.prove_macros_fast.join(" "),
+            _ => return None,
+        })
+    }
+
+    pub const KEYS: [&'static str; 4] = ["prove-mutant", "prove-sim-mutant", "synth-macros-only", "prove-macros-fast"];
 }
 
 #[derive(Deserialize)]
@@ -50,16 +86,15 @@ enum Opt {
 }
 
 impl Opt {
-    fn flag(&self) -> String {
+    fn flag(&self) -> Result<String, String> {
         let s = match self {
             Opt::Level(n) => n.to_string(),
             Opt::Name(s) => s.clone(),
         };
-        assert!(
-            matches!(s.as_str(), "0" | "1" | "2" | "3" | "s"),
-            "tb/models.toml: C++ optimisation levels are 0, 1, 2, 3 or \"s\", got {s}"
-        );
-        s
+        if !matches!(s.as_str(), "0" | "1" | "2" | "3" | "s") {
+            return Err(format!("C++ optimisation levels are 0, 1, 2, 3 or \"s\", got {s}"));
+        }
+        Ok(s)
     }
 }
 
@@ -96,6 +131,9 @@ struct Entry {
     params: toml::Table,
     #[serde(default)]
     netlist: NetlistTier,
+    #[serde(default)]
+    synth: bool,
+    prove: Option<Prove>,
     opt: Option<Opt>,
     net_opt: Option<Opt>,
     slow_opt: Option<Opt>,
@@ -112,38 +150,82 @@ pub struct Spec {
     /// The netlist model runs only in extended runs (`KVFORGE_EXTENDED=1`,
     /// set by `make synth` and `make soak`): its synthesis costs minutes.
     pub extended: bool,
+    /// `make synth` times its netlist (`synth = true`).
+    pub synth: bool,
+    /// `make prove` (`Fast`) or only `make prove-all` (`Slow`) proves its
+    /// netlist equal to its RTL (`prove = "fast"` or `"slow"`).
+    pub prove: Option<Prove>,
     /// g++ -O suffixes: "0".."3" or "s".
     pub opt: String,
     pub net_opt: String,
     pub slow_opt: String,
 }
 
+/// Which proof target proves a model's netlist: `prove = "fast"` (`make
+/// prove`, each within minutes) or `"slow"` (only `make prove-all`).
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Prove {
+    Fast,
+    Slow,
+}
+
+/// The entries and the `[make]` table of a models list (the text of
+/// tb/models.toml), checked: names, duplicates, optimisation levels, tag
+/// values, and that the `[make]` table names listed models.
+pub fn parse(text: &str) -> Result<(Vec<Spec>, MakeLists), String> {
+    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    let d = file.defaults;
+    let mut specs: Vec<Spec> = Vec::new();
+    for e in file.model {
+        let ok = e.name.starts_with(|c: char| c.is_ascii_lowercase())
+            && e.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !e.name.ends_with("_net");
+        if !ok {
+            return Err(format!("model name '{}' must be a lowercase identifier not ending in _net", e.name));
+        }
+        if specs.iter().any(|s| s.name == e.name) {
+            return Err(format!("model '{}' is listed twice", e.name));
+        }
+        let netlist = matches!(e.netlist, NetlistTier::Flag(true) | NetlistTier::Extended);
+        specs.push(Spec {
+            name: e.name,
+            unit: e.unit,
+            params: e.params,
+            netlist,
+            extended: e.netlist == NetlistTier::Extended,
+            synth: e.synth,
+            prove: e.prove,
+            opt: e.opt.as_ref().unwrap_or(&d.opt).flag()?,
+            net_opt: e.net_opt.as_ref().unwrap_or(&d.net_opt).flag()?,
+            slow_opt: e.slow_opt.as_ref().unwrap_or(&d.slow_opt).flag()?,
+        });
+    }
+    let m = &file.make;
+    for (key, name) in [("prove-mutant", &m.prove_mutant), ("prove-sim-mutant", &m.prove_sim_mutant)] {
+        if !specs.iter().any(|s| &s.name == name && s.prove == Some(Prove::Fast)) {
+            return Err(format!("[make] {key} = \"{name}\" is not a model with prove = \"fast\""));
+        }
+    }
+    if let Some(u) = m.prove_macros_fast.iter().find(|u| !m.synth_macros_only.contains(u)) {
+        return Err(format!("[make] prove-macros-fast: {u} is not in synth-macros-only"));
+    }
+    Ok((specs, file.make))
+}
+
+fn file() -> &'static (Vec<Spec>, MakeLists) {
+    static S: OnceLock<(Vec<Spec>, MakeLists)> = OnceLock::new();
+    S.get_or_init(|| parse(LIST).unwrap_or_else(|e| panic!("tb/models.toml: {e}")))
+}
+
 /// The entries of tb/models.toml.
 pub fn specs() -> &'static [Spec] {
-    static S: OnceLock<Vec<Spec>> = OnceLock::new();
-    S.get_or_init(|| {
-        let file: File = toml::from_str(LIST).unwrap_or_else(|e| panic!("tb/models.toml: {e}"));
-        let d = file.defaults;
-        let mut specs: Vec<Spec> = Vec::new();
-        for e in file.model {
-            let ok = e.name.starts_with(|c: char| c.is_ascii_lowercase())
-                && e.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-                && !e.name.ends_with("_net");
-            assert!(ok, "tb/models.toml: model name '{}' must be a lowercase identifier not ending in _net", e.name);
-            assert!(!specs.iter().any(|s| s.name == e.name), "tb/models.toml: model '{}' is listed twice", e.name);
-            specs.push(Spec {
-                name: e.name,
-                unit: e.unit,
-                params: e.params,
-                netlist: matches!(e.netlist, NetlistTier::Flag(true) | NetlistTier::Extended),
-                extended: e.netlist == NetlistTier::Extended,
-                opt: e.opt.as_ref().unwrap_or(&d.opt).flag(),
-                net_opt: e.net_opt.as_ref().unwrap_or(&d.net_opt).flag(),
-                slow_opt: e.slow_opt.as_ref().unwrap_or(&d.slow_opt).flag(),
-            });
-        }
-        specs
-    })
+    &file().0
+}
+
+/// The `[make]` table of tb/models.toml.
+pub fn make_lists() -> &'static MakeLists {
+    &file().1
 }
 
 /// Whether this is an extended run (`KVFORGE_EXTENDED=1`): netlists marked

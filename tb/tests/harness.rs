@@ -113,6 +113,163 @@ fn registry_lists_rtl_and_netlist_models() {
     assert_eq!((p.dir, p.width, p.words()), (Dir::Out, 128, 4));
 }
 
+/// The unit-independent harness: these files import no unit's driver (nor
+/// its `sim` model), so a unit's driver builds on the harness and never the
+/// reverse. Every other file of tb/src must be a unit driver, named after a
+/// unit family of `rtl-gen list`, so that a new file is classified here.
+const HARNESS: &[&str] = &[
+    "stim.rs",
+    "stalls.rs",
+    "stream.rs",
+    "pipe.rs",
+    "coverage.rs",
+    "model.rs",
+    "models.rs",
+    "info.rs",
+    "prop.rs",
+    "lanes.rs",
+    "icarus.rs",
+    "build/mod.rs",
+    "build/cxx.rs",
+    "build/emit.rs",
+    "build/jobs.rs",
+    "build/shim.rs",
+    "build/store.rs",
+    "build/tools.rs",
+    "netsim/mod.rs",
+    "netsim/liberty.rs",
+    "netsim/verilog.rs",
+    "bin/models.rs",
+];
+
+#[test]
+fn harness_imports_no_unit_driver() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    assert!(HARNESS.len() >= 20, "the harness list is the whole harness");
+    // unit families: the first word of each unit's name (oaken, titanus, ...)
+    let families: Vec<String> =
+        rtl_gen::units::UNITS.iter().map(|u| u.name.split('-').next().unwrap().to_string()).collect();
+    let mut drivers = Vec::new();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let Some(stem) = name.strip_suffix(".rs") else { continue };
+        if name == "lib.rs" || HARNESS.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            families.iter().any(|f| stem == f || stem.starts_with(&format!("{f}_"))),
+            "tb/src/{name} is neither in HARNESS nor named after a unit family ({})",
+            families.join(", ")
+        );
+        drivers.push(stem.to_string());
+    }
+    assert!(drivers.iter().any(|d| d == "oaken") && drivers.iter().any(|d| d.starts_with("titanus_")), "{drivers:?}");
+    let driven: Vec<&str> = families.iter().map(String::as_str).filter(|f| drivers.iter().any(|d| d.starts_with(f))).collect();
+    for file in HARNESS {
+        let path = src.join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // code only: a comment may point a reader to a driver
+        let text: String = text.lines().map(|l| l.split("//").next().unwrap()).collect::<Vec<_>>().join("\n");
+        for d in &drivers {
+            for pat in [format!("crate::{d}"), format!("tb::{d}")] {
+                let hit = text.match_indices(&pat).any(|(i, _)| {
+                    let next = text[i + pat.len()..].chars().next();
+                    !matches!(next, Some(c) if c.is_ascii_alphanumeric() || c == '_')
+                });
+                assert!(!hit, "tb/src/{file} uses the unit driver {pat}: move the unit's part into its driver");
+            }
+        }
+        for f in &driven {
+            assert!(!text.contains(&format!("sim::{f}::")), "tb/src/{file} uses sim::{f}, a unit's model");
+        }
+    }
+}
+
+/// tb/models.toml is the list the Makefile reads: its tags must name real
+/// units, cover every unit, and give each unit a proof `make prove` runs.
+#[test]
+fn models_toml_tags_are_valid_and_complete() {
+    use models::Prove;
+    let specs = models::specs();
+    let make = models::make_lists();
+    let units: Vec<&str> = rtl_gen::units::UNITS.iter().map(|u| u.name).collect();
+    assert!(units.len() >= 12, "{units:?}");
+    for s in specs {
+        assert!(units.contains(&s.unit.as_str()), "model {}: no unit {} in rtl-gen list", s.name, s.unit);
+    }
+    for u in make.synth_macros_only.iter().chain(&make.prove_macros_fast) {
+        assert!(units.contains(&u.as_str()), "[make]: no unit {u} in rtl-gen list");
+    }
+    for (key, name) in [("prove-mutant", &make.prove_mutant), ("prove-sim-mutant", &make.prove_sim_mutant)] {
+        let s = specs.iter().find(|s| &s.name == name).unwrap_or_else(|| panic!("[make] {key}: no model {name}"));
+        assert_eq!(s.prove, Some(Prove::Fast), "[make] {key} = {name} must be in make prove's list");
+    }
+    for u in &units {
+        let of = |f: &dyn Fn(&models::Spec) -> bool| specs.iter().filter(|s| s.unit == *u && f(s)).count();
+        assert!(of(&|_| true) > 0, "unit {u} has no model in tb/models.toml");
+        assert!(of(&|s| s.synth) > 0, "unit {u} has no synth = true model: make synth would skip it");
+        // the MMU's netlists at fast sizes are its memories as black boxes
+        // (prove-macros-fast): its flip-flop netlists take minutes
+        let fast = of(&|s| s.prove == Some(Prove::Fast)) > 0 || make.prove_macros_fast.iter().any(|m| m == u);
+        assert!(of(&|s| s.netlist) == 0 || fast, "unit {u} has netlists but no prove = \"fast\" model");
+    }
+    let count = |f: &dyn Fn(&models::Spec) -> bool| specs.iter().filter(|s| f(s)).count();
+    assert!(count(&|s| s.synth) >= units.len() && count(&|s| s.prove == Some(Prove::Slow)) > 0);
+
+    // the checks of models::parse reject what the Makefile could not use
+    let base = "[defaults]\nopt = 1\nnet-opt = 1\nslow-opt = 0\n[make]\nprove-mutant = \"a\"\nprove-sim-mutant = \"a\"\n\
+                synth-macros-only = [\"u\"]\nprove-macros-fast = [\"u\"]\n";
+    let model = |tags: &str| format!("{base}[[model]]\nname = \"a\"\nunit = \"u\"\n{tags}\n");
+    let (ok, _) = models::parse(&model("synth = true\nprove = \"fast\"")).expect("a valid list");
+    assert!(ok[0].synth && ok[0].prove == Some(Prove::Fast));
+    for (bad, why) in [
+        (model("prove = \"quick\""), "unknown variant `quick`"),
+        (model("synth = \"yes\""), "invalid type"),
+        (model("prove = \"slow\""), "prove-mutant = \"a\" is not a model with prove = \"fast\""),
+        (model("prove = \"fast\"\nmutant = true"), "unknown field `mutant`"),
+        (model("prove = \"fast\"").replace("[\"u\"]\n[[", "[\"v\"]\n[["), "prove-macros-fast: v is not in synth-macros-only"),
+    ] {
+        let e = models::parse(&bad).err().unwrap_or_else(|| panic!("accepted:\n{bad}"));
+        assert!(e.contains(why), "{e}\n(expected: {why})");
+    }
+}
+
+/// Fewer cases than the defaults turn the coverage check off; the run says
+/// so on stderr, past libtest's capture, naming the variable. Runs this
+/// test's own binary in a child for each setting.
+#[test]
+fn coverage_check_off_warns() {
+    const CHILD: &str = "KVFORGE_HARNESS_COVERAGE_CHILD";
+    let cov = tb::coverage::Coverage::new("harness self-test", &["reached", "never"]);
+    cov.hit("reached");
+    if std::env::var_os(CHILD).is_some() {
+        // at full depth this panics: "never" was never reached
+        cov.check();
+        assert!(tb::coverage::check_off().is_some(), "check passed with a point at zero");
+        return;
+    }
+    assert_eq!(tb::coverage::check_off().is_none(), tb::prop::full_depth());
+    let run = |env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args(["--exact", "coverage_check_off_warns"]).env(CHILD, "1");
+        for v in ["KVFORGE_CASES", "KVFORGE_DEPTH", "KVFORGE_COVERAGE_DIR"] {
+            c.env_remove(v);
+        }
+        c.envs(env.iter().copied());
+        let out = c.output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    // libtest prints a failed test's captured output on stdout
+    let (ok, out, err) = run(&[]);
+    assert!(!ok && out.contains("never reached: never") && !(out + &err).contains("coverage check is off"), "{err}");
+    for (var, value) in [("KVFORGE_CASES", "3"), ("KVFORGE_DEPTH", "0.5")] {
+        let (ok, _, err) = run(&[(var, value)]);
+        let warning = err.lines().filter(|l| l.starts_with("warning: ") && l.contains(&format!("{var}={value}")));
+        assert!(ok && warning.filter(|l| l.contains("the coverage check is off")).count() == 1, "{var}: {err}");
+    }
+}
+
 #[test]
 #[should_panic(expected = "no model 'nope' in tb/models.toml; models: ")]
 fn unknown_model_lists_models() {

@@ -32,7 +32,8 @@ use tb::oaken::{drive_quantizer, params_of, QSegRun};
 use tb::oaken_dequantizer::{drive_dequantizer, drive_round_trip, expected_dequantizer, records_of, DStalls, RtStalls};
 use tb::pipe::{self, MaskedBeat, Unit};
 use tb::stalls::{Stall, StallGen};
-use tb::stim::{oaken_stream, random_speed, Xorshift};
+use tb::oaken_stim::oaken_stream;
+use tb::stim::{random_speed, Xorshift};
 use tb::{icarus, models, Dir, Model, ModelInfo, PortId, Recording};
 
 #[derive(Parser, Debug)]

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p tb --bin models -- build [NAME...]   # default: every model of tb/models.toml
-//! cargo run --release -p tb --bin models -- list
+//! cargo run --release -p tb --bin models -- list [--synth | --prove fast|slow | --make KEY]
 //! cargo run --release -p tb --bin models -- where
 //! ```
 //!
@@ -10,12 +10,14 @@
 //! cores busy), and prints what it found and what it built, with times.
 //! Tests build any model they lack themselves, so this is an optimisation,
 //! not a requirement. `--trace` builds the VCD-capable variants instead.
+//! `list` with a tag prints the tagged names on one line: the Makefile's
+//! lists of models come from there.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use std::time::Instant;
 use tb::build::{self, jobs, Level, Outcome};
-use tb::models;
+use tb::models::{self, Prove};
 
 #[derive(Parser)]
 #[command(about = "Build and list the co-simulation models of tb/models.toml")]
@@ -33,8 +35,21 @@ enum Cmd {
         #[arg(long)]
         trace: bool,
     },
-    /// List the models (name, unit, parameters).
-    List,
+    /// List the models (name, unit, parameters), or with a tag only the
+    /// names of the tagged models, space-separated, unit by unit in
+    /// `rtl-gen list` order, then in list order.
+    List {
+        /// Models with `synth = true` (`make synth`).
+        #[arg(long, conflicts_with_all = ["prove", "make"])]
+        synth: bool,
+        /// Models with `prove = "fast"` (`make prove`) or `"slow"`.
+        #[arg(long, value_parser = ["fast", "slow"], conflicts_with = "make")]
+        prove: Option<String>,
+        /// A value of the `[make]` table: prove-mutant, prove-sim-mutant,
+        /// synth-macros-only or prove-macros-fast.
+        #[arg(long, value_name = "KEY", value_parser = models::MakeLists::KEYS)]
+        make: Option<String>,
+    },
     /// Build the OSU018 netlists of models (`NAME_net`) and print, per
     /// model, its cache folder (`<module>.osu018.v`, `<module>.area.txt`).
     Netlist { names: Vec<String> },
@@ -44,13 +59,7 @@ enum Cmd {
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
-        Cmd::List => {
-            for s in models::specs() {
-                let net = if s.netlist { format!(" (+ {}_net)", s.name) } else { String::new() };
-                println!("{:<28} {:<22} {}{net}", s.name, s.unit, toml::to_string(&s.params).unwrap().replace('\n', " "));
-            }
-            ExitCode::SUCCESS
-        }
+        Cmd::List { synth, prove, make } => list(synth, prove, make),
         Cmd::Where => {
             println!("{}", models::store().root().display());
             ExitCode::SUCCESS
@@ -72,6 +81,31 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+fn list(synth: bool, prove: Option<String>, make: Option<String>) -> ExitCode {
+    if let Some(key) = make {
+        // the parser allows only the table's keys
+        println!("{}", models::make_lists().get(&key).expect("a [make] key"));
+        return ExitCode::SUCCESS;
+    }
+    let prove = prove.map(|p| if p == "fast" { Prove::Fast } else { Prove::Slow });
+    if synth || prove.is_some() {
+        // grouped by unit, as `rtl-gen list` orders them: the reports made
+        // from these lists (ppa.md) read unit by unit
+        let rank = |unit: &str| rtl_gen::units::UNITS.iter().position(|u| u.name == unit).unwrap_or(usize::MAX);
+        let mut tagged: Vec<&models::Spec> =
+            models::specs().iter().filter(|s| if synth { s.synth } else { s.prove == prove }).collect();
+        tagged.sort_by_key(|s| rank(&s.unit));
+        let names: Vec<&str> = tagged.iter().map(|s| s.name.as_str()).collect();
+        println!("{}", names.join(" "));
+        return ExitCode::SUCCESS;
+    }
+    for s in models::specs() {
+        let net = if s.netlist { format!(" (+ {}_net)", s.name) } else { String::new() };
+        println!("{:<28} {:<22} {}{net}", s.name, s.unit, toml::to_string(&s.params).unwrap().replace('\n', " "));
+    }
+    ExitCode::SUCCESS
 }
 
 fn build_all(names: Vec<String>, trace: bool) -> ExitCode {

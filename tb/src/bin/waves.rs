@@ -12,12 +12,15 @@ use sim::oaken::params::OakenParams;
 use sim::testgen;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tb::oaken::{check_quantizer_segment, drive_quantizer, params_of, run_quantizer_segment, QSegRun, QSegment, Token};
+use tb::oaken::{
+    check_quantizer_segment, drive_quantizer, params_of, run_quantizer_segment, QSegRun, QSegment, TableWrite, Token,
+};
 use tb::oaken_dequantizer::{
     check_dequantizer_segment, drive_dequantizer, records_of, run_dequantizer_segment, DSegRun, DSegment, DStalls,
 };
 use tb::stalls::Stall;
-use tb::stim::{write_of, Draw, RandomInputs};
+use tb::oaken_stim::Draw;
+use tb::stim::RandomInputs;
 use tb::{models, Model, ModelInfo};
 
 #[derive(Parser, Debug)]
@@ -179,13 +182,13 @@ fn oaken_quantizer(m: &mut Model) -> Result<String, String> {
     let layer = |l: usize| (l % p.layers) as u8;
     let sets = [1.0f32, 0.5, 2.0, 0.25].map(testgen::realistic_thresholds);
     let mut writes = vec![
-        write_of(layer(0), false, sets[0]),
-        write_of(layer(0), true, sets[1]),
-        write_of(layer(1), false, sets[2]),
-        write_of(layer(1), true, sets[3]),
+        TableWrite::of(layer(0), false, sets[0]),
+        TableWrite::of(layer(0), true, sets[1]),
+        TableWrite::of(layer(1), false, sets[2]),
+        TableWrite::of(layer(1), true, sets[3]),
     ];
     // rejected: thresholds out of order (tw_err = 2), the table keeps its set
-    let mut bad = write_of(layer(2), false, sets[0]);
+    let mut bad = TableWrite::of(layer(2), false, sets[0]);
     bad.raw.swap(0, 3);
     writes.push(bad);
 
@@ -297,7 +300,7 @@ fn oaken_mmu(m: &mut Model) -> Result<String, String> {
 fn oaken_dequantizer(m: &mut Model) -> Result<String, String> {
     let p: OakenParams = params_of(m);
     let set = testgen::realistic_thresholds(1.0);
-    let writes = vec![write_of(0, false, set), write_of(0, true, set)];
+    let writes = vec![TableWrite::of(0, false, set), TableWrite::of(0, true, set)];
     let hd = p.head_dim;
     let mut draw = Draw::new(0x0dec);
     let big = fp16::from_f32(fp16::to_f32(set.hi_outer) * 2.0 + 1.0);
