@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use super::params::SEGMENT;
-use crate::param_def::{check, Allowed::*, ParamDef, Value::*};
+use crate::param_def::{check, def, Allowed::*, ParamDef, Value::*};
 
 /// AXI4: a burst never crosses a 4 KB boundary and has at most 256 beats.
 pub const AXI_BOUNDARY: u64 = 4096;
@@ -127,8 +127,12 @@ impl MmuParams {
         c("max-seq-len", self.max_seq_len)?;
         let need = clog2(self.phys_bytes());
         if (self.addr_bits as u64) < need {
+            let hi = match def(MMU_PARAMS, "addr-bits").allowed {
+                Range(_, hi) => hi,
+                a => unreachable!("addr-bits is a range, not {a}"),
+            };
             return Err(MmuParamError(format!(
-                "addr-bits must be in {need}..=48 to address phys-pages * page-bytes = {} bytes, got {}",
+                "addr-bits must be in {need}..={hi} to address phys-pages * page-bytes = {} bytes, got {}",
                 self.phys_bytes(),
                 self.addr_bits
             )));
