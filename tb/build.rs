@@ -37,7 +37,7 @@ fn main() {
     }
     // (a new source file takes an edit of a listed one to be used: a `mod`
     // or an `include_str!`; a folder here would rerun this for any script)
-    for f in ["Cargo.lock", "hdl/Cargo.toml", "rtl-gen/Cargo.toml", "sim/Cargo.toml"] {
+    for f in ["Cargo.lock", "hdl/Cargo.toml", "rtl-gen/Cargo.toml", "rtl-gen/build.rs", "sim/Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(f).display());
         list.push(root.join(f));
     }

@@ -91,11 +91,41 @@ pub struct Elaborated {
     pub memories: Vec<Memory>,
 }
 
-/// `docs` maps port names to one-line descriptions; every port needs one.
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/port_docs.rs"));
+}
+pub use generated::PORT_DOCS;
+
+/// The port docs of block type `B`: the `///` comments on its port fields
+/// in hdl, collected by build.rs. `vars` fills `{name}` placeholders in
+/// them (a latency that depends on a parameter).
+fn port_docs<B: Block>(vars: &[(&str, String)]) -> Result<Vec<(String, String)>, GenError> {
+    let full = std::any::type_name::<B>();
+    let path = full.split('<').next().unwrap_or(full);
+    let fields = PORT_DOCS
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, f)| *f)
+        .ok_or_else(|| GenError(format!("internal: no port fields found for {path} in hdl/src")))?;
+    fields
+        .iter()
+        .map(|&(name, doc)| {
+            let mut d = doc
+                .ok_or_else(|| GenError(format!("internal: port {name} of {path} has no /// description in hdl")))?
+                .to_string();
+            for (k, v) in vars {
+                d = d.replace(&format!("{{{k}}}"), v);
+            }
+            Ok((name.to_string(), d))
+        })
+        .collect()
+}
+
+/// Every port needs a one-line `///` description on its hdl field.
 /// Any panic inside rust-hdl or a block's construction is turned into an
 /// error: rtl-gen reports, it never crashes on a user.
-pub fn elaborate<B: Block>(block: B, module: &str, docs: &[(&str, &str)]) -> Result<Elaborated, GenError> {
-    elaborate_with(block, module, docs, &[])
+pub fn elaborate<B: Block>(block: B, module: &str) -> Result<Elaborated, GenError> {
+    elaborate_with(block, module, &[], &[])
 }
 
 /// `elaborate`, with the top-level width of some scalar ports set apart
@@ -103,16 +133,18 @@ pub fn elaborate<B: Block>(block: B, module: &str, docs: &[(&str, &str)]) -> Res
 /// takes the core's low bits (the unit guarantees the rest are 0), a wider
 /// one is zero-extended; an input is truncated or zero-extended into the
 /// core. For ports whose width is a parameter (an address width) while
-/// rust-hdl's widths are fixed at compile time.
+/// rust-hdl's widths are fixed at compile time. `vars` fills placeholders
+/// in the port docs.
 pub fn elaborate_with<B: Block>(
     block: B,
     module: &str,
-    docs: &[(&str, &str)],
     widths: &[(&str, usize)],
+    vars: &[(&str, String)],
 ) -> Result<Elaborated, GenError> {
+    let docs = port_docs::<B>(vars)?;
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| elaborate_inner(block, module, docs, widths)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| elaborate_inner(block, module, &docs, widths)));
     std::panic::set_hook(hook);
     match r {
         Ok(r) => r,
@@ -130,7 +162,7 @@ pub fn elaborate_with<B: Block>(
 fn elaborate_inner<B: Block>(
     mut block: B,
     module: &str,
-    docs: &[(&str, &str)],
+    docs: &[(String, String)],
     widths: &[(&str, usize)],
 ) -> Result<Elaborated, GenError> {
     block.connect_all();
@@ -155,7 +187,7 @@ fn elaborate_inner<B: Block>(
                 let doc = docs
                     .iter()
                     .find(|(n, _)| *n == rp.base)
-                    .map(|(_, d)| d.to_string())
+                    .map(|(_, d)| d.clone())
                     .ok_or_else(|| GenError(format!("internal: port {} of {module} has no description", rp.base)))?;
                 ports.push(Port { name: rp.base.clone(), dir: rp.dir.clone(), width: 0, elements: 0, element_width: rp.width, doc });
                 ports.last_mut().unwrap()
@@ -217,4 +249,33 @@ fn elaborate_inner<B: Block>(
     w.push_str(&format!("    {core} core (\n        {}\n    );\n", conns.join(",\n        ")));
     w.push_str(&format!("endmodule // {module}\n\n"));
     Ok(Elaborated { verilog: format!("{w}{}", v.trim_start()), ports, memories: Vec::new() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_without_a_doc_is_an_error() {
+        // the shifter's core documents `en` but not `clock`
+        let e = match elaborate(hdl::prim::zero_remove::ZeroRemove::<8>::new(4, 1), "x") {
+            Ok(_) => panic!("elaborated without docs"),
+            Err(e) => e.0,
+        };
+        assert_eq!(e, "internal: port clock of hdl::prim::zero_remove::ZeroRemove has no /// description in hdl");
+    }
+
+    #[test]
+    fn vec_and_array_ports_are_collected() {
+        let docs = |path: &str| PORT_DOCS.iter().find(|(p, _)| *p == path).map(|(_, f)| *f).unwrap();
+        let shifter = docs("hdl::prim::zero_remove::ZeroRemoveShifter");
+        // the `pub` In/Out fields, Vec ones included; not the private
+        // sub-block `net` nor the local `advance`
+        let names: Vec<&str> = shifter.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["clock", "reset", "in_valid", "in_ready", "in_data", "in_keep", "out_valid", "out_ready", "out_data", "out_count"]
+        );
+        assert!(shifter.iter().all(|(_, d)| d.is_some()));
+    }
 }

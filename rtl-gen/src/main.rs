@@ -17,6 +17,12 @@ struct Cli {
 enum Cmd {
     /// List the units this generator can emit.
     List,
+    /// List a unit's parameters: default, allowed values, meaning, and the
+    /// rules between them.
+    Params {
+        /// Unit name, as shown by `rtl-gen list`.
+        unit: String,
+    },
     /// Emit a unit: Verilog, filelist, JSON manifest, SDC and synthesis scripts
     /// (or, with --flow, a design folder for OpenROAD-flow-scripts or FuseSoC).
     Emit(EmitArgs),
@@ -32,23 +38,24 @@ struct EmitArgs {
     /// TOML file of parameters (flat keys, kebab-case); flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = flag_help("head-dim"))]
     head_dim: Option<i64>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = flag_help("lanes"))]
     lanes: Option<i64>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = flag_help("inlier-bits"))]
     inlier_bits: Option<i64>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = flag_help("outlier-bits"))]
     outlier_bits: Option<i64>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = flag_help("layers"))]
     layers: Option<i64>,
-    #[arg(long, value_name = "plain|shifted")]
+    #[arg(long, value_name = "plain|shifted", help = flag_help("middle-mode"))]
     middle_mode: Option<String>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = flag_help("width"))]
     width: Option<i64>,
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = flag_help("pipeline"))]
     pipeline: Option<i64>,
-    /// Any other parameter, as KEY=VALUE (VALUE read as TOML).
+    /// Any other parameter, as KEY=VALUE (VALUE read as TOML); `rtl-gen
+    /// params UNIT` lists them.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Target clock period for the SDC and synthesis, ns.
@@ -62,6 +69,44 @@ struct EmitArgs {
     /// ORFS platform for `--flow orfs`: sky130hd (default) or nangate45.
     #[arg(long, value_name = "NAME")]
     platform: Option<String>,
+}
+
+/// Help of a parameter flag: the units that have the parameter, from their
+/// tables (its meaning and range differ between units).
+fn flag_help(key: &str) -> String {
+    let users: Vec<&str> = units::UNITS
+        .iter()
+        .filter(|u| units::param_table(u.name).is_ok_and(|t| t.defs.iter().any(|d| d.name == key)))
+        .map(|u| u.name)
+        .collect();
+    format!("Parameter of {}: meaning and range in `rtl-gen params UNIT`", users.join(", "))
+}
+
+/// The `params` table: one line per parameter, then the rules.
+fn params_text(unit: &str) -> Result<String, GenError> {
+    let info = units::UNITS.iter().find(|u| u.name == unit);
+    let t = units::param_table(unit)?;
+    let mut out = format!("{unit} (spec {}): {} parameters\n", info.map_or("-", |u| u.spec), t.defs.len());
+    if !t.defs.is_empty() {
+        let rows: Vec<[String; 4]> = t
+            .defs
+            .iter()
+            .map(|d| [d.name.to_string(), d.default.to_string(), d.allowed.to_string(), d.doc.to_string()])
+            .collect();
+        let head = ["parameter", "default", "allowed", "meaning"].map(String::from);
+        let w: Vec<usize> =
+            (0..3).map(|i| rows.iter().chain([&head]).map(|r| r[i].len()).max().unwrap_or(0)).collect();
+        for r in [&head].into_iter().chain(&rows) {
+            out.push_str(&format!("  {:<w0$}  {:<w1$}  {:<w2$}  {}\n", r[0], r[1], r[2], r[3], w0 = w[0], w1 = w[1], w2 = w[2]));
+        }
+    }
+    if !t.rules.is_empty() {
+        out.push_str("rules:\n");
+        for r in &t.rules {
+            out.push_str(&format!("  {r}\n"));
+        }
+    }
+    Ok(out)
 }
 
 fn params(a: &EmitArgs) -> Result<toml::Table, GenError> {
@@ -108,6 +153,10 @@ fn run(cli: Cli) -> Result<(), GenError> {
             for u in units::UNITS {
                 println!("{:<22} {:<8} {}", u.name, u.spec, u.summary);
             }
+            Ok(())
+        }
+        Cmd::Params { unit } => {
+            print!("{}", params_text(&unit)?);
             Ok(())
         }
         Cmd::Emit(a) => {

@@ -10,6 +10,7 @@ pub mod mem;
 pub mod metrics;
 pub mod npy;
 pub mod oaken;
+pub mod param_def;
 pub mod shifter;
 pub mod testgen;
 pub mod titanus;

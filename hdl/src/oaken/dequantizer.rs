@@ -71,31 +71,60 @@ impl DeqGeometry {
 /// `IB` inlier bits; `W` = `sum_width(IB)`.
 #[derive(LogicBlock)]
 pub struct OakenDequantizer<const IB: usize, const W: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
+    /// threshold-table write strobe, always accepted
     pub tw_valid: Signal<In, Bit>,
+    /// layer of the written set
     pub tw_layer: Signal<In, Bits<8>>,
+    /// 0 = K, 1 = V
     pub tw_kv: Signal<In, Bit>,
+    /// {hi_outer, hi_inner, lo_inner, lo_outer}, FP16 each
     pub tw_data: Signal<In, Bits<64>>,
+    /// one cycle after each write strobe
     pub tw_done: Signal<Out, Bit>,
+    /// with tw_done: 0 written, 1 non-finite, 2 out of order, 3 layer out of range
     pub tw_err: Signal<Out, Bits<2>>,
+    /// dense beat valid
     pub d_valid: Signal<In, Bit>,
+    /// dense beat accepted when d_valid and d_ready
     pub d_ready: Signal<Out, Bit>,
+    /// dense slots of the beat's elements, lane i at [IB*i+IB-1:IB*i]
     pub d_dense: Vec<Signal<In, Bits<IB>>>,
+    /// token metadata word (spec §2.9: six FP16 fields, byte i at [8i+7:8i]), sampled with the
+    /// record's first dense beat
     pub d_meta: Vec<Signal<In, Bits<8>>>,
+    /// the head's segment counts, segment s at [8s+7:8s], sampled with the record's first dense
+    /// beat; their sum is the record's list length
     pub d_counts: Vec<Signal<In, Bits<8>>>,
+    /// token's layer, sampled with the record's first dense beat
     pub d_layer: Signal<In, Bits<8>>,
+    /// token's K/V, sampled with the record's first dense beat
     pub d_kv: Signal<In, Bit>,
+    /// sparse beat valid
     pub s_valid: Signal<In, Bit>,
+    /// sparse beat accepted when s_valid and s_ready
     pub s_ready: Signal<Out, Bit>,
+    /// COO entries of the continuous sparse stream in order, entry j at [8j+7:8j]
     pub s_coo: Vec<Signal<In, Bits<8>>>,
+    /// entries in this sparse beat, 0..lanes, any split across records (above lanes: its entries
+    /// are flagged malformed, counts as lanes)
     pub s_count: Signal<In, Bits<8>>,
+    /// output beat valid
     pub out_valid: Signal<Out, Bit>,
+    /// output beat taken when out_valid and out_ready
     pub out_ready: Signal<In, Bit>,
+    /// FP16 elements of the beat, lane i at [16i+15:16i]
     pub out_data: Vec<Signal<Out, Bits<16>>>,
+    /// first beat of a record
     pub out_first: Signal<Out, Bit>,
+    /// last beat of a record
     pub out_last: Signal<Out, Bit>,
+    /// on the last beat: the record's list was malformed (spec §4.3)
     pub out_err: Signal<Out, Bit>,
+    /// token's layer out of range (layer 0 used), constant over the record
     pub out_layer_oob: Signal<Out, Bit>,
 
     thr_tab: ThresholdTable,

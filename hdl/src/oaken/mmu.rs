@@ -134,29 +134,51 @@ const STATES: u64 = 24;
 
 #[derive(LogicBlock)]
 pub struct OakenMmu {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high: every slot empty, the free list 0 .. phys_pages - 1
     pub reset: Signal<In, Bit>,
     // ---- command channel ----
+    /// command valid
     pub cmd_valid: Signal<In, Bit>,
+    /// command taken when cmd_valid and cmd_ready; low from a command until its status beat is out
     pub cmd_ready: Signal<Out, Bit>,
+    /// 0 write, 1 read, 2 free (3: BadCommand)
     pub cmd_op: Signal<In, Bits<2>>,
+    /// sequence id
     pub cmd_seq: Signal<In, Bits<16>>,
+    /// layer (write, read)
     pub cmd_layer: Signal<In, Bits<8>>,
+    /// head (read)
     pub cmd_head: Signal<In, Bits<8>>,
+    /// write: segment counts, counts[h*segments+s] at [8i+7:8i]
     pub cmd_counts: Vec<Signal<In, Bits<8>>>,
     // ---- response channel ----
+    /// response beat valid
     pub rsp_valid: Signal<Out, Bit>,
+    /// response beat taken when rsp_valid and rsp_ready
     pub rsp_ready: Signal<In, Bit>,
+    /// 0 descriptor, 1 segment counts of one token (read), 2 status (the command's last beat)
     pub rsp_kind: Signal<Out, Bits<2>>,
+    /// descriptor: stream index (0 metadata, 1+2h dense h, 2+2h sparse h)
     pub rsp_stream: Signal<Out, Bits<STREAM_BITS>>,
+    /// descriptor: physical byte address
     pub rsp_addr: Signal<Out, Bits<D>>,
+    /// descriptor: length in bytes, 1..4096
     pub rsp_len: Signal<Out, Bits<LEN_BITS>>,
+    /// counts: token index; status: write token index, read token count
     pub rsp_token: Signal<Out, Bits<TOKEN_BITS>>,
+    /// counts: the token's segment counts of the read head, segment s at [8s+7:8s]
     pub rsp_counts: Vec<Signal<Out, Bits<8>>>,
+    /// status: 0 ok, 1 BadCommand, 2 NoSlot, 3 SeqTooLong, 4 OutOfPages, 5 UnknownSeq, 6 DoubleFree
     pub rsp_status: Signal<Out, Bits<3>>,
+    /// status (ok): the sequence's slot
     pub rsp_slot: Signal<Out, Bits<8>>,
+    /// status (ok write): the write opened the sequence
     pub rsp_opened: Signal<Out, Bit>,
+    /// status (ok): pages taken (write) or returned (free)
     pub rsp_pages: Signal<Out, Bits<PAGES_BITS>>,
+    /// the status beat, last of the command's response
     pub rsp_last: Signal<Out, Bit>,
 
     // ---- memories ----

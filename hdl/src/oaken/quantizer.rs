@@ -104,31 +104,54 @@ impl Geometry {
 
 #[derive(LogicBlock)]
 pub struct OakenQuantizer<const IB: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
     // threshold table write port (spec §2.3)
+    /// threshold-table write strobe, always accepted
     pub tw_valid: Signal<In, Bit>,
+    /// layer of the written set
     pub tw_layer: Signal<In, Bits<8>>,
+    /// 0 = K, 1 = V
     pub tw_kv: Signal<In, Bit>,
+    /// {hi_outer, hi_inner, lo_inner, lo_outer}, FP16 each
     pub tw_data: Signal<In, Bits<64>>,
+    /// one cycle after each write strobe
     pub tw_done: Signal<Out, Bit>,
+    /// with tw_done: 0 written, 1 non-finite, 2 out of order, 3 layer out of range
     pub tw_err: Signal<Out, Bits<2>>,
     // input beats
+    /// input beat valid
     pub in_valid: Signal<In, Bit>,
+    /// input beat accepted when in_valid and in_ready
     pub in_ready: Signal<Out, Bit>,
+    /// FP16 elements of the beat, lane i at [16i+15:16i]
     pub in_data: Vec<Signal<In, Bits<16>>>,
+    /// token's layer, sampled with its first beat
     pub in_layer: Signal<In, Bits<8>>,
+    /// token's K/V, sampled with its first beat
     pub in_kv: Signal<In, Bit>,
     // output beats
+    /// output beat valid
     pub out_valid: Signal<Out, Bit>,
+    /// output beat taken when out_valid and out_ready
     pub out_ready: Signal<In, Bit>,
+    /// dense slots of the beat's elements, lane i at [IB*i+IB-1:IB*i]
     pub out_dense: Vec<Signal<Out, Bits<IB>>>,
+    /// the beat's COO entries {idx, grp, hi}, compacted from lane 0
     pub out_coo: Vec<Signal<Out, Bits<8>>>,
+    /// COO entries in this beat
     pub out_coo_count: Signal<Out, Bits<8>>,
+    /// first beat of a token
     pub out_first: Signal<Out, Bit>,
+    /// last beat of a token
     pub out_last: Signal<Out, Bit>,
+    /// token metadata word (spec §2.9: six FP16 fields), constant over the token
     pub out_meta: Vec<Signal<Out, Bits<8>>>,
+    /// every head's segment counts, head-major, count i at [8i+7:8i], constant over the token
     pub out_counts: Vec<Signal<Out, Bits<8>>>,
+    /// bit 0 non-finite input seen, bit 1 layer out of range
     pub out_status: Signal<Out, Bits<2>>,
 
     thr_tab: ThresholdTable,

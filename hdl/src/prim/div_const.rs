@@ -77,15 +77,19 @@ impl<const W: usize> Logic for DivConstSteps<W> {
 /// stage adding 1 for a non-zero remainder.
 #[derive(LogicBlock)]
 pub struct DivConstCeil<const W: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
-    /// Pipeline advance.
+    /// pipeline advance: every stage loads only when high
     pub en: Signal<In, Bit>,
-    /// Dividend, valid with `in_valid`.
+    /// dividend (42 bits)
     pub d: Signal<In, Bits<W>>,
+    /// dividend valid
     pub in_valid: Signal<In, Bit>,
-    /// ceil(d / K).
+    /// ceil(d / K)
     pub c: Signal<Out, Bits<W>>,
+    /// result valid
     pub out_valid: Signal<Out, Bit>,
     steps: Vec<DivConstSteps<W>>,
     // after stage s: remaining dividend (s < n-1 only), remainder, quotient, valid
@@ -203,15 +207,19 @@ const KS_LEVELS: usize = 5;
 /// Kogge-Stone level 0, levels 1-4, then the quotient digits and the ceiling.
 #[derive(LogicBlock)]
 pub struct DivMersenneCeil<const W: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
-    /// Pipeline advance.
+    /// pipeline advance: every stage loads only when high
     pub en: Signal<In, Bit>,
-    /// Dividend, valid with `in_valid`.
+    /// dividend (42 bits)
     pub d: Signal<In, Bits<W>>,
+    /// dividend valid
     pub in_valid: Signal<In, Bit>,
-    /// ceil(d / K).
+    /// ceil(d / K)
     pub c: Signal<Out, Bits<W>>,
+    /// result valid
     pub out_valid: Signal<Out, Bit>,
     // residues of digit suffix sums, level-major: level l position i at
     // l * n + i; in [0, K], K standing for 0 (end-around carry form)

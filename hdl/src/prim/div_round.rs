@@ -43,17 +43,21 @@ impl<const W: usize> Logic for DivStep<W> {
 /// `W` must hold 2n + d and 2d * 2^(Q-1).
 #[derive(LogicBlock)]
 pub struct DivRound<const W: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
-    /// Pipeline advance.
+    /// pipeline advance: every stage loads only when high
     pub en: Signal<In, Bit>,
-    /// Dividend, valid with `in_valid`.
+    /// dividend
     pub n: Signal<In, Bits<W>>,
-    /// Divisor.
+    /// divisor
     pub d: Signal<In, Bits<W>>,
+    /// operands valid
     pub in_valid: Signal<In, Bit>,
-    /// Rounded quotient (Q bits used).
+    /// floor((2n+d)/2d) saturated to 2^Q-1; 0 when d = 0
     pub q: Signal<Out, Bits<16>>,
+    /// quotient valid
     pub out_valid: Signal<Out, Bit>,
     /// Steps 0..Q-2; the last step only compares, its remainder is unused.
     steps: Vec<DivStep<W>>,

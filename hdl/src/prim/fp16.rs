@@ -400,13 +400,21 @@ impl Logic for UnitsToFp16 {
 /// external delays.
 #[derive(LogicBlock)]
 pub struct Fp16Convert {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
+    /// pipeline advance: every stage loads only when high
     pub en: Signal<In, Bit>,
+    /// FP16 pattern (finite)
     pub x: Signal<In, Bits<16>>,
+    /// units(x), 42-bit two's complement; three advancing cycles later
     pub u: Signal<Out, Bits<FX>>,
+    /// value in units, 42-bit two's complement
     pub v: Signal<In, Bits<FX>>,
+    /// 0 RD, 1 RU, 2 RNE
     pub mode: Signal<In, Bits<2>>,
+    /// FP16 of v rounded by mode, saturating; three advancing cycles later
     pub y: Signal<Out, Bits<16>>,
     to_units: Fp16ToUnits,
     round: UnitsToFp16,

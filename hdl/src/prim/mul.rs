@@ -26,16 +26,21 @@ pub fn latency(width: usize) -> usize {
 /// `W` is the operand width (16, 32, 48 or 64), `W2 = 2 * W`.
 #[derive(LogicBlock)]
 pub struct MulPipe<const W: usize, const W2: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
-    /// Pipeline advance: stages load only when high.
+    /// pipeline advance: every stage loads only when high
     pub en: Signal<In, Bit>,
-    /// Operands, valid with `in_valid`.
+    /// operand a, valid with in_valid
     pub a: Signal<In, Bits<W>>,
+    /// operand b, valid with in_valid
     pub b: Signal<In, Bits<W>>,
+    /// operands valid
     pub in_valid: Signal<In, Bit>,
-    /// Product of the operands presented `latency(W)` advancing cycles earlier.
+    /// product a*b, {latency} advancing cycles after the operands
     pub p: Signal<Out, Bits<W2>>,
+    /// product valid
     pub out_valid: Signal<Out, Bit>,
     /// Stage 1: the operands.
     ra: Reg<Bits<W>>,

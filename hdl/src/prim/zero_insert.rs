@@ -483,14 +483,23 @@ zero_insert_logic!(
 /// `in_ready` follows `out_ready` combinationally.
 #[derive(LogicBlock)]
 pub struct ZeroInsertShifter<const W: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
+    /// input vector valid
     pub in_valid: Signal<In, Bit>,
+    /// input vector accepted when in_valid and in_ready
     pub in_ready: Signal<Out, Bit>,
+    /// compacted elements, element j at [W*j+W-1:W*j]; lanes j >= popcount(in_mask) ignored
     pub in_data: Vec<Signal<In, Bits<W>>>,
+    /// lane i of the output receives the next element
     pub in_mask: Vec<Signal<In, Bit>>,
+    /// expanded vector valid
     pub out_valid: Signal<Out, Bit>,
+    /// expanded vector taken when out_valid and out_ready
     pub out_ready: Signal<In, Bit>,
+    /// element j in the lane of the j-th set mask bit; other lanes 0
     pub out_data: Vec<Signal<Out, Bits<W>>>,
     net: ZeroInsert<W>,
     advance: Signal<Local, Bit>,

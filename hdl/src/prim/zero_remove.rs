@@ -370,15 +370,25 @@ zero_remove_logic!([0, 1, 1], [1, 2, 2], [2, 3, 4], [3, 4, 8], [4, 5, 16], [5, 6
 /// `in_ready` follows `out_ready` combinationally.
 #[derive(LogicBlock)]
 pub struct ZeroRemoveShifter<const W: usize> {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high
     pub reset: Signal<In, Bit>,
+    /// input vector valid
     pub in_valid: Signal<In, Bit>,
+    /// input vector accepted when in_valid and in_ready
     pub in_ready: Signal<Out, Bit>,
+    /// input lanes, lane i at [W*i+W-1:W*i]
     pub in_data: Vec<Signal<In, Bits<W>>>,
+    /// lane i is kept
     pub in_keep: Vec<Signal<In, Bit>>,
+    /// compacted vector valid
     pub out_valid: Signal<Out, Bit>,
+    /// compacted vector taken when out_valid and out_ready
     pub out_ready: Signal<In, Bit>,
+    /// kept lanes in order from lane 0; other lanes 0
     pub out_data: Vec<Signal<Out, Bits<W>>>,
+    /// number of kept lanes
     pub out_count: Signal<Out, Bits<8>>,
     net: ZeroRemove<W>,
     advance: Signal<Local, Bit>,

@@ -61,29 +61,55 @@ pub fn memories(module: &str, channels: usize, lanes: usize, max_levels: usize) 
 
 #[derive(LogicBlock)]
 pub struct TitanusDequantizer {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high: every table slot empty, counters 0, pipeline empty
     pub reset: Signal<In, Bit>,
+    /// scale-zero load valid
     pub sz_valid: Signal<In, Bit>,
+    /// load accepted when sz_valid and sz_ready (low for 3 cycles after each load, longer while
+    /// record beats accepted before it wait for the output)
     pub sz_ready: Signal<Out, Bit>,
+    /// entry word (spec §11.7.2): channel [61:52], level [51:48], start [47:32], zero [24:16],
+    /// scale [15:0]
     pub sz_word: Signal<In, Bits<64>>,
+    /// with sz_valid: empty every slot instead (sz_word ignored)
     pub sz_clear: Signal<In, Bit>,
+    /// one cycle after each accepted load
     pub sz_done: Signal<Out, Bit>,
+    /// with sz_done: 0 written, 1 channel out of range, 2 level out of range
     pub sz_error: Signal<Out, Bits<2>>,
+    /// record beat valid
     pub in_valid: Signal<In, Bit>,
+    /// record beat accepted when in_valid and in_ready (a register; low while a load completes)
     pub in_ready: Signal<Out, Bit>,
+    /// token position; levels as loaded at edges before the accepting one
     pub in_pos: Signal<In, Bits<16>>,
+    /// index bits of the beat's channels (1 = kept)
     pub in_index: Vec<Signal<In, Bit>>,
+    /// label bits of the beat's channels (1 = non-zero code; ignored where the index is 0)
     pub in_label: Vec<Signal<In, Bit>>,
+    /// the beat's non-zero codes compacted from lane 0, 4 bits each (b bits used)
     pub in_codes: Vec<Signal<In, Bits<4>>>,
+    /// last beat of the token (the next beat is channel 0's)
     pub in_last: Signal<In, Bit>,
+    /// output beat valid
     pub out_valid: Signal<Out, Bit>,
+    /// output beat taken when out_valid and out_ready
     pub out_ready: Signal<In, Bit>,
+    /// rebuilt INT8 values, lane i at [8i+7:8i]
     pub out_data: Vec<Signal<Out, Bits<8>>>,
+    /// last beat of a token
     pub out_last: Signal<Out, Bit>,
+    /// elements with index 0, since reset (wrapping)
     pub st_pruned: Signal<Out, Bits<32>>,
+    /// kept elements with code 0: the level's stored rec(0), no multiply
     pub st_label_zero: Signal<Out, Bits<32>>,
+    /// codes equal to the zero point: 0, no multiply
     pub st_zero_point: Signal<Out, Bits<32>>,
+    /// codes that went through the subtract and multiply
     pub st_multiplies: Signal<Out, Bits<32>>,
+    /// kept elements whose channel had no level at the position: 0
     pub st_missing_level: Signal<Out, Bits<32>>,
     // ---- table
     lv_ram: Vec<SpRam<10, 272>>,

@@ -20,30 +20,55 @@ pub const TW_BITS: u64 = 2;
 
 #[derive(LogicBlock)]
 pub struct TitanusPruner {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high: every threshold 0, pipeline empty
     pub reset: Signal<In, Bit>,
+    /// configuration-table write strobe, always accepted
     pub tw_valid: Signal<In, Bit>,
+    /// layer of the written entry
     pub tw_layer: Signal<In, Bits<8>>,
+    /// 0 = K, 1 = V
     pub tw_kv: Signal<In, Bit>,
+    /// pruning threshold (magnitudes below it are pruned)
     pub tw_threshold: Signal<In, Bits<8>>,
+    /// bit width, checked (2, 3 or 4) but kept by the QU and DQU only
     pub tw_bits: Signal<In, Bits<3>>,
+    /// one cycle after each write strobe
     pub tw_done: Signal<Out, Bit>,
+    /// with tw_done: 0 written, 1 layer out of range, 2 bad bit width
     pub tw_error: Signal<Out, Bits<2>>,
+    /// input beat valid
     pub in_valid: Signal<In, Bit>,
+    /// input beat accepted when in_valid and in_ready (a register)
     pub in_ready: Signal<Out, Bit>,
+    /// layer of the beat's token; thresholds as written before the accepting edge
     pub in_layer: Signal<In, Bits<8>>,
+    /// K elements of the beat (INT8), lane i at [8i+7:8i]
     pub in_k: Vec<Signal<In, Bits<8>>>,
+    /// V elements of the beat (INT8), lane i at [8i+7:8i]
     pub in_v: Vec<Signal<In, Bits<8>>>,
+    /// last beat of a token
     pub in_last: Signal<In, Bit>,
+    /// output beat valid
     pub out_valid: Signal<Out, Bit>,
+    /// output beat taken when out_valid and out_ready
     pub out_ready: Signal<In, Bit>,
+    /// K index bits of the beat (1 = kept)
     pub out_k_mask: Vec<Signal<Out, Bit>>,
+    /// V index bits of the beat (1 = kept)
     pub out_v_mask: Vec<Signal<Out, Bit>>,
+    /// kept K elements compacted from lane 0, other lanes 0
     pub out_k_data: Vec<Signal<Out, Bits<8>>>,
+    /// kept V elements compacted from lane 0, other lanes 0
     pub out_v_data: Vec<Signal<Out, Bits<8>>>,
+    /// kept K lanes in the beat
     pub out_k_count: Signal<Out, Bits<8>>,
+    /// kept V lanes in the beat
     pub out_v_count: Signal<Out, Bits<8>>,
+    /// last beat of a token
     pub out_last: Signal<Out, Bit>,
+    /// the beat's layer was >= layers (layer 0's thresholds used)
     pub out_layer_oob: Signal<Out, Bit>,
     // configuration table: thresholds only (the bit widths belong to QU/DQU)
     tk: Vec<Reg<Bits<8>>>,

@@ -401,43 +401,82 @@ const C_DECODE: u64 = 3;
 
 #[derive(LogicBlock)]
 pub struct TitanusQuantizer {
+    /// rising-edge clock
     pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high: IDLE, every bit width 4, counters 0, pipeline empty
     pub reset: Signal<In, Bit>,
+    /// configuration-table write strobe, always accepted
     pub tw_valid: Signal<In, Bit>,
+    /// layer of the written entry
     pub tw_layer: Signal<In, Bits<8>>,
+    /// 0 = K, 1 = V
     pub tw_kv: Signal<In, Bit>,
+    /// pruning threshold: the pruner's, ignored here
     pub tw_threshold: Signal<In, Bits<8>>,
+    /// bit width of the entry: 2, 3 or 4
     pub tw_bits: Signal<In, Bits<3>>,
+    /// one cycle after each write strobe
     pub tw_done: Signal<Out, Bit>,
+    /// with tw_done: 0 written, 1 layer out of range, 2 bad bit width
     pub tw_error: Signal<Out, Bits<2>>,
+    /// input transaction valid (a command, or a token beat)
     pub in_valid: Signal<In, Bit>,
+    /// taken when in_valid and in_ready (a register)
     pub in_ready: Signal<Out, Bit>,
+    /// 0 start, 1 prefill token, 2 flush, 3 decode token; read at commands and first beats
     pub in_cmd: Signal<In, Bits<2>>,
+    /// start: layer of the sequence (its bit width; >= layers reads layer 0)
     pub in_layer: Signal<In, Bits<8>>,
+    /// start: 0 = K, 1 = V
     pub in_kv: Signal<In, Bit>,
+    /// token beat: index bits of the beat's channels (1 = kept)
     pub in_mask: Vec<Signal<In, Bit>>,
+    /// token beat: kept INT8 values compacted from lane 0, lane i at [8i+7:8i]
     pub in_data: Vec<Signal<In, Bits<8>>>,
+    /// record beat valid
     pub rec_valid: Signal<Out, Bit>,
+    /// record beat taken when rec_valid and rec_ready
     pub rec_ready: Signal<In, Bit>,
+    /// position of the beat's token in its sequence
     pub rec_pos: Signal<Out, Bits<16>>,
+    /// index bits of the beat
     pub rec_index: Vec<Signal<Out, Bit>>,
+    /// label bits of the beat (kept and code != 0)
     pub rec_label: Vec<Signal<Out, Bit>>,
+    /// the beat's non-zero codes compacted from lane 0, lane i at [4i+3:4i], other lanes 0
     pub rec_codes: Vec<Signal<Out, Bits<4>>>,
+    /// non-zero codes in the beat
     pub rec_count: Signal<Out, Bits<8>>,
+    /// last beat of a token
     pub rec_last: Signal<Out, Bit>,
+    /// elements of the beat clamped at the level limit
     pub rec_saturated: Signal<Out, Bits<8>>,
+    /// created scale-zero entry valid
     pub sz_valid: Signal<Out, Bit>,
+    /// entry taken when sz_valid and sz_ready
     pub sz_ready: Signal<In, Bit>,
+    /// entry (spec §11.7.2): channel [61:52], level [51:48], start [47:32], zero [24:16], scale
+    /// [15:0]
     pub sz_word: Signal<Out, Bits<64>>,
+    /// one pulse per command and per token, in input order (no ready)
     pub rsp_valid: Signal<Out, Bit>,
+    /// with rsp_valid: 0 ok, 1 no start, 2 prefill after decode, 3 prefill full, 4 sequence full
     pub rsp_err: Signal<Out, Bits<3>>,
+    /// levels opened since reset (wrapping)
     pub st_levels_opened: Signal<Out, Bits<32>>,
+    /// elements clamped at the level limit since reset, counted as their beats leave (wrapping)
     pub st_saturated: Signal<Out, Bits<32>>,
+    /// rejected commands and tokens since reset (wrapping)
     pub st_rejected: Signal<Out, Bits<32>>,
+    /// sticky: an element was clamped
     pub st_limit_hit: Signal<Out, Bit>,
+    /// sticky: a start named a layer >= layers
     pub st_layer_oob: Signal<Out, Bit>,
+    /// the last prefill had no token
     pub st_no_prefill: Signal<Out, Bit>,
+    /// channels with no kept element in the last prefill
     pub st_empty_channels: Signal<Out, Bits<11>>,
+    /// channels whose last prefill range was one value
     pub st_single_value_channels: Signal<Out, Bits<11>>,
     // configuration table: bit widths, K at [l], V at [layers + l]
     tab: Vec<Reg<Bits<3>>>,

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use super::params::SEGMENT;
+use crate::param_def::{check, def, Allowed::*, ParamDef, Value::*};
 
 /// AXI4: a burst never crosses a 4 KB boundary and has at most 256 beats.
 pub const AXI_BOUNDARY: u64 = 4096;
@@ -77,19 +78,25 @@ pub fn clog2(n: u64) -> u64 {
     }
 }
 
-fn range(name: &str, v: usize, lo: usize, hi: usize) -> Result<(), MmuParamError> {
-    if v < lo || v > hi {
-        return Err(MmuParamError(format!("{name} must be in {lo}..={hi}, got {v}")));
-    }
-    Ok(())
-}
+/// The parameters of spec §10.1, in table order: `check` reads its ranges
+/// from here.
+pub const MMU_PARAMS: &[ParamDef] = &[
+    ParamDef { name: "page-bytes", default: Int(4096), allowed: Pow2(64, 4096), doc: "bytes per physical page" },
+    ParamDef { name: "phys-pages", default: Int(256), allowed: Range(2, 65536), doc: "physical pages in the free list" },
+    ParamDef { name: "max-seqs", default: Int(4), allowed: Range(1, 256), doc: "sequence slots" },
+    ParamDef { name: "layers", default: Int(1), allowed: Range(1, 256), doc: "decoder layers per sequence" },
+    ParamDef { name: "heads", default: Int(1), allowed: Range(1, 256), doc: "KV heads per layer" },
+    ParamDef { name: "max-seq-len", default: Int(1024), allowed: Range(1, 65536), doc: "tokens a sequence may hold" },
+    ParamDef { name: "addr-bits", default: Int(32), allowed: Range(7, 48), doc: "physical byte address width" },
+    ParamDef { name: "bus-bytes", default: Int(32), allowed: Pow2(1, 128), doc: "AXI data bus width in bytes (burst beats)" },
+    ParamDef { name: "head-dim", default: Int(128), allowed: Range(1, 4096), doc: "elements per head: a token's sparse bytes at most" },
+    ParamDef { name: "dense-bytes", default: Int(64), allowed: Range(1, 4096), doc: "bytes of one head's dense slots per token" },
+    ParamDef { name: "meta-bytes", default: Int(12), allowed: Range(1, 64), doc: "bytes of one token's metadata" },
+];
 
-fn pow2_range(name: &str, v: usize, lo: usize, hi: usize) -> Result<(), MmuParamError> {
-    if v < lo || v > hi || !v.is_power_of_two() {
-        return Err(MmuParamError(format!("{name} must be a power of two in {lo}..={hi}, got {v}")));
-    }
-    Ok(())
-}
+/// The rules between parameters that `check` holds in code.
+pub const MMU_RULES: &[&str] =
+    &["addr-bits >= clog2(phys-pages x page-bytes), to address every page", "bus-bytes <= page-bytes"];
 
 /// On-chip table bits (spec §10.9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,24 +118,36 @@ impl TableBits {
 impl MmuParams {
     /// Checks every rule of spec §10.1, in table order; the message is one line.
     pub fn check(&self) -> Result<(), MmuParamError> {
-        pow2_range("page-bytes", self.page_bytes, 64, 4096)?;
-        range("phys-pages", self.phys_pages, 2, 65536)?;
-        range("max-seqs", self.max_seqs, 1, 256)?;
-        range("layers", self.layers, 1, 256)?;
-        range("heads", self.heads, 1, 256)?;
-        range("max-seq-len", self.max_seq_len, 1, 65536)?;
+        let c = |name: &str, v: usize| check(MMU_PARAMS, name, v).map_err(MmuParamError);
+        c("page-bytes", self.page_bytes)?;
+        c("phys-pages", self.phys_pages)?;
+        c("max-seqs", self.max_seqs)?;
+        c("layers", self.layers)?;
+        c("heads", self.heads)?;
+        c("max-seq-len", self.max_seq_len)?;
         let need = clog2(self.phys_bytes());
-        if (self.addr_bits as u64) < need || self.addr_bits > 48 {
+        if (self.addr_bits as u64) < need {
+            let hi = match def(MMU_PARAMS, "addr-bits").allowed {
+                Range(_, hi) => hi,
+                a => unreachable!("addr-bits is a range, not {a}"),
+            };
             return Err(MmuParamError(format!(
-                "addr-bits must be in {need}..=48 to address phys-pages * page-bytes = {} bytes, got {}",
+                "addr-bits must be in {need}..={hi} to address phys-pages * page-bytes = {} bytes, got {}",
                 self.phys_bytes(),
                 self.addr_bits
             )));
         }
-        pow2_range("bus-bytes", self.bus_bytes, 1, 128.min(self.page_bytes))?;
-        range("head-dim", self.head_dim, 1, 4096)?;
-        range("dense-bytes", self.dense_bytes, 1, 4096)?;
-        range("meta-bytes", self.meta_bytes, 1, 64)?;
+        c("addr-bits", self.addr_bits as usize)?;
+        c("bus-bytes", self.bus_bytes)?;
+        if self.bus_bytes > self.page_bytes {
+            return Err(MmuParamError(format!(
+                "bus-bytes must be a power of two in 1..={}, got {}",
+                self.page_bytes, self.bus_bytes
+            )));
+        }
+        c("head-dim", self.head_dim)?;
+        c("dense-bytes", self.dense_bytes)?;
+        c("meta-bytes", self.meta_bytes)?;
         Ok(())
     }
 

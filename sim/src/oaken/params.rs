@@ -1,5 +1,6 @@
 //! Oaken engine parameters and their legal ranges (docs/spec.md §2.1).
 
+use crate::param_def::{check, def, Allowed::*, ParamDef, Value::*};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -121,15 +122,47 @@ fn err<T>(msg: String) -> Result<T, ParamError> {
     Err(ParamError(msg))
 }
 
+/// The parameters of spec §2.1: `validate` reads its ranges from here.
+pub const OAKEN_PARAMS: &[ParamDef] = &[
+    ParamDef { name: "head-dim", default: Int(128), allowed: Range(1, MAX_HEAD_DIM as u64), doc: "elements per attention head" },
+    ParamDef {
+        name: "heads",
+        default: Int(1),
+        allowed: Range(1, MAX_HEADS as u64),
+        doc: "heads per token vector, quantized as a whole (one metadata word)",
+    },
+    ParamDef { name: "lanes", default: Int(16), allowed: Pow2(1, MAX_LANES as u64), doc: "elements accepted per clock cycle" },
+    ParamDef { name: "inlier-bits", default: Int(4), allowed: Range(2, 8), doc: "dense slot width and middle-group code width" },
+    ParamDef { name: "outlier-bits", default: Int(5), allowed: Range(3, 9), doc: "outer and inner group code width" },
+    ParamDef {
+        name: "layers",
+        default: Int(1),
+        allowed: Range(1, MAX_LAYERS as u64),
+        doc: "threshold table depth in decoder layers (1: the current layer's sets, rewritten per layer)",
+    },
+    ParamDef {
+        name: "middle-mode",
+        default: Name("plain"),
+        allowed: Names(&["plain", "shifted"]),
+        doc: "middle group: a plain uniform code, or shifted by the inner thresholds (side bit + magnitude)",
+    },
+];
+
+/// The rules between parameters that `validate` checks in code.
+pub const OAKEN_RULES: &[&str] = &[
+    "heads x head-dim <= 8192",
+    "lanes divides head-dim",
+    "outlier-bits = inlier-bits + 1",
+    "middle-mode shifted needs inlier-bits >= 3",
+];
+
 impl OakenParams {
     /// Checks every rule of spec §2.1; the message is one line.
     pub fn validate(&self) -> Result<(), ParamError> {
-        if self.head_dim == 0 || self.head_dim > MAX_HEAD_DIM {
-            return err(format!("head-dim must be in 1..={MAX_HEAD_DIM}, got {}", self.head_dim));
-        }
-        if self.heads == 0 || self.heads > MAX_HEADS {
-            return err(format!("heads must be in 1..={MAX_HEADS}, got {}", self.heads));
-        }
+        let t = OAKEN_PARAMS;
+        let c = |name: &str, v: usize| check(t, name, v).map_err(ParamError);
+        c("head-dim", self.head_dim)?;
+        c("heads", self.heads)?;
         if self.heads * self.head_dim > MAX_VECTOR {
             return err(format!(
                 "heads x head-dim must be at most {MAX_VECTOR}, got {} x {} = {}",
@@ -138,21 +171,15 @@ impl OakenParams {
                 self.heads * self.head_dim
             ));
         }
-        if self.lanes == 0 || !self.lanes.is_power_of_two() || self.lanes > MAX_LANES {
-            return err(format!(
-                "lanes must be a power of two in 1..={MAX_LANES}, got {}",
-                self.lanes
-            ));
-        }
+        c("lanes", self.lanes)?;
         if self.head_dim % self.lanes != 0 {
             return err(format!(
                 "lanes ({}) must divide head-dim ({})",
                 self.lanes, self.head_dim
             ));
         }
-        if self.inlier_bits < 2 || self.inlier_bits > 8 {
-            return err(format!("inlier-bits must be in 2..=8, got {}", self.inlier_bits));
-        }
+        c("inlier-bits", self.inlier_bits as usize)?;
+        c("outlier-bits", self.outlier_bits as usize)?;
         if self.outlier_bits != self.inlier_bits + 1 {
             return err(format!(
                 "outlier-bits must equal inlier-bits + 1 ({}) because the fused encoding keeps all but one outlier bit in the {}-bit dense slot, got {}",
@@ -161,15 +188,14 @@ impl OakenParams {
                 self.outlier_bits
             ));
         }
+        def(t, "middle-mode").check_name(&self.middle_mode.to_string()).map_err(ParamError)?;
         if self.middle_mode == MiddleMode::Shifted && self.inlier_bits < 3 {
             return err(format!(
                 "middle-mode shifted needs inlier-bits >= 3 (one bit is the side, at least two code the magnitude), got {}",
                 self.inlier_bits
             ));
         }
-        if self.layers == 0 || self.layers > MAX_LAYERS {
-            return err(format!("layers must be in 1..={MAX_LAYERS}, got {}", self.layers));
-        }
+        c("layers", self.layers)?;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 //! (quantization configuration). Spec: docs/spec.md §11.1, §11.3.
 
 use crate::oaken::thresholds::Kv;
+use crate::param_def::{check, Allowed::*, ParamDef, Value::*};
 use std::fmt;
 
 pub const MAX_CHANNELS: usize = 1024;
@@ -38,27 +39,40 @@ fn err<T>(msg: String) -> Result<T, ParamError> {
     Err(ParamError(msg))
 }
 
+/// The parameters of spec §11.1: `validate` reads its ranges from here.
+pub const TITANUS_PARAMS: &[ParamDef] = &[
+    ParamDef { name: "channels", default: Int(128), allowed: Range(1, MAX_CHANNELS as u64), doc: "channels of one K or V token vector" },
+    ParamDef { name: "lanes", default: Int(16), allowed: Pow2(1, MAX_LANES as u64), doc: "channels per beat" },
+    ParamDef { name: "layers", default: Int(32), allowed: Range(1, MAX_LAYERS as u64), doc: "configuration table depth in decoder layers" },
+    ParamDef {
+        name: "max-levels",
+        default: Int(16),
+        allowed: Range(1, MAX_LEVELS as u64),
+        doc: "scale-zero levels kept per channel",
+    },
+    ParamDef {
+        name: "max-prefill",
+        default: Int(1024),
+        allowed: Range(1, MAX_PREFILL as u64),
+        doc: "prefill tokens the quantizer buffers",
+    },
+];
+
+/// The rules between parameters that `validate` checks in code.
+pub const TITANUS_RULES: &[&str] = &["lanes divides channels"];
+
 impl TitanusParams {
     /// Checks every rule of spec §11.1; the message is one line.
     pub fn validate(&self) -> Result<(), ParamError> {
-        if self.channels == 0 || self.channels > MAX_CHANNELS {
-            return err(format!("channels must be in 1..={MAX_CHANNELS}, got {}", self.channels));
-        }
-        if self.lanes == 0 || !self.lanes.is_power_of_two() || self.lanes > MAX_LANES {
-            return err(format!("lanes must be a power of two in 1..={MAX_LANES}, got {}", self.lanes));
-        }
+        let c = |name: &str, v: usize| check(TITANUS_PARAMS, name, v).map_err(ParamError);
+        c("channels", self.channels)?;
+        c("lanes", self.lanes)?;
         if !self.channels.is_multiple_of(self.lanes) {
             return err(format!("lanes ({}) must divide channels ({})", self.lanes, self.channels));
         }
-        if self.layers == 0 || self.layers > MAX_LAYERS {
-            return err(format!("layers must be in 1..={MAX_LAYERS}, got {}", self.layers));
-        }
-        if self.max_levels == 0 || self.max_levels > MAX_LEVELS {
-            return err(format!("max-levels must be in 1..={MAX_LEVELS}, got {}", self.max_levels));
-        }
-        if self.max_prefill == 0 || self.max_prefill > MAX_PREFILL {
-            return err(format!("max-prefill must be in 1..={MAX_PREFILL}, got {}", self.max_prefill));
-        }
+        c("layers", self.layers)?;
+        c("max-levels", self.max_levels)?;
+        c("max-prefill", self.max_prefill)?;
         Ok(())
     }
 
