@@ -592,12 +592,11 @@ pub fn churn_segment(p: &MmuParams) -> impl Strategy<Value = Segment> {
 /// is the next one's start).
 /// One case in four starts with a churn segment (the free list wraps).
 pub fn case(p: &MmuParams, segments: usize, len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<Segment>> {
-    let churned = (churn_segment(p), prop::collection::vec(segment(p, len.clone()), 0..segments)).prop_map(
-        |(c, mut rest)| {
+    let churned =
+        (churn_segment(p), prop::collection::vec(segment(p, len.clone()), 0..segments)).prop_map(|(c, mut rest)| {
             rest.insert(0, c);
             rest
-        },
-    );
+        });
     prop_oneof![3 => prop::collection::vec(segment(p, len), 1..=segments), 1 => churned]
 }
 

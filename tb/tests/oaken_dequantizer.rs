@@ -16,10 +16,10 @@
 //! the sparse input and the output.
 
 use proptest::prelude::*;
+use sim::fp16;
 use sim::oaken::dequantizer::{align, pack_sparse, split_sparse, DenseRecord, SparseBeat};
 use sim::oaken::params::{OakenParams, SEGMENT};
 use sim::oaken::thresholds::Kv;
-use sim::fp16;
 use sim::testgen;
 use tb::coverage::Coverage;
 use tb::oaken::{params_of, pulse_reset, sets_in_effect, TableWrite, Token};
@@ -86,7 +86,8 @@ enum Damage {
 /// Metadata field patterns: quiet and signalling NaNs of both signs, both
 /// infinities and -0 (sanitised, spec §4.4), then finite junk: 0, the
 /// largest and smallest normals, a subnormal, negative values.
-const META_JUNK: &[u16] = &[0x7E00, 0xFC01, 0x7C01, 0xFFFF, 0x7C00, 0xFC00, 0x8000, 0x0000, 0x7BFF, 0xFBFF, 0x0001, 0xBC00, 0x0400];
+const META_JUNK: &[u16] =
+    &[0x7E00, 0xFC01, 0x7C01, 0xFFFF, 0x7C00, 0xFC00, 0x8000, 0x0000, 0x7BFF, 0xFBFF, 0x0001, 0xBC00, 0x0400];
 
 fn damage() -> impl Strategy<Value = Damage> {
     prop_oneof![

@@ -278,7 +278,8 @@ fn throughput() {
                 (Cmd::Read { head, .. }, Ok(())) => {
                     let nd_all = o.descs.len();
                     let h = *head as usize;
-                    let want: u64 = [0, 1 + 2 * h, 2 + 2 * h].iter().map(|&s| walker(fill[s].div_ceil(pb), nd(s))).sum();
+                    let want: u64 =
+                        [0, 1 + 2 * h, 2 + 2 * h].iter().map(|&s| walker(fill[s].div_ceil(pb), nd(s))).sum();
                     let to_last = beats[nd_all - 1] + 1;
                     assert!(
                         to_last <= want + FEW,
@@ -287,7 +288,12 @@ fn throughput() {
                     );
                     // counts beats, one per cycle (the status beat after them)
                     let counts_at = &beats[nd_all..beats.len() - 1];
-                    assert_eq!(counts_at.len(), o.tokens as usize, "{}: read {k}: one counts beat per token", info.name);
+                    assert_eq!(
+                        counts_at.len(),
+                        o.tokens as usize,
+                        "{}: read {k}: one counts beat per token",
+                        info.name
+                    );
                     assert!(
                         counts_at.windows(2).all(|w| w[1] == w[0] + 1),
                         "{}: read {k}: counts beats at cycles {counts_at:?}, not one per cycle",
