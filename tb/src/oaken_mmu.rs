@@ -524,10 +524,80 @@ pub fn segment(p: &MmuParams, len: std::ops::Range<usize>) -> impl Strategy<Valu
     )
 }
 
+/// Short sequences written and freed over and over, chosen on `mmu` from
+/// its current state (and applied to it) until the writes have taken
+/// `pops` pages: at `pops >= 2 * phys_pages` the free list's head wraps
+/// twice and its tail at least once (spec §10.4). Sequences of a few
+/// tokens each take a page per stream, so this costs about one command per
+/// page at any parameters. Each id is freed after a random number of
+/// tokens, or when a write fails (`SeqTooLong`, `OutOfPages`, `NoSlot`).
+pub fn churn(mmu: &mut Mmu, cmds: &mut Vec<Cmd>, pops: u64, seed: u64) {
+    let p = mmu.params().clone();
+    let seg = p.segments();
+    let n = p.heads * seg;
+    let mut rng = Xorshift::new(seed | 1);
+    let ids = p.max_seqs as u64 + 1;
+    let mut taken = 0u64;
+    let limit = cmds.len() + 20 * pops as usize + 100;
+    while taken < pops && cmds.len() < limit {
+        let seq = (rng.next_u64() % ids) as u16;
+        if mmu.owned_pages(seq).is_some() && rng.next_u64() % 4 == 0 {
+            cmds.push(Cmd::Free { seq });
+            expect(mmu, cmds.last().unwrap());
+            continue;
+        }
+        let shape = rng.next_u64() % 8;
+        let counts: Vec<u8> = (0..n)
+            .map(|i| {
+                let len = p.segment_len(i % seg) as u64;
+                (match shape {
+                    0 => 0,
+                    1 => len,
+                    _ => rng.next_u64() % (len / 8 + 2).min(len + 1),
+                }) as u8
+            })
+            .collect();
+        let layer = (rng.next_u64() % p.layers as u64) as u8;
+        let c = Cmd::Write { seq, layer, counts };
+        let (_, o) = expect(mmu, &c);
+        cmds.push(c);
+        match o.result {
+            Ok(()) => taken += o.pages as u64,
+            Err(_) => {
+                // make room: free an open id (the one written, if open)
+                let open = (0..ids as u16).find(|&s| mmu.owned_pages(s).is_some_and(|n| n > 0));
+                if let Some(s) = mmu.owned_pages(seq).map(|_| seq).or(open) {
+                    cmds.push(Cmd::Free { seq: s });
+                    expect(mmu, cmds.last().unwrap());
+                }
+            }
+        }
+    }
+}
+
+/// A churn segment (`churn`) from the state a case has reached; the
+/// commands are chosen on the model alone from reset (so the segment must
+/// start from reset: it is always a case's first).
+pub fn churn_segment(p: &MmuParams) -> impl Strategy<Value = Segment> {
+    let p = p.clone();
+    (cmd_idle(), rsp_stall(), any::<u64>()).prop_map(move |(idle, stall, seed)| {
+        let mut mmu = Mmu::new(p.clone()).expect("model parameters are valid");
+        let mut cmds = Vec::new();
+        churn(&mut mmu, &mut cmds, 2 * p.phys_pages as u64 + p.phys_pages as u64 / 2, seed);
+        Segment { cmds, idle, stall, reset_at: None, seed }
+    })
+}
+
 /// A case: segments run back to back on one model (a cut segment's reset
 /// is the next one's start).
+/// One case in four starts with a churn segment (the free list wraps).
 pub fn case(p: &MmuParams, segments: usize, len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<Segment>> {
-    prop::collection::vec(segment(p, len), 1..=segments)
+    let churned =
+        (churn_segment(p), prop::collection::vec(segment(p, len.clone()), 0..segments)).prop_map(|(c, mut rest)| {
+            rest.insert(0, c);
+            rest
+        });
+    prop_oneof![3 => prop::collection::vec(segment(p, len), 1..=segments), 1 => churned]
 }
 
 /// Cycles a segment may take at most: generous per command and per page.
@@ -566,14 +636,50 @@ pub const POINTS: &[&str] = &[
     "idle command cycle with noise",
     "reset mid-command",
     "reset mid-response",
+    "free list head wraps",
+    "free list tail wraps",
 ];
 
-/// Counts what one segment exercised; `exhausted` carries "an OutOfPages
-/// was seen and pages were freed since" across segments of a case.
-pub fn cover(cov: &crate::coverage::Coverage, p: &MmuParams, run: &SegRun, exhausted: &mut (bool, bool)) {
+/// What coverage carries across the segments of a case (from reset):
+/// "an OutOfPages was seen" and "pages were freed since", and the pages
+/// popped from and pushed onto the free list.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoverState {
+    pub exhausted: (bool, bool),
+    pub popped: u64,
+    pub pushed: u64,
+}
+
+impl CoverState {
+    /// After a reset: the free list is `0 .. phys_pages - 1` again.
+    pub fn reset(&mut self) {
+        *self = CoverState::default();
+    }
+}
+
+/// Counts what one segment exercised; `st` carries state across the
+/// segments of a case (the caller resets it after a cut segment).
+pub fn cover(cov: &crate::coverage::Coverage, p: &MmuParams, run: &SegRun, st: &mut CoverState) {
     let pb = p.page_bytes as u64;
     let bus = p.bus_bytes as u64;
+    let pp = p.phys_pages as u64;
+    let exhausted = &mut st.exhausted;
     for o in &run.outcomes {
+        // the FIFO's head (tail) wraps each time the pages popped (pushed)
+        // since reset pass a multiple of phys_pages (spec §10.4)
+        if o.result.is_ok() {
+            match o.cmd {
+                Cmd::Write { .. } => {
+                    cov.add("free list head wraps", (st.popped + o.pages as u64) / pp - st.popped / pp);
+                    st.popped += o.pages as u64;
+                }
+                Cmd::Free { .. } => {
+                    cov.add("free list tail wraps", (st.pushed + o.pages as u64) / pp - st.pushed / pp);
+                    st.pushed += o.pages as u64;
+                }
+                _ => {}
+            }
+        }
         match (&o.cmd, &o.result) {
             (Cmd::Write { .. }, Ok(())) => {
                 cov.hit("write ok");
@@ -758,6 +864,8 @@ pub fn directed_case(p: &MmuParams) -> Vec<Segment> {
     for h in 0..p.heads {
         step(&mut mmu, &mut cmds, Cmd::Read { seq: seqs, layer: 0, head: h as u8 });
     }
+    // short sequences over and over: the free list wraps at both ends
+    churn(&mut mmu, &mut cmds, 2 * p.phys_pages as u64 + 1, 0x6368_7572);
     let traffic = Segment {
         cmds,
         idle: Stall::Random { p: 40 },

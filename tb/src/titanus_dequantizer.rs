@@ -182,6 +182,8 @@ pub struct Run {
     pub sat_high: u64,
     pub all_pruned_tokens: u64,
     pub first_latency: Option<u64>,
+    /// A reset cut the run (`run_until`), with this in flight.
+    pub cut: Option<InFlight>,
     /// Model cycle of each accepted record beat and of each output beat
     /// taken (for throughput).
     pub in_cycles: Vec<u64>,
@@ -359,6 +361,27 @@ pub fn directed_cases(p: &DeqParams) -> Vec<Case> {
     vec![c, random]
 }
 
+/// What was in flight when a reset cut a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InFlight {
+    /// Some but not all beats of a token accepted.
+    pub partial_token: bool,
+    /// Output beats of accepted tokens not yet taken.
+    pub owed: usize,
+    /// A load accepted fewer than `LOAD_CYCLES` cycles before.
+    pub load: bool,
+}
+
+/// A case to run right after a reset: a token before any load (every
+/// kept, coded channel has no level: the table is empty after reset),
+/// then a random case (`case_of`).
+pub fn after_reset_case(p: &DeqParams, n: usize, seed: u64, in_stall: Stall, out_stall: Stall) -> Case {
+    let mut c = case_of(p, n, seed, in_stall, out_stall);
+    let mut r = Xorshift::new(seed ^ 0x5eed);
+    c.ops.insert(0, token(&mut r, p));
+    c
+}
+
 /// Cycles a load keeps the table port (and record input) busy, its own
 /// cycle included, when no record beat accepted before it waits.
 pub const LOAD_CYCLES: u64 = 4;
@@ -366,6 +389,17 @@ pub const LOAD_CYCLES: u64 = 4;
 /// Runs `c` on `m` (fresh out of reset); checks every output beat, every
 /// load response, `in_ready` against `out_ready`, and the final counters.
 pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
+    run_inner(m, p, c, None)
+}
+
+/// `run` until a one-cycle reset at cycle `reset_at` (if the case is still
+/// running then): the beats out before it must be a prefix of the model's;
+/// `cut` says what was in flight.
+pub fn run_until(m: &mut Model, p: &DeqParams, c: &Case, reset_at: u64) -> Result<Run, String> {
+    run_inner(m, p, c, Some(reset_at))
+}
+
+fn run_inner(m: &mut Model, p: &DeqParams, c: &Case, reset_at: Option<u64>) -> Result<Run, String> {
     let g = |n: &str| m.port(n);
     let io = Ports {
         sz_valid: g("sz_valid"),
@@ -404,7 +438,18 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
     // generous: a bursty sink may stall 97% of the time in bursts of hundreds of cycles
     let timeout = 5000 + 100 * (c.ops.len() as u64) + 400 * total as u64;
     let mut cyc = 0u64;
+    let mut since_load = u64::MAX / 2; // cycles since a load was accepted
     loop {
+        if reset_at == Some(cyc) {
+            let owed = expected.len().saturating_sub(sink.beats.len());
+            let partial_token = !src.is_empty() && src.queue.len() < p.channels / p.lanes;
+            run.cut = Some(InFlight { partial_token, owed, load: since_load < LOAD_CYCLES });
+            stream::compare(&sink.beats, &expected, true, |i| format!("output beat {i} before the reset"))?;
+            m.reset(1);
+            run.cycles = cyc;
+            return Ok(run);
+        }
+        since_load += 1;
         if cur.is_none() {
             cur = ops.next();
             if let Some(Op::Token { pos, rec }) = cur {
@@ -513,6 +558,7 @@ pub fn run(m: &mut Model, p: &DeqParams, c: &Case) -> Result<Run, String> {
                 }
             };
             sz_now = Some(code);
+            since_load = 0;
             cur = None;
         }
         m.tick();

@@ -355,6 +355,27 @@ pub fn case(p: QuantParams, seqs: std::ops::Range<usize>) -> impl Strategy<Value
         .prop_map(move |(n, seed, i, rs, ss)| case_of(&p, n, seed, DEFAULT_STYLE, [i, rs, ss]))
 }
 
+/// A case to run right after a reset: before its own table writes, a
+/// decode and a flush with no sequence started (NoStart, and no output),
+/// then a sequence on layer 0 with the reset table (threshold 0, 4 bits):
+/// two prefill tokens and a decode. Then a random case (`case_of`).
+pub fn after_reset_case(p: &QuantParams, seed: u64, stalls: [Stall; 3]) -> Case {
+    let mut c = case_of(p, 1, seed, DEFAULT_STYLE, stalls);
+    let mut r = Xorshift::new(seed ^ 0x5eed);
+    let pr = profile(&mut r, p.channels, false);
+    let mut tok = |t: Option<usize>| (0..p.channels).map(|k| value(&mut r, &pr, k, t)).collect::<Vec<i8>>();
+    let first = vec![
+        Op::Decode(tok(Some(0))),
+        Op::Flush,
+        Op::Start { layer: 0, v: false },
+        Op::Prefill(tok(None)),
+        Op::Prefill(tok(None)),
+        Op::Decode(tok(Some(0))),
+    ];
+    c.ops.splice(0..0, first);
+    c
+}
+
 /// One short directed case that reaches every coverage point except
 /// SequenceFull and the backpressure counts' need for long stalls: every
 /// rejection (a flush and a decode before any start, a prefill past
@@ -531,6 +552,7 @@ pub struct Events {
 }
 
 /// The model of one half and everything it predicts.
+#[derive(Clone)]
 pub struct Expect {
     p: QuantParams,
     pub q: Quantizer,
@@ -782,6 +804,20 @@ pub struct Run {
     pub in_cycles: Vec<u64>,
     pub rec_cycles: Vec<u64>,
     pub sz_cycles: Vec<u64>,
+    /// A reset cut the run (`run_until`), with this in flight.
+    pub cut: Option<InFlight>,
+}
+
+/// What was in flight when a reset cut a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InFlight {
+    /// Some but not all beats of a token accepted.
+    pub partial_token: bool,
+    /// Record beats and `sz` words of accepted operations not yet taken.
+    pub rec_owed: usize,
+    pub sz_owed: usize,
+    /// A sequence in its prefill phase (tokens buffered, none output).
+    pub prefill: bool,
 }
 
 fn mask_bits(lanes: usize) -> u128 {
@@ -797,6 +833,13 @@ pub fn run(m: &mut Model, p: &QuantParams, c: &Case) -> Result<Run, String> {
     run_inputs(m, p, &lower(p, &c.ops), [&c.in_stall, &c.rec_stall, &c.sz_stall], c.seed)
 }
 
+/// Runs case `c` (fresh out of reset) until a one-cycle reset at cycle
+/// `reset_at` (if it is still running then): what came out before the
+/// reset must be a prefix of the model's; `cut` says what was in flight.
+pub fn run_until(m: &mut Model, p: &QuantParams, c: &Case, reset_at: u64) -> Result<Run, String> {
+    run_inputs_until(m, p, &lower(p, &c.ops), [&c.in_stall, &c.rec_stall, &c.sz_stall], c.seed, Some(reset_at))
+}
+
 /// Runs `inputs` on `m` (fresh out of reset), checking every output, every
 /// response, `in_ready` against both readies, and the status port at the end.
 pub fn run_inputs(
@@ -805,6 +848,17 @@ pub fn run_inputs(
     inputs: &[Input],
     stall: [&Stall; 3],
     seed: u64,
+) -> Result<Run, String> {
+    run_inputs_until(m, p, inputs, stall, seed, None)
+}
+
+fn run_inputs_until(
+    m: &mut Model,
+    p: &QuantParams,
+    inputs: &[Input],
+    stall: [&Stall; 3],
+    seed: u64,
+    reset_at: Option<u64>,
 ) -> Result<Run, String> {
     let io = Ports::of(m);
     let mut tw = TwPort::of(m);
@@ -822,7 +876,30 @@ pub fn run_inputs(
     let timeout = 50_000 + 400 * (total_beats as u64 + inputs.len() as u64) * (1 + p.max_levels as u64 / 4);
     let mut cyc = 0u64;
     let (lanes, beats) = (p.lanes, p.beats());
+    let mut partial = None; // a token whose first beats are taken, not its last
     loop {
+        if reset_at == Some(cyc) {
+            run.cut = Some(InFlight {
+                partial_token: partial.is_some(),
+                rec_owed: ex.rec.len().saturating_sub(rec.beats.len()),
+                sz_owed: ex.sz.len().saturating_sub(sz.beats.len()),
+                prefill: ex.q.phase() == Phase::Prefill,
+            });
+            let before = |what: &'static str| move |e: String| format!("{what} before the reset at cycle {cyc}: {e}");
+            // a token taken in part may have shown some of its outputs
+            let mut ex = ex.clone();
+            if let Some(op) = partial {
+                ex.apply(&inputs[op])?;
+                ex.rsp.pop();
+            }
+            stream::compare(&rsp, &ex.rsp, true, |i| format!("{i}")).map_err(before("responses"))?;
+            stream::compare(&sz.beats, &ex.sz, true, |i| format!("{i}")).map_err(before("sz words"))?;
+            stream::compare(&rec.beats, &ex.rec, true, |i| format!("{i}")).map_err(before("record beats"))?;
+            m.reset(1);
+            run.cycles = cyc;
+            run.tw_codes = tw.codes;
+            return Ok(run);
+        }
         // queue input operations up to the next write; a write goes alone
         let mut write = None;
         while next < inputs.len() {
@@ -901,6 +978,7 @@ pub fn run_inputs(
             if in_ready {
                 src.take();
                 run.in_cycles.push(cycle);
+                partial = (!b.last).then_some(b.op);
                 if b.last {
                     ex.apply(&inputs[b.op])?;
                     done += 1;

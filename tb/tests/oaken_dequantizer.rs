@@ -16,6 +16,7 @@
 //! the sparse input and the output.
 
 use proptest::prelude::*;
+use sim::fp16;
 use sim::oaken::dequantizer::{align, pack_sparse, split_sparse, DenseRecord, SparseBeat};
 use sim::oaken::params::{OakenParams, SEGMENT};
 use sim::oaken::thresholds::Kv;
@@ -40,6 +41,8 @@ const POINTS: &[&str] = &[
     "malformed: entry never taken",
     "malformed: count over segment length",
     "malformed: bad-beat entry flagged",
+    "metadata field sanitised (NaN, Inf, -0)",
+    "metadata field malformed (finite junk)",
     "untaken remainder over L entries dropped",
     "record with no outliers",
     "all-outlier record",
@@ -74,7 +77,17 @@ enum Damage {
     MoveCount(usize, usize),
     /// Segment s's count becomes v; the list is cut or padded with junk.
     Count(usize, u8, u64),
+    /// Field f (of the six FP16 fields of `d_meta`, spec §2.9) becomes
+    /// pattern k of `META_JUNK` (NaN, infinities, -0, which §4.4 sanitises;
+    /// zero, negative or huge steps, subnormals) or, past them, `bits`.
+    Meta(usize, usize, u16),
 }
+
+/// Metadata field patterns: quiet and signalling NaNs of both signs, both
+/// infinities and -0 (sanitised, spec §4.4), then finite junk: 0, the
+/// largest and smallest normals, a subnormal, negative values.
+const META_JUNK: &[u16] =
+    &[0x7E00, 0xFC01, 0x7C01, 0xFFFF, 0x7C00, 0xFC00, 0x8000, 0x0000, 0x7BFF, 0xFBFF, 0x0001, 0xBC00, 0x0400];
 
 fn damage() -> impl Strategy<Value = Damage> {
     prop_oneof![
@@ -84,6 +97,7 @@ fn damage() -> impl Strategy<Value = Damage> {
         1 => (any::<usize>(), any::<u8>()).prop_map(|(i, v)| Damage::SetEntry(i, v)),
         1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::MoveCount(a, b)),
         1 => (any::<usize>(), any::<u8>(), any::<u64>()).prop_map(|(s, v, seed)| Damage::Count(s, v, seed)),
+        1 => (0usize..6, 0..META_JUNK.len() + 4, any::<u16>()).prop_map(|(f, k, bits)| Damage::Meta(f, k, bits)),
     ]
 }
 
@@ -152,6 +166,15 @@ fn damaged(p: &OakenParams, rec: &mut DenseRecord, list: &mut Vec<u8>, d: &Damag
             rec.counts[k] = if v < 128 { v % (p.segment_len(k) as u8 + 8) } else { v };
             let mut rng = Xorshift::new(seed | 1);
             list.resize_with(rec.list_len(), || rng.next_u64() as u8);
+        }
+        Damage::Meta(f, k, bits) => {
+            let g = &mut rec.meta.groups[f / 2];
+            let x = META_JUNK.get(k).copied().unwrap_or(bits);
+            if f % 2 == 0 {
+                g.min = x;
+            } else {
+                g.step = x;
+            }
         }
         _ => {}
     }
@@ -236,6 +259,14 @@ fn count(cov: &Coverage, p: &OakenParams, seg: &DSegment, run: &DSegRun, kinds: 
         cov.hit_if("malformed: entry never taken", m.untaken);
         cov.hit_if("malformed: count over segment length", m.count_over_len);
         cov.hit_if("malformed: bad-beat entry flagged", m.beat_over_lanes);
+        // §2 never writes these: a non-finite or -0 field, or a finite
+        // negative step
+        let mut fields = rec.meta.groups.iter().flat_map(|g| [g.min, g.step]);
+        cov.hit_if("metadata field sanitised (NaN, Inf, -0)", fields.any(|x| fp16::sanitize(x).0 != x));
+        cov.hit_if(
+            "metadata field malformed (finite junk)",
+            rec.meta.groups.iter().any(|g| fp16::sanitize(g.step).0 == g.step && g.step & 0x8000 != 0),
+        );
         let list: Vec<u8> = e[cuts[k].clone()].iter().map(|x| x.0).collect();
         let taken = align(p, &rec.counts, &list).taken;
         cov.hit_if("untaken remainder over L entries dropped", list.len() - taken > p.lanes);
@@ -322,6 +353,9 @@ fn directed_case(p: &OakenParams) -> Case {
     damage[11] = Damage::MoveCount(0, 1);
     damage[13] = Damage::SetEntry(0, 200);
     damage[15] = Damage::Count(1, 3, 7);
+    damage[3] = Damage::Meta(1, 0, 0); // middle step NaN
+    damage[7] = Damage::Meta(4, 5, 0); // inner min -Inf
+    damage[8] = Damage::Meta(3, 11, 0); // middle step -1.0
     let streams = vec![
         (Split::Packed, vec![]),
         (Split::Random { seed: 0x5eed, p0: 48 }, vec![]),
