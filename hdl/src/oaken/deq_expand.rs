@@ -67,3 +67,64 @@ impl Logic for DeqExpandStage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The six stages in a row put every taken entry of a prefix in its
+    /// own lane (increasing lanes, each at or above its position) and
+    /// leave every other lane untaken, whatever the untaken words hold.
+    #[test]
+    fn chain_puts_entries_in_their_lanes() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for lanes in [1usize, 2, 4, 8, 16, 32, 64] {
+            let mut st: Vec<DeqExpandStage> = [32, 16, 8, 4, 2, 1].iter().map(|&s| DeqExpandStage::new(lanes, s)).collect();
+            for s in st.iter_mut() {
+                s.connect_all();
+            }
+            for _ in 0..200 {
+                // k taken entries, lanes drawn as a sorted sample of 0..lanes
+                let k = (rnd() % (lanes as u64 + 1)) as usize;
+                let mut lane: Vec<usize> = (0..lanes).collect();
+                for i in 0..lanes {
+                    let j = i + (rnd() % (lanes - i) as u64) as usize;
+                    lane.swap(i, j);
+                }
+                let mut tgt = lane[..k].to_vec();
+                tgt.sort();
+                let ent: Vec<u64> = (0..lanes).map(|_| rnd() & 0xFF).collect();
+                let mut w: Vec<u64> = (0..lanes)
+                    .map(|p| {
+                        if p < k {
+                            1 << X_TAKEN | ((tgt[p] - p) as u64) << X_MOVE | ent[p]
+                        } else {
+                            rnd() & 0xFFFF
+                        }
+                    })
+                    .collect();
+                for s in st.iter_mut() {
+                    for p in 0..lanes {
+                        s.x_in[p].next = w[p].into();
+                    }
+                    assert!(simulate(s, 100));
+                    w = (0..lanes).map(|p| s.x_out[p].val().to_u64()).collect();
+                }
+                let mut want = vec![None; lanes];
+                for p in 0..k {
+                    want[tgt[p]] = Some(ent[p]);
+                }
+                for t in 0..lanes {
+                    let got = (w[t] >> X_TAKEN & 1 == 1).then_some(w[t] & 0xFF);
+                    assert_eq!(got, want[t], "lanes {lanes} lane {t} targets {tgt:?}");
+                }
+            }
+        }
+    }
+}
