@@ -18,6 +18,7 @@
 //! two-stage rounder.
 
 use super::classify::Sanitize;
+use super::deq_expand::{DeqExpandStage, XW, X_MOVE, X_TAKEN};
 use super::table::ThresholdTable;
 use crate::prim::fifo::{FifoCtrl, FifoMem, FifoShift};
 use crate::prim::fp16::{Fp16ToUnits, FX};
@@ -312,9 +313,19 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     // expansion: each taken entry moves up by its lane less its position,
     // in log2(L) stages of power-of-two moves, the largest first (the
     // zero-insert network of §3.1 with its shifts known from the indices)
-    xe: Vec<Signal<Local, Bits<8>>>,
-    xv: Vec<Signal<Local, Bit>>,
     xs: Vec<Signal<Local, Bits<8>>>,
+    xs1: Signal<Local, Bits<8>>,
+    xe1: Signal<Local, Bits<8>>,
+    xw: Vec<Signal<Local, Bits<XW>>>,
+    xw1: Vec<Signal<Local, Bits<XW>>>,
+    x32: DeqExpandStage,
+    x16: DeqExpandStage,
+    x8: DeqExpandStage,
+    x4: DeqExpandStage,
+    x2: DeqExpandStage,
+    x1: DeqExpandStage,
+    mv17: Constant<Bits<XW>>,
+    tk17: Constant<Bits<XW>>,
     mv: Signal<Local, Bit>,
     san: Vec<Sanitize>,
     cvt: Vec<Fp16ToUnits>,
@@ -755,9 +766,19 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             k0_tk: regs(l),
             k0_meta: regs(12),
             k0_thr: Reg::default(),
-            xe: sigs(7 * l),
-            xv: sigs(7 * l),
-            xs: sigs(6 * l),
+            xs: sigs(l),
+            xs1: Default::default(),
+            xe1: Default::default(),
+            xw: sigs(l),
+            xw1: sigs(l),
+            x32: DeqExpandStage::new(l, 32),
+            x16: DeqExpandStage::new(l, 16),
+            x8: DeqExpandStage::new(l, 8),
+            x4: DeqExpandStage::new(l, 4),
+            x2: DeqExpandStage::new(l, 2),
+            x1: DeqExpandStage::new(l, 1),
+            mv17: c(X_MOVE as u64),
+            tk17: c(1 << X_TAKEN),
             mv: Default::default(),
             san: (0..6).map(|_| Sanitize::default()).collect(),
             cvt: (0..3).map(|_| Fp16ToUnits::default()).collect(),
@@ -2088,128 +2109,37 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
 
         // ---------------- K1: taken entries to their lanes; token fields converted ----------------
         self.mv.next = self.k0_v.q.val() & !self.k0_hold.q.val();
+        // lane words (see deq_expand): entry, its lane less its position, taken
         for p in 0..self._lanes {
-            self.xe[p].next = self.k0_ent[p].q.val();
-            self.xv[p].next = self.k0_tk[p].q.val();
             self.xs[p].next = ((self.k0_ent[p].q.val() >> self.two8.val()) & self.lmask8.val()) - self.kc8[p].val();
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for i in 0..self._m32 {
-                self.xv[1 * ln + i].next = self.xv[0 * ln + i].val() & !self.xs[0 * ln + i].val().get_bit(5);
-                self.xe[1 * ln + i].next = self.xe[0 * ln + i].val();
-                self.xs[1 * ln + i].next = self.xs[0 * ln + i].val();
+            self.xs1.next = self.xs[p].val();
+            self.xe1.next = self.k0_ent[p].q.val();
+            self.xw[p].next = (bit_cast::<XW, 8>(self.xs1.val()) << self.mv17.val()) | bit_cast::<XW, 8>(self.xe1.val());
+            self.x32.x_in[p].next = self.xw[p].val();
+            if self.k0_tk[p].q.val() {
+                self.x32.x_in[p].next = self.xw[p].val() | self.tk17.val();
             }
-            for i in self._m32..self._lanes {
-                self.xv[1 * ln + i].next = self.xv[0 * ln + i].val() & !self.xs[0 * ln + i].val().get_bit(5);
-                self.xe[1 * ln + i].next = self.xe[0 * ln + i].val();
-                self.xs[1 * ln + i].next = self.xs[0 * ln + i].val();
-                if self.xv[0 * ln + i - 32].val() & self.xs[0 * ln + i - 32].val().get_bit(5) {
-                    self.xv[1 * ln + i].next = true;
-                    self.xe[1 * ln + i].next = self.xe[0 * ln + i - 32].val();
-                    self.xs[1 * ln + i].next = self.xs[0 * ln + i - 32].val();
-                }
+            self.x16.x_in[p].next = self.x32.x_out[p].val();
+            self.x8.x_in[p].next = self.x16.x_out[p].val();
+            self.x4.x_in[p].next = self.x8.x_out[p].val();
+            self.x2.x_in[p].next = self.x4.x_out[p].val();
+            self.x1.x_in[p].next = self.x2.x_out[p].val();
+            self.xw1[p].next = self.x1.x_out[p].val();
+            self.k1_has[p].clock.next = self.clock.val();
+            self.k1_has[p].reset.next = self.reset.val();
+            self.k1_has[p].en.next = self.adv.val();
+            self.k1_has[p].d.next = self.xw1[p].val().get_bit(16);
+            self.k1_ent[p].clock.next = self.clock.val();
+            self.k1_ent[p].reset.next = self.reset.val();
+            self.k1_ent[p].en.next = self.adv.val();
+            self.k1_ent[p].d.next = self.zero8.val();
+            if self.xw1[p].val().get_bit(16) {
+                self.k1_ent[p].d.next = self.xw1[p].val().get_bits::<8>(0);
             }
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for i in 0..self._m16 {
-                self.xv[2 * ln + i].next = self.xv[1 * ln + i].val() & !self.xs[1 * ln + i].val().get_bit(4);
-                self.xe[2 * ln + i].next = self.xe[1 * ln + i].val();
-                self.xs[2 * ln + i].next = self.xs[1 * ln + i].val();
-            }
-            for i in self._m16..self._lanes {
-                self.xv[2 * ln + i].next = self.xv[1 * ln + i].val() & !self.xs[1 * ln + i].val().get_bit(4);
-                self.xe[2 * ln + i].next = self.xe[1 * ln + i].val();
-                self.xs[2 * ln + i].next = self.xs[1 * ln + i].val();
-                if self.xv[1 * ln + i - 16].val() & self.xs[1 * ln + i - 16].val().get_bit(4) {
-                    self.xv[2 * ln + i].next = true;
-                    self.xe[2 * ln + i].next = self.xe[1 * ln + i - 16].val();
-                    self.xs[2 * ln + i].next = self.xs[1 * ln + i - 16].val();
-                }
-            }
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for i in 0..self._m8 {
-                self.xv[3 * ln + i].next = self.xv[2 * ln + i].val() & !self.xs[2 * ln + i].val().get_bit(3);
-                self.xe[3 * ln + i].next = self.xe[2 * ln + i].val();
-                self.xs[3 * ln + i].next = self.xs[2 * ln + i].val();
-            }
-            for i in self._m8..self._lanes {
-                self.xv[3 * ln + i].next = self.xv[2 * ln + i].val() & !self.xs[2 * ln + i].val().get_bit(3);
-                self.xe[3 * ln + i].next = self.xe[2 * ln + i].val();
-                self.xs[3 * ln + i].next = self.xs[2 * ln + i].val();
-                if self.xv[2 * ln + i - 8].val() & self.xs[2 * ln + i - 8].val().get_bit(3) {
-                    self.xv[3 * ln + i].next = true;
-                    self.xe[3 * ln + i].next = self.xe[2 * ln + i - 8].val();
-                    self.xs[3 * ln + i].next = self.xs[2 * ln + i - 8].val();
-                }
-            }
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for i in 0..self._m4 {
-                self.xv[4 * ln + i].next = self.xv[3 * ln + i].val() & !self.xs[3 * ln + i].val().get_bit(2);
-                self.xe[4 * ln + i].next = self.xe[3 * ln + i].val();
-                self.xs[4 * ln + i].next = self.xs[3 * ln + i].val();
-            }
-            for i in self._m4..self._lanes {
-                self.xv[4 * ln + i].next = self.xv[3 * ln + i].val() & !self.xs[3 * ln + i].val().get_bit(2);
-                self.xe[4 * ln + i].next = self.xe[3 * ln + i].val();
-                self.xs[4 * ln + i].next = self.xs[3 * ln + i].val();
-                if self.xv[3 * ln + i - 4].val() & self.xs[3 * ln + i - 4].val().get_bit(2) {
-                    self.xv[4 * ln + i].next = true;
-                    self.xe[4 * ln + i].next = self.xe[3 * ln + i - 4].val();
-                    self.xs[4 * ln + i].next = self.xs[3 * ln + i - 4].val();
-                }
-            }
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for i in 0..self._m2 {
-                self.xv[5 * ln + i].next = self.xv[4 * ln + i].val() & !self.xs[4 * ln + i].val().get_bit(1);
-                self.xe[5 * ln + i].next = self.xe[4 * ln + i].val();
-                self.xs[5 * ln + i].next = self.xs[4 * ln + i].val();
-            }
-            for i in self._m2..self._lanes {
-                self.xv[5 * ln + i].next = self.xv[4 * ln + i].val() & !self.xs[4 * ln + i].val().get_bit(1);
-                self.xe[5 * ln + i].next = self.xe[4 * ln + i].val();
-                self.xs[5 * ln + i].next = self.xs[4 * ln + i].val();
-                if self.xv[4 * ln + i - 2].val() & self.xs[4 * ln + i - 2].val().get_bit(1) {
-                    self.xv[5 * ln + i].next = true;
-                    self.xe[5 * ln + i].next = self.xe[4 * ln + i - 2].val();
-                    self.xs[5 * ln + i].next = self.xs[4 * ln + i - 2].val();
-                }
-            }
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for i in 0..self._m1 {
-                self.xv[6 * ln + i].next = self.xv[5 * ln + i].val() & !self.xs[5 * ln + i].val().get_bit(0);
-                self.xe[6 * ln + i].next = self.xe[5 * ln + i].val();
-            }
-            for i in self._m1..self._lanes {
-                self.xv[6 * ln + i].next = self.xv[5 * ln + i].val() & !self.xs[5 * ln + i].val().get_bit(0);
-                self.xe[6 * ln + i].next = self.xe[5 * ln + i].val();
-                if self.xv[5 * ln + i - 1].val() & self.xs[5 * ln + i - 1].val().get_bit(0) {
-                    self.xv[6 * ln + i].next = true;
-                    self.xe[6 * ln + i].next = self.xe[5 * ln + i - 1].val();
-                }
-            }
-        }
-        for ln in self._lanes..(self._lanes + 1) {
-            for p in 0..self._lanes {
-                self.k1_has[p].clock.next = self.clock.val();
-                self.k1_has[p].reset.next = self.reset.val();
-                self.k1_has[p].en.next = self.adv.val();
-                self.k1_has[p].d.next = self.xv[6 * ln + p].val();
-                self.k1_ent[p].clock.next = self.clock.val();
-                self.k1_ent[p].reset.next = self.reset.val();
-                self.k1_ent[p].en.next = self.adv.val();
-                self.k1_ent[p].d.next = self.zero8.val();
-                if self.xv[6 * ln + p].val() {
-                    self.k1_ent[p].d.next = self.xe[6 * ln + p].val();
-                }
-                self.k1_dense[p].clock.next = self.clock.val();
-                self.k1_dense[p].reset.next = self.reset.val();
-                self.k1_dense[p].en.next = self.adv.val();
-                self.k1_dense[p].d.next = self.k0_dense[p].q.val();
-            }
+            self.k1_dense[p].clock.next = self.clock.val();
+            self.k1_dense[p].reset.next = self.reset.val();
+            self.k1_dense[p].en.next = self.adv.val();
+            self.k1_dense[p].d.next = self.k0_dense[p].q.val();
         }
         // metadata min/step fields are sanitised (a corrupted word still
         // decodes to defined values, spec §4.4); table thresholds are legal

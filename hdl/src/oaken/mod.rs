@@ -1,5 +1,6 @@
 //! Oaken (ISCA 2025) units: quantization engine and its parts, the MMU.
 pub mod classify;
+pub mod deq_expand;
 pub mod dequantizer;
 pub mod encode_lane;
 pub mod extremes;
