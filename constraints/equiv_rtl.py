@@ -74,13 +74,26 @@ def main():
         gold_regs = regs(old, module, tmp)
         gate_regs = regs(new, module, tmp)
         renames = []
+        # suffix pairing: a gate register pairs with the gold one whose whole
+        # name, or name after its top instance (`core.x$q` -> `x$q`), equals
+        # the text after one of the gate name's separators (`core.sub.x$q`),
+        # when that names exactly one gold register
+        def tails(n):
+            n = n.lstrip("\\")
+            return [n[m.start() + 1 :] for m in re.finditer(r"[.$]", n)]
+        index = {}
+        for o in gold_regs - gate_regs:
+            index.setdefault(o.lstrip("\\"), []).append(o)
+            t = tails(o)
+            if t:
+                index.setdefault(t[0], []).append(o)
+        used = set()
         for g in sorted(gate_regs - gold_regs):
-            parts = re.split(r"[.$]", g.lstrip("\\"))
-            for k in range(1, len(parts)):
-                suffix = "$".join(parts[k:])
-                hits = [o for o in gold_regs if o.lstrip("\\") == suffix]
-                if len(hits) == 1 and hits[0] not in gate_regs:
+            for t in tails(g):
+                hits = index.get(t, [])
+                if len(hits) == 1 and hits[0] not in used:
                     renames.append((g, hits[0]))
+                    used.add(hits[0])
                     break
         paired = len(gold_regs & gate_regs) + len(renames)
         ren = "".join(f"rename {q(a)} {q(b)}; " for a, b in renames)

@@ -3,4 +3,10 @@
 pub mod dequantizer;
 pub mod nzq;
 pub mod pruner;
+pub mod qu_channel;
+pub mod qu_config;
+pub mod qu_input;
+pub mod qu_lane;
+pub mod qu_monitor;
+pub mod qu_output;
 pub mod quantizer;
