@@ -11,3 +11,4 @@ pub mod ram;
 pub mod reg;
 pub mod zero_insert;
 pub mod zero_remove;
+pub mod vecs;

@@ -22,6 +22,7 @@
 
 use crate::prim::ram::{MemInfo, MulConst, RowFlags, SpRam};
 use crate::prim::reg::Reg;
+use crate::prim::vecs::{regs, sigs};
 use crate::prim::zero_insert::ZeroInsert;
 use rust_hdl::prelude::*;
 
@@ -306,13 +307,7 @@ pub struct TitanusDequantizer {
     _ml: usize,
 }
 
-fn sigs<D: Direction, T: Synth>(k: usize) -> Vec<Signal<D, T>> {
-    (0..k).map(|_| Default::default()).collect()
-}
 
-fn regs<T: Synth>(k: usize) -> Vec<Reg<T>> {
-    (0..k).map(|_| Reg::default()).collect()
-}
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())

@@ -10,6 +10,7 @@
 //! output is empty or taken.
 
 use crate::prim::reg::Reg;
+use crate::prim::vecs::{regs, sigs};
 use crate::prim::zero_remove::ZeroRemove;
 use rust_hdl::prelude::*;
 
@@ -128,13 +129,6 @@ pub struct TitanusPruner {
     _lw: usize,
 }
 
-fn sigs<D: Direction, T: Synth>(k: usize) -> Vec<Signal<D, T>> {
-    (0..k).map(|_| Default::default()).collect()
-}
-
-fn regs8(k: usize) -> Vec<Reg<Bits<8>>> {
-    (0..k).map(|_| Reg::default()).collect()
-}
 
 impl TitanusPruner {
     /// `lanes` a power of two in 1..=64, `layers` in 1..=256, `pipeline` in
@@ -175,8 +169,8 @@ impl TitanusPruner {
             out_v_count: Default::default(),
             out_last: Default::default(),
             out_layer_oob: Default::default(),
-            tk: regs8(layers),
-            tv: regs8(layers),
+            tk: regs::<Bits<8>>(layers),
+            tv: regs::<Bits<8>>(layers),
             lidx: (0..layers).map(|i| Constant::new((i as u64).into())).collect(),
             done: Reg::default(),
             err: Reg::default(),
@@ -191,15 +185,15 @@ impl TitanusPruner {
             acc: Default::default(),
             en: Default::default(),
             sk_valid: Reg::default(),
-            sk_k: regs8(n),
-            sk_v: regs8(n),
+            sk_k: regs::<Bits<8>>(n),
+            sk_v: regs::<Bits<8>>(n),
             sk_tk: Reg::default(),
             sk_tv: Reg::default(),
             sk_oob: Reg::default(),
             sk_last: Reg::default(),
             s1_valid: Reg::default(),
-            s1_k: regs8(n),
-            s1_v: regs8(n),
+            s1_k: regs::<Bits<8>>(n),
+            s1_v: regs::<Bits<8>>(n),
             s1_tk: Reg::default(),
             s1_tv: Reg::default(),
             s1_oob: Reg::default(),

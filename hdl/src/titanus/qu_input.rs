@@ -5,6 +5,7 @@
 //! Spec: docs/spec.md §11.13 (input port, commands), §11.14.5.
 
 use crate::prim::reg::Reg;
+use crate::prim::vecs::{regs, sigs};
 use crate::prim::zero_insert::ZeroInsert;
 use rust_hdl::prelude::*;
 
@@ -71,13 +72,7 @@ pub struct InputQueue {
     _n: usize,
 }
 
-fn sigs<D: Direction, T: Synth>(k: usize) -> Vec<Signal<D, T>> {
-    (0..k).map(|_| Default::default()).collect()
-}
 
-fn regs<T: Synth>(k: usize) -> Vec<Reg<T>> {
-    (0..k).map(|_| Reg::default()).collect()
-}
 
 impl InputQueue {
     pub fn new(lanes: usize, beats: usize) -> Self {

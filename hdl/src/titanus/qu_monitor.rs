@@ -8,6 +8,7 @@
 
 use super::qu_channel::QuChannel;
 use crate::prim::reg::Reg;
+use crate::prim::vecs::{consts, regs, sigs};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -101,17 +102,8 @@ pub struct ChannelMonitor {
     _b: usize,
 }
 
-fn sigs<D: Direction, T: Synth>(k: usize) -> Vec<Signal<D, T>> {
-    (0..k).map(|_| Default::default()).collect()
-}
 
-fn regs<T: Synth>(k: usize) -> Vec<Reg<T>> {
-    (0..k).map(|_| Reg::default()).collect()
-}
 
-fn consts<const W: usize>(k: usize) -> Vec<Constant<Bits<W>>> {
-    (0..k as u64).map(|v| Constant::new(v.into())).collect()
-}
 
 impl ChannelMonitor {
     /// `lanes` lanes, `channels` channels, at most `max_levels` levels each.
@@ -180,9 +172,9 @@ impl ChannelMonitor {
             qlane: Default::default(),
             ql_lo: Default::default(),
             ql_hi: Default::default(),
-            ridx: consts(b),
-            cidx: consts(channels),
-            lix: consts(n),
+            ridx: consts(0..b as u64),
+            cidx: consts(0..channels as u64),
+            lix: consts(0..n as u64),
             lmask: Constant::new(((n - 1) as u64).into()),
             maxl: Constant::new((max_levels as u64).into()),
             flip: Constant::new(0x80u64.into()),

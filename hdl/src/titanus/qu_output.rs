@@ -10,6 +10,7 @@
 use super::qu_lane::{QuLane, LANE_STAGES};
 use crate::prim::counter::StatCounter;
 use crate::prim::reg::Reg;
+use crate::prim::vecs::{regs, sigs};
 use crate::prim::zero_remove::ZeroRemove;
 use rust_hdl::prelude::*;
 
@@ -96,13 +97,7 @@ pub struct QuOutput {
     _lz2n: usize,
 }
 
-fn sigs<D: Direction, T: Synth>(k: usize) -> Vec<Signal<D, T>> {
-    (0..k).map(|_| Default::default()).collect()
-}
 
-fn regs<T: Synth>(k: usize) -> Vec<Reg<T>> {
-    (0..k).map(|_| Reg::default()).collect()
-}
 
 impl QuOutput {
     pub fn new(lanes: usize) -> Self {

@@ -21,6 +21,7 @@
 use crate::prim::counter::StatCounter;
 use crate::prim::ram::{MemInfo, SpRam};
 use crate::prim::reg::Reg;
+use crate::prim::vecs::{consts, sigs};
 use crate::prim::zero_remove::ZeroRemove;
 use crate::titanus::nzq::Nzq;
 use crate::titanus::qu_config::ConfigTable;
@@ -280,13 +281,7 @@ pub struct TitanusQuantizer {
     _n: usize,
 }
 
-fn sigs<D: Direction, T: Synth>(k: usize) -> Vec<Signal<D, T>> {
-    (0..k).map(|_| Default::default()).collect()
-}
 
-fn consts<const W: usize>(vals: impl IntoIterator<Item = u64>) -> Vec<Constant<Bits<W>>> {
-    vals.into_iter().map(|v| Constant::new(v.into())).collect()
-}
 
 impl TitanusQuantizer {
     /// `g` must be checked (`sim::titanus::params::TitanusParams::validate`):
