@@ -33,6 +33,8 @@
 //! entry that was never pushed since reset is its own index (a watermark
 //! register counts pushes), which is the reset content of §10.4.
 
+use super::mmu_counts::MmuCounts;
+use super::mmu_decode::MmuDecode;
 use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam, ValidBits};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -159,6 +161,9 @@ pub struct OakenMmu {
     pub rsp_pages: Signal<Out, Bits<PAGES_BITS>>,
     pub rsp_last: Signal<Out, Bit>,
 
+    // ---- sub-blocks ----
+    dec: MmuDecode,
+    cnts: MmuCounts,
     // ---- memories ----
     m_pt: SpRam<MA, 16>,
     m_fill: SpRam<MA, D>,
@@ -177,13 +182,6 @@ pub struct OakenMmu {
     // ---- registers ----
     rdy: Reg<Bit>,
     st: Reg<Bits<5>>,
-    c_op: Reg<Bits<2>>,
-    c_seq: Reg<Bits<16>>,
-    c_layer: Reg<Bits<D>>,
-    c_head: Reg<Bits<D>>,
-    c_cnt: Vec<Reg<Bits<8>>>,
-    sid: Vec<Reg<Bits<16>>>,
-    sst: Vec<Reg<Bits<2>>>,
     vld: ValidBits,
     fl_head: Reg<Bits<16>>,
     fl_tail: Reg<Bits<16>>,
@@ -248,32 +246,17 @@ pub struct OakenMmu {
     e_token: Signal<Local, Bits<TOKEN_BITS>>,
     e_status: Signal<Local, Bits<3>>,
     e_full: Signal<Local, Bit>,
-    f_open: Signal<Local, Bit>,
-    i_open: Signal<Local, Bits<D>>,
-    f_freed: Signal<Local, Bit>,
-    f_empty: Signal<Local, Bit>,
-    i_empty: Signal<Local, Bits<D>>,
-    f_anyfreed: Signal<Local, Bit>,
-    i_anyfreed: Signal<Local, Bits<D>>,
-    cnt_bad: Signal<Local, Bit>,
-    layer_bad: Signal<Local, Bit>,
-    head_bad: Signal<Local, Bit>,
-    bad: Signal<Local, Bit>,
     vld_sl: Signal<Local, Bit>,
     is_meta: Signal<Local, Bit>,
     is_dense: Signal<Local, Bit>,
     is_sparse: Signal<Local, Bit>,
     hs_nx: Signal<Local, Bits<D>>,
-    nsum: Signal<Local, Bits<D>>,
-    run: Signal<Local, Bits<D>>,
     hsel: Signal<Local, Bits<D>>,
     need_t: Signal<Local, Bits<D>>,
-    nsum_s: Signal<Local, Bits<D>>,
     off_m: Signal<Local, Bits<D>>,
     off_d: Signal<Local, Bits<D>>,
     off_f: Signal<Local, Bits<D>>,
     need_f: Signal<Local, Bits<D>>,
-    cw: Signal<Local, Bits<CW>>,
     s_pbase: Signal<Local, Bits<MA>>,
     sl_c: Signal<Local, Bits<D>>,
     fm: Signal<Local, Bits<D>>,
@@ -300,32 +283,17 @@ pub struct OakenMmu {
     head_nx: Signal<Local, Bits<16>>,
     tail_nx: Signal<Local, Bits<16>>,
     commit_open: Signal<Local, Bit>,
-    freeing: Signal<Local, Bit>,
     do_merge: Signal<Local, Bit>,
     pg_cur: Signal<Local, Bits<D>>,
-    ctmp: Signal<Local, Bits<8>>,
 
     // ---- constants ----
     k_st: Vec<Constant<Bits<5>>>,
     k_op_w: Constant<Bits<2>>,
     k_op_r: Constant<Bits<2>>,
-    k_op_f: Constant<Bits<2>>,
-    k_op_bad: Constant<Bits<2>>,
-    k_empty: Constant<Bits<2>>,
-    k_open: Constant<Bits<2>>,
-    k_freed: Constant<Bits<2>>,
     k_kind_desc: Constant<Bits<2>>,
     k_kind_counts: Constant<Bits<2>>,
     k_kind_status: Constant<Bits<2>>,
-    k_slot: Vec<Constant<Bits<D>>>,
-    k_seglen: Vec<Constant<Bits<8>>>,
-    k_head_of: Vec<Constant<Bits<D>>>,
-    k_first: Vec<Constant<Bit>>,
-    k_last: Vec<Constant<Bit>>,
-    k_byte_sh: Vec<Constant<Bits<D>>>,
     k_seg_sh: Vec<Constant<Bits<D>>>,
-    k_layers: Constant<Bits<D>>,
-    k_heads: Constant<Bits<D>>,
     k_h1: Constant<Bits<D>>,
     k_l1: Constant<Bits<D>>,
     k_ns1: Constant<Bits<D>>,
@@ -381,7 +349,6 @@ pub struct OakenMmu {
     k_m_fb: Constant<Bits<MA>>,
     k_m_pg16: Constant<Bits<16>>,
 
-    _ms: usize,
     _nc: usize,
     _seg: usize,
 }
@@ -434,6 +401,8 @@ impl OakenMmu {
             rsp_opened: Default::default(),
             rsp_pages: Default::default(),
             rsp_last: Default::default(),
+            dec: MmuDecode::new(ms, l, h, &(0..nc).map(|i| p.segment_len(i % seg) as u64).collect::<Vec<_>>()),
+            cnts: MmuCounts::new(h, seg),
             m_pt: SpRam::new(a.0, a.1, a.2, a.3),
             m_fill: SpRam::new(b.0, b.1, b.2, b.3),
             m_cnt: SpRam::new(cc.0, cc.1, cc.2, cc.3),
@@ -448,13 +417,6 @@ impl OakenMmu {
             mul_c: MulConst::new(p.max_seq_len as u64),
             rdy: Reg::new(true),
             st: Reg::default(),
-            c_op: Reg::default(),
-            c_seq: Reg::default(),
-            c_layer: Reg::default(),
-            c_head: Reg::default(),
-            c_cnt: regs(nc),
-            sid: regs(ms),
-            sst: regs(ms),
             vld: ValidBits::new(&format!("{module}_row_valid"), g.rows, l),
             fl_head: Reg::default(),
             fl_tail: Reg::default(),
@@ -514,32 +476,17 @@ impl OakenMmu {
             e_token: Default::default(),
             e_status: Default::default(),
             e_full: Default::default(),
-            f_open: Default::default(),
-            i_open: Default::default(),
-            f_freed: Default::default(),
-            f_empty: Default::default(),
-            i_empty: Default::default(),
-            f_anyfreed: Default::default(),
-            i_anyfreed: Default::default(),
-            cnt_bad: Default::default(),
-            layer_bad: Default::default(),
-            head_bad: Default::default(),
-            bad: Default::default(),
             vld_sl: Default::default(),
             is_meta: Default::default(),
             is_dense: Default::default(),
             is_sparse: Default::default(),
             hs_nx: Default::default(),
-            nsum: Default::default(),
-            run: Default::default(),
             hsel: Default::default(),
             need_t: Default::default(),
-            nsum_s: Default::default(),
             off_m: Default::default(),
             off_d: Default::default(),
             off_f: Default::default(),
             need_f: Default::default(),
-            cw: Default::default(),
             s_pbase: Default::default(),
             sl_c: Default::default(),
             fm: Default::default(),
@@ -566,30 +513,15 @@ impl OakenMmu {
             head_nx: Default::default(),
             tail_nx: Default::default(),
             commit_open: Default::default(),
-            freeing: Default::default(),
             do_merge: Default::default(),
             pg_cur: Default::default(),
-            ctmp: Default::default(),
             k_st: (0..STATES).map(c).collect(),
             k_op_w: c(OP_WRITE),
             k_op_r: c(OP_READ),
-            k_op_f: c(OP_FREE),
-            k_op_bad: c(3),
-            k_empty: c(0),
-            k_open: c(1),
-            k_freed: c(2),
             k_kind_desc: c(KIND_DESC),
             k_kind_counts: c(KIND_COUNTS),
             k_kind_status: c(KIND_STATUS),
-            k_slot: (0..ms).map(|i| c(i as u64)).collect(),
-            k_seglen: (0..nc).map(|i| c(p.segment_len(i % seg) as u64)).collect(),
-            k_head_of: (0..nc).map(|i| c((i / seg) as u64)).collect(),
-            k_first: (0..nc).map(|i| Constant::new(i % seg == 0)).collect(),
-            k_last: (0..nc).map(|i| Constant::new(i % seg == seg - 1)).collect(),
-            k_byte_sh: (0..nc).map(|i| c(8 * (i % seg) as u64)).collect(),
             k_seg_sh: (0..seg).map(|i| c(8 * i as u64)).collect(),
-            k_layers: c(l as u64),
-            k_heads: c(h as u64),
             k_h1: c(h as u64 - 1),
             k_l1: c(l as u64 - 1),
             k_ns1: c(g.streams as u64 - 1),
@@ -641,7 +573,6 @@ impl OakenMmu {
             k_m_pbase: c(m(bw(mems[0].depth as u64))),
             k_m_fb: c(m(bw(mems[1].depth as u64))),
             k_m_pg16: c(m(bw(np - 1))),
-            _ms: ms,
             _nc: nc,
             _seg: seg,
         }
@@ -653,16 +584,12 @@ impl Logic for OakenMmu {
     fn update(&mut self) {
         // ---------------- clocks, resets, register defaults ----------------
         clock!(
-            self, clock, rdy, st, c_op, c_seq, c_layer, c_head, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
+            self, clock, rdy, st, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
             tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot, o_v,
             o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
         );
         self.rdy.reset.next = self.reset.val();
         self.st.reset.next = self.reset.val();
-        self.c_op.reset.next = self.reset.val();
-        self.c_seq.reset.next = self.reset.val();
-        self.c_layer.reset.next = self.reset.val();
-        self.c_head.reset.next = self.reset.val();
         self.fl_head.reset.next = self.reset.val();
         self.fl_tail.reset.next = self.reset.val();
         self.fl_cnt.reset.next = self.reset.val();
@@ -715,10 +642,6 @@ impl Logic for OakenMmu {
 
         self.rdy.en.next = false;
         self.st.en.next = false;
-        self.c_op.en.next = false;
-        self.c_seq.en.next = false;
-        self.c_layer.en.next = false;
-        self.c_head.en.next = false;
         self.fl_head.en.next = false;
         self.fl_tail.en.next = false;
         self.fl_cnt.en.next = false;
@@ -760,10 +683,6 @@ impl Logic for OakenMmu {
 
         self.rdy.d.next = self.rdy.q.val();
         self.st.d.next = self.st.q.val();
-        self.c_op.d.next = self.cmd_op.val();
-        self.c_seq.d.next = self.cmd_seq.val();
-        self.c_layer.d.next = bit_cast::<D, 8>(self.cmd_layer.val());
-        self.c_head.d.next = bit_cast::<D, 8>(self.cmd_head.val());
         self.fl_head.d.next = self.fl_head.q.val();
         self.fl_tail.d.next = self.fl_tail.q.val();
         self.fl_cnt.d.next = self.fl_cnt.q.val();
@@ -803,22 +722,21 @@ impl Logic for OakenMmu {
         self.t.d.next = self.t.q.val();
         self.ptot.d.next = self.ptot.q.val();
 
+        // command decode and slot table
+        self.dec.clock.next = self.clock.val();
+        self.dec.reset.next = self.reset.val();
+        self.dec.take.next = false;
+        self.dec.cmd_op.next = self.cmd_op.val();
+        self.dec.cmd_seq.next = self.cmd_seq.val();
+        self.dec.cmd_layer.next = self.cmd_layer.val();
+        self.dec.cmd_head.next = self.cmd_head.val();
         for i in 0..self._nc {
-            self.c_cnt[i].clock.next = self.clock.val();
-            self.c_cnt[i].reset.next = self.reset.val();
-            self.c_cnt[i].en.next = false;
-            self.c_cnt[i].d.next = self.cmd_counts[i].val();
+            self.dec.cmd_counts[i].next = self.cmd_counts[i].val();
+            self.cnts.counts[i].next = self.dec.counts[i].val();
         }
-        for k in 0..self._ms {
-            self.sid[k].clock.next = self.clock.val();
-            self.sid[k].reset.next = self.reset.val();
-            self.sid[k].en.next = false;
-            self.sid[k].d.next = self.c_seq.q.val();
-            self.sst[k].clock.next = self.clock.val();
-            self.sst[k].reset.next = self.reset.val();
-            self.sst[k].en.next = false;
-            self.sst[k].d.next = self.k_open.val();
-        }
+        self.dec.open.next = false;
+        self.dec.free.next = false;
+        self.dec.slot.next = self.slot.q.val();
         self.vld.clock.next = self.clock.val();
         self.vld.reset.next = self.reset.val();
         self.vld.rd_row.next = bit_cast::<16, D>(self.sl.q.val());
@@ -854,44 +772,6 @@ impl Logic for OakenMmu {
         self.m_tok.addr.next = bit_cast::<16, D>(self.sl.q.val());
         self.m_tok.wdata.next = self.k_zero.val();
 
-        // ---------------- slot lookup and command checks (from the latched command) ----------------
-        self.f_open.next = false;
-        self.i_open.next = self.k_zero.val();
-        self.f_freed.next = false;
-        self.f_empty.next = false;
-        self.i_empty.next = self.k_zero.val();
-        self.f_anyfreed.next = false;
-        self.i_anyfreed.next = self.k_zero.val();
-        for k in 0..self._ms {
-            if (self.sst[k].q.val() == self.k_open.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
-                self.f_open.next = true;
-                self.i_open.next = self.k_slot[k].val();
-            }
-            if (self.sst[k].q.val() == self.k_freed.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
-                self.f_freed.next = true;
-            }
-            if !self.f_empty.val() & (self.sst[k].q.val() == self.k_empty.val()) {
-                self.f_empty.next = true;
-                self.i_empty.next = self.k_slot[k].val();
-            }
-            if !self.f_anyfreed.val() & (self.sst[k].q.val() == self.k_freed.val()) {
-                self.f_anyfreed.next = true;
-                self.i_anyfreed.next = self.k_slot[k].val();
-            }
-        }
-        self.cnt_bad.next = false;
-        for i in 0..self._nc {
-            if self.c_cnt[i].q.val() > self.k_seglen[i].val() {
-                self.cnt_bad.next = true;
-            }
-        }
-        self.layer_bad.next = self.c_layer.q.val() >= self.k_layers.val();
-        self.head_bad.next = self.c_head.q.val() >= self.k_heads.val();
-        self.bad.next = (self.c_op.q.val() == self.k_op_bad.val())
-            | ((self.c_op.q.val() == self.k_op_w.val()) & (self.layer_bad.val() | self.cnt_bad.val()))
-            | ((self.c_op.q.val() == self.k_op_r.val()) & (self.layer_bad.val() | self.head_bad.val()));
-        self.freeing.next = self.c_op.q.val() == self.k_op_f.val();
-
         // valid bit of the current (slot, layer) row
         self.vld_sl.next = self.vld.rd_q.val();
         // memory words, read as 0 where not valid
@@ -911,8 +791,8 @@ impl Logic for OakenMmu {
         // the head of the stream after this one (NEXT): a read's head, else
         // that of stream si + 1, (si + 1 - 1) / 2
         self.hs_nx.next = self.si.q.val() >> self.k_one.val();
-        if self.c_op.q.val() == self.k_op_r.val() {
-            self.hs_nx.next = self.c_head.q.val();
+        if self.dec.op.val() == self.k_op_r.val() {
+            self.hs_nx.next = self.dec.head.val();
         }
         self.mul_hs.x.next = bit_cast::<MA, D>(self.hs.q.val());
         self.s_pbase.next = self.rowb.q.val();
@@ -927,33 +807,12 @@ impl Logic for OakenMmu {
         // adder waits for a head select), then selected: head hsel's sum and
         // counts word (W_NEED: the next head, hh + 1; W_COUNTS: hh), and head
         // hs_nx's sum (for the next stream, loaded in NEXT).
-        self.nsum.next = self.k_zero.val();
-        self.nsum_s.next = self.k_zero.val();
-        self.run.next = self.k_zero.val();
-        self.cw.next = self.k_zero_cw.val();
-        self.ctmp.next = bit_cast::<8, D>(self.k_zero.val());
         self.hsel.next = self.hh.q.val();
         if self.st.q.val() == self.k_st[5].val() {
             self.hsel.next = self.hh.q.val() + self.k_one.val();
         }
-        for i in 0..self._nc {
-            // casts cannot name the loop index: go through a temporary
-            self.ctmp.next = self.c_cnt[i].q.val();
-            if self.k_first[i].val() {
-                self.run.next = bit_cast::<D, 8>(self.ctmp.val());
-            } else {
-                self.run.next = self.run.val() + bit_cast::<D, 8>(self.ctmp.val());
-            }
-            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hsel.val()) {
-                self.nsum.next = self.run.val();
-            }
-            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hs_nx.val()) {
-                self.nsum_s.next = self.run.val();
-            }
-            if self.k_head_of[i].val() == self.hsel.val() {
-                self.cw.next = self.cw.val() | (bit_cast::<CW, 8>(self.ctmp.val()) << self.k_byte_sh[i].val());
-            }
-        }
+        self.cnts.hsel.next = self.hsel.val();
+        self.cnts.hs_nx.next = self.hs_nx.val();
 
         // fills of the fixed-size streams and the pages they need per token
         self.mul_tm.x.next = self.tok.q.val();
@@ -982,15 +841,15 @@ impl Logic for OakenMmu {
         // row index of (slot, layer); its page-table row and fills/counts bases
         self.mul_l.x.next = self.slot.q.val();
         self.sl_c.next = self.mul_l.y.val();
-        if !self.freeing.val() {
-            self.sl_c.next = self.mul_l.y.val() + self.c_layer.q.val();
+        if !self.dec.freeing.val() {
+            self.sl_c.next = self.mul_l.y.val() + self.dec.layer.val();
         }
         self.mul_row.x.next = bit_cast::<MA, D>(self.sl.q.val());
         self.mul_h.x.next = bit_cast::<MA, D>(self.sl.q.val());
         // counts of (row, head, token 0): a read's head, a write's head 0
         self.mul_c.x.next = self.fb.q.val();
-        if self.c_op.q.val() == self.k_op_r.val() {
-            self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
+        if self.dec.op.val() == self.k_op_r.val() {
+            self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.dec.head.val());
         }
 
         // the stream's old fill and the token's bytes in it
@@ -1073,13 +932,7 @@ impl Logic for OakenMmu {
             if self.cmd_valid.val() & self.rdy.q.val() {
                 self.rdy.en.next = true;
                 self.rdy.d.next = false;
-                self.c_op.en.next = true;
-                self.c_seq.en.next = true;
-                self.c_layer.en.next = true;
-                self.c_head.en.next = true;
-                for i in 0..self._nc {
-                    self.c_cnt[i].en.next = true;
-                }
+                self.dec.take.next = true;
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[1].val();
             }
@@ -1094,26 +947,26 @@ impl Logic for OakenMmu {
             self.ptot.d.next = self.k_zero.val();
             self.lay.en.next = true;
             self.lay.d.next = self.k_zero.val();
-            self.slot.d.next = self.i_open.val();
+            self.slot.d.next = self.dec.i_open.val();
             self.st.d.next = self.k_st[2].val();
-            if self.bad.val() {
+            if self.dec.bad.val() {
                 self.err.d.next = self.k_err_bad.val();
                 self.st.d.next = self.k_st[23].val();
-            } else if self.c_op.q.val() == self.k_op_w.val() {
-                if !self.f_open.val() {
+            } else if self.dec.op.val() == self.k_op_w.val() {
+                if !self.dec.f_open.val() {
                     self.opened.d.next = true;
-                    if self.f_empty.val() {
-                        self.slot.d.next = self.i_empty.val();
-                    } else if self.f_anyfreed.val() {
-                        self.slot.d.next = self.i_anyfreed.val();
+                    if self.dec.f_empty.val() {
+                        self.slot.d.next = self.dec.i_empty.val();
+                    } else if self.dec.f_anyfreed.val() {
+                        self.slot.d.next = self.dec.i_anyfreed.val();
                     } else {
                         self.err.d.next = self.k_err_noslot.val();
                         self.st.d.next = self.k_st[23].val();
                     }
                 }
-            } else if !self.f_open.val() {
+            } else if !self.dec.f_open.val() {
                 self.err.d.next = self.k_err_unknown.val();
-                if self.freeing.val() & self.f_freed.val() {
+                if self.dec.freeing.val() & self.dec.f_freed.val() {
                     self.err.d.next = self.k_err_double.val();
                 }
                 self.st.d.next = self.k_st[23].val();
@@ -1125,9 +978,9 @@ impl Logic for OakenMmu {
             self.m_tok.en.next = true;
             self.m_tok.addr.next = bit_cast::<16, D>(self.sl_c.val());
             self.st.en.next = true;
-            if self.c_op.q.val() == self.k_op_w.val() {
+            if self.dec.op.val() == self.k_op_w.val() {
                 self.st.d.next = self.k_st[3].val();
-            } else if self.c_op.q.val() == self.k_op_r.val() {
+            } else if self.dec.op.val() == self.k_op_r.val() {
                 self.st.d.next = self.k_st[15].val();
             } else {
                 self.st.d.next = self.k_st[18].val();
@@ -1159,7 +1012,7 @@ impl Logic for OakenMmu {
             self.nf.en.next = true;
             self.nf.d.next = self.k_zero.val();
             self.nsw.en.next = true;
-            self.nsw.d.next = self.nsum.val();
+            self.nsw.d.next = self.cnts.nsum.val();
             self.m_fill.en.next = true;
             self.m_fill.addr.next = self.fb.q.val();
             self.st.en.next = true;
@@ -1172,7 +1025,7 @@ impl Logic for OakenMmu {
             self.need.en.next = true;
             self.need.d.next = self.need.q.val() + self.nf.q.val();
             self.nsw.en.next = true;
-            self.nsw.d.next = self.nsum.val();
+            self.nsw.d.next = self.cnts.nsum.val();
             self.hh.en.next = true;
             self.hh.d.next = self.hh.q.val() + self.k_one.val();
             if self.hh.q.val() == self.k_h1.val() {
@@ -1215,7 +1068,7 @@ impl Logic for OakenMmu {
             self.held.en.next = true;
             self.held.d.next = (self.fill_old.val() + self.k_pb1.val()) >> self.k_lpb.val();
             self.st.en.next = true;
-            if self.c_op.q.val() == self.k_op_w.val() {
+            if self.dec.op.val() == self.k_op_w.val() {
                 // write: [fill, fill + b); pages below ceil(fill / pb) are held,
                 // so page j is held when the last page is partly filled
                 self.pth.en.next = true;
@@ -1235,7 +1088,7 @@ impl Logic for OakenMmu {
                 } else {
                     self.st.d.next = self.k_st[8].val();
                 }
-            } else if self.c_op.q.val() == self.k_op_r.val() {
+            } else if self.dec.op.val() == self.k_op_r.val() {
                 // read: [0, fill), every page held (held = ceil(fill / pb))
                 self.pth.en.next = true;
                 self.pth.d.next = true;
@@ -1360,13 +1213,13 @@ impl Logic for OakenMmu {
             self.hs.en.next = true;
             self.hs.d.next = self.hs_nx.val();
             self.nsr.en.next = true;
-            self.nsr.d.next = self.nsum_s.val();
+            self.nsr.d.next = self.cnts.nsum_s.val();
             self.m_fill.en.next = true;
             self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.si.q.val() >> self.k_one.val());
-            if self.c_op.q.val() == self.k_op_r.val() {
-                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
+            if self.dec.op.val() == self.k_op_r.val() {
+                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.dec.head.val());
                 if self.is_meta.val() {
-                    self.si.d.next = (self.c_head.q.val() << self.k_one.val()) + self.k_one.val();
+                    self.si.d.next = (self.dec.head.val() << self.k_one.val()) + self.k_one.val();
                 } else if self.is_sparse.val() {
                     self.si.en.next = false;
                     self.m_fill.en.next = false;
@@ -1384,7 +1237,7 @@ impl Logic for OakenMmu {
                 self.hh.d.next = self.k_zero.val();
                 self.caddr.en.next = true;
                 self.caddr.d.next = self.mul_c.y.val() + bit_cast::<MA, D>(self.tok.q.val());
-                if self.freeing.val() {
+                if self.dec.freeing.val() {
                     self.st.d.next = self.k_st[21].val();
                 } else {
                     self.st.d.next = self.k_st[13].val();
@@ -1394,7 +1247,7 @@ impl Logic for OakenMmu {
             // W_COUNTS: head hh's counts at the token index (caddr), then the next head's
             self.m_cnt.en.next = true;
             self.m_cnt.we.next = true;
-            self.m_cnt.wdata.next = self.cw.val();
+            self.m_cnt.wdata.next = self.cnts.cw.val();
             self.caddr.en.next = true;
             self.caddr.d.next = self.caddr.q.val() + self.k_msl48.val();
             self.hh.en.next = true;
@@ -1490,12 +1343,7 @@ impl Logic for OakenMmu {
             // F_NEXTL: the next layer, or the slot is freed
             self.st.en.next = true;
             if self.lay.q.val() == self.k_l1.val() {
-                for k in 0..self._ms {
-                    if self.k_slot[k].val() == self.slot.q.val() {
-                        self.sst[k].en.next = true;
-                        self.sst[k].d.next = self.k_freed.val();
-                    }
-                }
+                self.dec.free.next = true;
                 self.st.d.next = self.k_st[22].val();
             } else {
                 self.lay.en.next = true;
@@ -1573,13 +1421,7 @@ impl Logic for OakenMmu {
         }
 
         // opening a slot: its id, its state, and every row of it invalid
-        for k in 0..self._ms {
-            if self.commit_open.val() & (self.k_slot[k].val() == self.slot.q.val()) {
-                self.sid[k].en.next = true;
-                self.sst[k].en.next = true;
-                self.sst[k].d.next = self.k_open.val();
-            }
-        }
+        self.dec.open.next = self.commit_open.val();
         self.vld.clr.next = self.commit_open.val();
 
         // ---------------- response register ----------------
@@ -1614,11 +1456,11 @@ impl Logic for OakenMmu {
         // a successful command's status carries its slot and results
         if self.e_full.val() {
             self.o_slot.d.next = bit_cast::<8, D>(self.slot.q.val());
-            if self.c_op.q.val() == self.k_op_w.val() {
+            if self.dec.op.val() == self.k_op_w.val() {
                 self.o_opened.d.next = self.opened.q.val();
                 self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
                 self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());
-            } else if self.c_op.q.val() == self.k_op_r.val() {
+            } else if self.dec.op.val() == self.k_op_r.val() {
                 self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
             } else {
                 self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());

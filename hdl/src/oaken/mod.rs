@@ -5,6 +5,8 @@ pub mod encode_lane;
 pub mod extremes;
 pub mod group_step;
 pub mod mmu;
+pub mod mmu_counts;
+pub mod mmu_decode;
 pub mod quantizer;
 pub mod table;
 pub mod token_params;
