@@ -34,7 +34,10 @@
 //! register counts pushes), which is the reset content of §10.4.
 
 use super::mmu_counts::MmuCounts;
+use super::mmu_burst_cap::MmuBurstCap;
 use super::mmu_decode::MmuDecode;
+use super::mmu_free_list::MmuFreeList;
+use super::mmu_page_need::MmuPageNeed;
 use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam, ValidBits};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -164,11 +167,15 @@ pub struct OakenMmu {
     // ---- sub-blocks ----
     dec: MmuDecode,
     cnts: MmuCounts,
+    fl: MmuFreeList,
+    /// Pages needed by the metadata, dense and sparse streams.
+    pneed: Vec<MmuPageNeed>,
+    /// Burst caps at a piece and at the end of the burst being emitted.
+    bcap: Vec<MmuBurstCap>,
     // ---- memories ----
     m_pt: SpRam<MA, 16>,
     m_fill: SpRam<MA, D>,
     m_cnt: SpRam<MA, CW>,
-    m_fl: SpRam<16, 16>,
     m_tok: SpRam<16, D>,
     // ---- constant multipliers ----
     mul_l: MulConst<D>,
@@ -183,10 +190,6 @@ pub struct OakenMmu {
     rdy: Reg<Bit>,
     st: Reg<Bits<5>>,
     vld: ValidBits,
-    fl_head: Reg<Bits<16>>,
-    fl_tail: Reg<Bits<16>>,
-    fl_cnt: Reg<Bits<D>>,
-    fl_wm: Reg<Bits<D>>,
     slot: Reg<Bits<D>>,
     opened: Reg<Bit>,
     sl: Reg<Bits<D>>,
@@ -253,16 +256,10 @@ pub struct OakenMmu {
     hs_nx: Signal<Local, Bits<D>>,
     hsel: Signal<Local, Bits<D>>,
     need_t: Signal<Local, Bits<D>>,
-    off_m: Signal<Local, Bits<D>>,
-    off_d: Signal<Local, Bits<D>>,
-    off_f: Signal<Local, Bits<D>>,
-    need_f: Signal<Local, Bits<D>>,
     s_pbase: Signal<Local, Bits<MA>>,
     sl_c: Signal<Local, Bits<D>>,
     fm: Signal<Local, Bits<D>>,
     fd: Signal<Local, Bits<D>>,
-    need_m: Signal<Local, Bits<D>>,
-    need_d: Signal<Local, Bits<D>>,
     tok_rd: Signal<Local, Bits<D>>,
     fill_rd: Signal<Local, Bits<D>>,
     fill_old: Signal<Local, Bits<D>>,
@@ -273,15 +270,7 @@ pub struct OakenMmu {
     room: Signal<Local, Bits<D>>,
     rem: Signal<Local, Bits<D>>,
     n: Signal<Local, Bits<D>>,
-    cap4k: Signal<Local, Bits<D>>,
-    capb: Signal<Local, Bits<D>>,
-    cap: Signal<Local, Bits<D>>,
     ra_c: Signal<Local, Bits<D>>,
-    cap4k_c: Signal<Local, Bits<D>>,
-    capb_c: Signal<Local, Bits<D>>,
-    cap_c: Signal<Local, Bits<D>>,
-    head_nx: Signal<Local, Bits<16>>,
-    tail_nx: Signal<Local, Bits<16>>,
     commit_open: Signal<Local, Bit>,
     do_merge: Signal<Local, Bit>,
     pg_cur: Signal<Local, Bits<D>>,
@@ -303,20 +292,12 @@ pub struct OakenMmu {
     k_pb: Constant<Bits<D>>,
     k_pb1: Constant<Bits<D>>,
     k_lpb: Constant<Bits<D>>,
-    k_np: Constant<Bits<D>>,
-    k_np1: Constant<Bits<16>>,
     k_cm: Constant<Bits<MA>>,
     k_cd: Constant<Bits<MA>>,
     k_msl48: Constant<Bits<MA>>,
     k_one48: Constant<Bits<MA>>,
-    k_4k: Constant<Bits<D>>,
-    k_4k1: Constant<Bits<D>>,
-    k_maxb: Constant<Bits<D>>,
-    k_bus1: Constant<Bits<D>>,
     k_zero: Constant<Bits<D>>,
     k_one: Constant<Bits<D>>,
-    k_zero16: Constant<Bits<16>>,
-    k_one16: Constant<Bits<16>>,
     k_zero_cw: Constant<Bits<CW>>,
     k_err_bad: Constant<Bits<3>>,
     k_err_noslot: Constant<Bits<3>>,
@@ -328,7 +309,6 @@ pub struct OakenMmu {
     // Value masks of the wide registers (`mask` below): a register's bits
     // above its largest value are constant 0, so synthesis drops them and
     // every adder and comparison on it is only as wide as the parameters need.
-    k_m_npc: Constant<Bits<D>>,
     k_m_slot: Constant<Bits<D>>,
     k_m_sl: Constant<Bits<D>>,
     k_m_tok: Constant<Bits<D>>,
@@ -347,7 +327,6 @@ pub struct OakenMmu {
     k_m_caddr: Constant<Bits<MA>>,
     k_m_pbase: Constant<Bits<MA>>,
     k_m_fb: Constant<Bits<MA>>,
-    k_m_pg16: Constant<Bits<16>>,
 
     _nc: usize,
     _seg: usize,
@@ -403,10 +382,12 @@ impl OakenMmu {
             rsp_last: Default::default(),
             dec: MmuDecode::new(ms, l, h, &(0..nc).map(|i| p.segment_len(i % seg) as u64).collect::<Vec<_>>()),
             cnts: MmuCounts::new(h, seg),
+            fl: MmuFreeList::new(p.phys_pages, d.0, d.1, d.3),
+            pneed: (0..3).map(|_| MmuPageNeed::new(pb)).collect(),
+            bcap: (0..2).map(|_| MmuBurstCap::new(p.bus_bytes as u64)).collect(),
             m_pt: SpRam::new(a.0, a.1, a.2, a.3),
             m_fill: SpRam::new(b.0, b.1, b.2, b.3),
             m_cnt: SpRam::new(cc.0, cc.1, cc.2, cc.3),
-            m_fl: SpRam::new(d.0, d.1, d.2, d.3),
             m_tok: SpRam::new(e.0, e.1, e.2, e.3),
             mul_l: MulConst::new(l as u64),
             mul_row: MulConst::new(g.row_words),
@@ -418,10 +399,6 @@ impl OakenMmu {
             rdy: Reg::new(true),
             st: Reg::default(),
             vld: ValidBits::new(&format!("{module}_row_valid"), g.rows, l),
-            fl_head: Reg::default(),
-            fl_tail: Reg::default(),
-            fl_cnt: Reg::new((p.phys_pages as u64).into()),
-            fl_wm: Reg::default(),
             slot: Reg::default(),
             opened: Reg::default(),
             sl: Reg::default(),
@@ -483,16 +460,10 @@ impl OakenMmu {
             hs_nx: Default::default(),
             hsel: Default::default(),
             need_t: Default::default(),
-            off_m: Default::default(),
-            off_d: Default::default(),
-            off_f: Default::default(),
-            need_f: Default::default(),
             s_pbase: Default::default(),
             sl_c: Default::default(),
             fm: Default::default(),
             fd: Default::default(),
-            need_m: Default::default(),
-            need_d: Default::default(),
             tok_rd: Default::default(),
             fill_rd: Default::default(),
             fill_old: Default::default(),
@@ -503,15 +474,7 @@ impl OakenMmu {
             room: Default::default(),
             rem: Default::default(),
             n: Default::default(),
-            cap4k: Default::default(),
-            capb: Default::default(),
-            cap: Default::default(),
             ra_c: Default::default(),
-            cap4k_c: Default::default(),
-            capb_c: Default::default(),
-            cap_c: Default::default(),
-            head_nx: Default::default(),
-            tail_nx: Default::default(),
             commit_open: Default::default(),
             do_merge: Default::default(),
             pg_cur: Default::default(),
@@ -531,20 +494,12 @@ impl OakenMmu {
             k_pb: c(pb),
             k_pb1: c(pb - 1),
             k_lpb: c(pb.trailing_zeros() as u64),
-            k_np: c(p.phys_pages as u64),
-            k_np1: c(p.phys_pages as u64 - 1),
             k_cm: c(g.cap_m),
             k_cd: c(g.cap_d),
             k_msl48: c(p.max_seq_len as u64),
             k_one48: c(1),
-            k_4k: c(AXI_BOUNDARY),
-            k_4k1: c(AXI_BOUNDARY - 1),
-            k_maxb: c(AXI_MAX_BEATS * p.bus_bytes as u64),
-            k_bus1: c(p.bus_bytes as u64 - 1),
             k_zero: c(0),
             k_one: c(1),
-            k_zero16: c(0),
-            k_one16: c(1),
             k_zero_cw: Constant::new(Bits::<CW>::default()),
             k_err_bad: c(1),
             k_err_noslot: c(2),
@@ -553,7 +508,6 @@ impl OakenMmu {
             k_err_unknown: c(5),
             k_err_double: c(6),
             k_ok: c(0),
-            k_m_npc: c(m(bw(np))),
             k_m_slot: c(m(bw(ms as u64 - 1))),
             k_m_sl: c(m(bw(g.rows as u64 - 1))),
             k_m_tok: c(m(bw(msl))),
@@ -572,7 +526,6 @@ impl OakenMmu {
             k_m_caddr: c(m(bw(mems[2].depth as u64 + msl))),
             k_m_pbase: c(m(bw(mems[0].depth as u64))),
             k_m_fb: c(m(bw(mems[1].depth as u64))),
-            k_m_pg16: c(m(bw(np - 1))),
             _nc: nc,
             _seg: seg,
         }
@@ -584,16 +537,12 @@ impl Logic for OakenMmu {
     fn update(&mut self) {
         // ---------------- clocks, resets, register defaults ----------------
         clock!(
-            self, clock, rdy, st, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
+            self, clock, rdy, st, slot, opened, sl, err,
             tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot, o_v,
             o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
         );
         self.rdy.reset.next = self.reset.val();
         self.st.reset.next = self.reset.val();
-        self.fl_head.reset.next = self.reset.val();
-        self.fl_tail.reset.next = self.reset.val();
-        self.fl_cnt.reset.next = self.reset.val();
-        self.fl_wm.reset.next = self.reset.val();
         self.slot.reset.next = self.reset.val();
         self.opened.reset.next = self.reset.val();
         self.sl.reset.next = self.reset.val();
@@ -642,10 +591,6 @@ impl Logic for OakenMmu {
 
         self.rdy.en.next = false;
         self.st.en.next = false;
-        self.fl_head.en.next = false;
-        self.fl_tail.en.next = false;
-        self.fl_cnt.en.next = false;
-        self.fl_wm.en.next = false;
         self.slot.en.next = false;
         self.opened.en.next = false;
         self.sl.en.next = false;
@@ -683,10 +628,6 @@ impl Logic for OakenMmu {
 
         self.rdy.d.next = self.rdy.q.val();
         self.st.d.next = self.st.q.val();
-        self.fl_head.d.next = self.fl_head.q.val();
-        self.fl_tail.d.next = self.fl_tail.q.val();
-        self.fl_cnt.d.next = self.fl_cnt.q.val();
-        self.fl_wm.d.next = self.fl_wm.q.val();
         self.slot.d.next = self.slot.q.val();
         self.opened.d.next = self.opened.q.val();
         self.sl.d.next = self.sl.q.val();
@@ -749,7 +690,6 @@ impl Logic for OakenMmu {
         self.m_pt.clock.next = self.clock.val();
         self.m_fill.clock.next = self.clock.val();
         self.m_cnt.clock.next = self.clock.val();
-        self.m_fl.clock.next = self.clock.val();
         self.m_tok.clock.next = self.clock.val();
         self.m_pt.en.next = false;
         self.m_pt.we.next = false;
@@ -763,10 +703,12 @@ impl Logic for OakenMmu {
         self.m_cnt.we.next = false;
         self.m_cnt.addr.next = self.caddr.q.val();
         self.m_cnt.wdata.next = self.k_zero_cw.val();
-        self.m_fl.en.next = false;
-        self.m_fl.we.next = false;
-        self.m_fl.addr.next = self.fl_head.q.val();
-        self.m_fl.wdata.next = self.k_zero16.val();
+        self.fl.clock.next = self.clock.val();
+        self.fl.reset.next = self.reset.val();
+        self.fl.rd.next = false;
+        self.fl.pop.next = false;
+        self.fl.push.next = false;
+        self.fl.push_page.next = self.m_pt.rdata.val();
         self.m_tok.en.next = false;
         self.m_tok.we.next = false;
         self.m_tok.addr.next = bit_cast::<16, D>(self.sl.q.val());
@@ -822,21 +764,12 @@ impl Logic for OakenMmu {
         // pages a stream of fill f takes for b more bytes:
         // ceil((f + b) / pb) - ceil(f / pb) = ceil((r + b) / pb) - (r != 0),
         // r = f mod pb: only the offset in the last page matters
-        self.off_m.next = self.fm.val() & self.k_pb1.val();
-        self.need_m.next = (self.off_m.val() + self.k_mb.val() + self.k_pb1.val()) >> self.k_lpb.val();
-        if self.off_m.val() != self.k_zero.val() {
-            self.need_m.next = self.need_m.val() - self.k_one.val();
-        }
-        self.off_d.next = self.fd.val() & self.k_pb1.val();
-        self.need_d.next = (self.off_d.val() + self.k_db.val() + self.k_pb1.val()) >> self.k_lpb.val();
-        if self.off_d.val() != self.k_zero.val() {
-            self.need_d.next = self.need_d.val() - self.k_one.val();
-        }
-        self.off_f.next = self.fill_rd.val() & self.k_pb1.val();
-        self.need_f.next = (self.off_f.val() + self.nsw.q.val() + self.k_pb1.val()) >> self.k_lpb.val();
-        if self.off_f.val() != self.k_zero.val() {
-            self.need_f.next = self.need_f.val() - self.k_one.val();
-        }
+        self.pneed[0].fill.next = self.fm.val();
+        self.pneed[0].bytes.next = self.k_mb.val();
+        self.pneed[1].fill.next = self.fd.val();
+        self.pneed[1].bytes.next = self.k_db.val();
+        self.pneed[2].fill.next = self.fill_rd.val();
+        self.pneed[2].bytes.next = self.nsw.q.val();
 
         // row index of (slot, layer); its page-table row and fills/counts bases
         self.mul_l.x.next = self.slot.q.val();
@@ -871,7 +804,7 @@ impl Logic for OakenMmu {
         // page of the current piece: popped (fresh entries are their own index) or from the page list
         self.page.next = bit_cast::<D, 16>(self.m_pt.rdata.val());
         if self.newp.q.val() {
-            self.page.next = bit_cast::<D, 16>(self.m_fl.rdata.val());
+            self.page.next = bit_cast::<D, 16>(self.fl.rdata.val());
             if self.fresh.q.val() {
                 self.page.next = self.headq.q.val();
             }
@@ -891,27 +824,10 @@ impl Logic for OakenMmu {
         }
         // the burst cap (spec §10.7) at the two places a pending range can
         // start: the piece (phys) and the end of the burst being emitted
-        self.cap4k.next = self.k_4k.val() - (self.phys.val() & self.k_4k1.val());
-        self.capb.next = self.k_maxb.val() - (self.phys.val() & self.k_bus1.val());
-        self.cap.next = self.cap4k.val();
-        if self.capb.val() < self.cap4k.val() {
-            self.cap.next = self.capb.val();
-        }
+        self.bcap[0].addr.next = self.phys.val();
         self.ra_c.next = self.ra.q.val() + self.capr.q.val();
-        self.cap4k_c.next = self.k_4k.val() - (self.ra_c.val() & self.k_4k1.val());
-        self.capb_c.next = self.k_maxb.val() - (self.ra_c.val() & self.k_bus1.val());
-        self.cap_c.next = self.cap4k_c.val();
-        if self.capb_c.val() < self.cap4k_c.val() {
-            self.cap_c.next = self.capb_c.val();
-        }
-        self.head_nx.next = self.fl_head.q.val() + self.k_one16.val();
-        if self.fl_head.q.val() == self.k_np1.val() {
-            self.head_nx.next = self.k_zero16.val();
-        }
-        self.tail_nx.next = self.fl_tail.q.val() + self.k_one16.val();
-        if self.fl_tail.q.val() == self.k_np1.val() {
-            self.tail_nx.next = self.k_zero16.val();
-        }
+
+        self.bcap[1].addr.next = self.ra_c.val();
 
         // ---------------- response register ----------------
         self.can_emit.next = !self.o_v.q.val() | self.rsp_ready.val();
@@ -1006,9 +922,9 @@ impl Logic for OakenMmu {
             // W_NEED0: pages of the metadata stream (those of each dense stream
             // are added per head); head 0's count sum; read sparse fill 0
             self.need.en.next = true;
-            self.need.d.next = self.need_m.val();
+            self.need.d.next = self.pneed[0].need.val();
             self.nd.en.next = true;
-            self.nd.d.next = self.need_d.val();
+            self.nd.d.next = self.pneed[1].need.val();
             self.nf.en.next = true;
             self.nf.d.next = self.k_zero.val();
             self.nsw.en.next = true;
@@ -1021,7 +937,7 @@ impl Logic for OakenMmu {
             // W_NEED: pages of dense stream hh and sparse stream hh (into nf,
             // summed into need a cycle later); the next head's count sum and fill
             self.nf.en.next = true;
-            self.nf.d.next = self.nd.q.val() + self.need_f.val();
+            self.nf.d.next = self.nd.q.val() + self.pneed[2].need.val();
             self.need.en.next = true;
             self.need.d.next = self.need.q.val() + self.nf.q.val();
             self.nsw.en.next = true;
@@ -1039,7 +955,7 @@ impl Logic for OakenMmu {
             // W_CHECK: OutOfPages, else commit
             self.st.en.next = true;
             self.need_t.next = self.need.q.val() + self.nf.q.val();
-            if self.need_t.val() > self.fl_cnt.q.val() {
+            if self.need_t.val() > self.fl.count.val() {
                 self.err.en.next = true;
                 self.err.d.next = self.k_err_pages.val();
                 self.st.d.next = self.k_st[23].val();
@@ -1119,12 +1035,12 @@ impl Logic for OakenMmu {
                 self.m_pt.en.next = true;
                 self.newp.d.next = false;
             } else {
-                self.m_fl.en.next = true;
+                self.fl.rd.next = true;
                 self.newp.d.next = true;
                 self.fresh.en.next = true;
-                self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
+                self.fresh.d.next = self.fl.fresh.val();
                 self.headq.en.next = true;
-                self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
+                self.headq.d.next = bit_cast::<D, 16>(self.fl.head.val());
             }
         } else if self.st.q.val() == self.k_st[9].val() {
             // PIECE: take the page; a popped one joins the page list
@@ -1134,10 +1050,7 @@ impl Logic for OakenMmu {
                 self.m_pt.en.next = true;
                 self.m_pt.we.next = true;
                 self.m_pt.wdata.next = bit_cast::<16, D>(self.page.val());
-                self.fl_head.en.next = true;
-                self.fl_head.d.next = self.head_nx.val();
-                self.fl_cnt.en.next = true;
-                self.fl_cnt.d.next = self.fl_cnt.q.val() - self.k_one.val();
+                self.fl.pop.next = true;
             }
             // merge below; if it has to wait for the response register, MERGE retries
             self.st.en.next = true;
@@ -1155,7 +1068,7 @@ impl Logic for OakenMmu {
             if self.pth.q.val() {
                 self.m_pt.en.next = true;
             } else {
-                self.m_fl.en.next = true;
+                self.fl.rd.next = true;
             }
             if self.rl.q.val() >= self.capr.q.val() {
                 if self.can_emit.val() {
@@ -1164,7 +1077,7 @@ impl Logic for OakenMmu {
                     self.ra.en.next = true;
                     self.ra.d.next = self.ra_c.val();
                     self.capr.en.next = true;
-                    self.capr.d.next = self.cap_c.val();
+                    self.capr.d.next = self.bcap[1].cap.val();
                     self.rl.en.next = true;
                     self.rl.d.next = self.rl.q.val() - self.capr.q.val();
                 }
@@ -1186,9 +1099,9 @@ impl Logic for OakenMmu {
                 } else {
                     self.newp.d.next = true;
                     self.fresh.en.next = true;
-                    self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
+                    self.fresh.d.next = self.fl.fresh.val();
                     self.headq.en.next = true;
-                    self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
+                    self.headq.d.next = bit_cast::<D, 16>(self.fl.head.val());
                 }
             } else if self.rl.q.val() != self.k_zero.val() {
                 if self.can_emit.val() {
@@ -1314,18 +1227,7 @@ impl Logic for OakenMmu {
             self.st.d.next = self.k_st[20].val();
         } else if self.st.q.val() == self.k_st[20].val() {
             // F_PUSH: push page j onto the tail, read page j + 1
-            self.m_fl.en.next = true;
-            self.m_fl.we.next = true;
-            self.m_fl.addr.next = self.fl_tail.q.val();
-            self.m_fl.wdata.next = self.m_pt.rdata.val();
-            self.fl_tail.en.next = true;
-            self.fl_tail.d.next = self.tail_nx.val();
-            self.fl_cnt.en.next = true;
-            self.fl_cnt.d.next = self.fl_cnt.q.val() + self.k_one.val();
-            if self.fl_wm.q.val() != self.k_np.val() {
-                self.fl_wm.en.next = true;
-                self.fl_wm.d.next = self.fl_wm.q.val() + self.k_one.val();
-            }
+            self.fl.push.next = true;
             self.ptot.en.next = true;
             self.ptot.d.next = self.ptot.q.val() + self.k_one.val();
             self.j.en.next = true;
@@ -1388,7 +1290,7 @@ impl Logic for OakenMmu {
                 self.ra.en.next = true;
                 self.ra.d.next = self.phys.val();
                 self.capr.en.next = true;
-                self.capr.d.next = self.cap.val();
+                self.capr.d.next = self.bcap[0].cap.val();
                 self.rl.en.next = true;
                 self.rend.en.next = true;
                 self.rl.d.next = self.nr.q.val();
@@ -1409,7 +1311,7 @@ impl Logic for OakenMmu {
                 self.ra.en.next = true;
                 self.ra.d.next = self.phys.val();
                 self.capr.en.next = true;
-                self.capr.d.next = self.cap.val();
+                self.capr.d.next = self.bcap[0].cap.val();
                 self.rl.en.next = true;
                 self.rend.en.next = true;
                 self.rl.d.next = self.nr.q.val();
@@ -1491,8 +1393,6 @@ impl Logic for OakenMmu {
         self.rsp_last.next = self.o_last.q.val();
 
         // ---------------- value masks (see the k_m_* constants) ----------------
-        self.fl_cnt.d.next = self.fl_cnt.d.val() & self.k_m_npc.val();
-        self.fl_wm.d.next = self.fl_wm.d.val() & self.k_m_npc.val();
         self.slot.d.next = self.slot.d.val() & self.k_m_slot.val();
         self.sl.d.next = self.sl.d.val() & self.k_m_sl.val();
         self.tok.d.next = self.tok.d.val() & self.k_m_tok.val();
@@ -1522,7 +1422,5 @@ impl Logic for OakenMmu {
         self.pbase.d.next = self.pbase.d.val() & self.k_m_pbase.val();
         self.rowb.d.next = self.rowb.d.val() & self.k_m_pbase.val();
         self.fb.d.next = self.fb.d.val() & self.k_m_fb.val();
-        self.fl_head.d.next = self.fl_head.d.val() & self.k_m_pg16.val();
-        self.fl_tail.d.next = self.fl_tail.d.val() & self.k_m_pg16.val();
     }
 }
