@@ -38,6 +38,7 @@ use super::mmu_burst_cap::MmuBurstCap;
 use super::mmu_decode::MmuDecode;
 use super::mmu_free_list::MmuFreeList;
 use super::mmu_page_need::MmuPageNeed;
+use super::mmu_response::MmuResponse;
 use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam, ValidBits};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -167,6 +168,7 @@ pub struct OakenMmu {
     // ---- sub-blocks ----
     dec: MmuDecode,
     cnts: MmuCounts,
+    resp: MmuResponse,
     fl: MmuFreeList,
     /// Pages needed by the metadata, dense and sparse streams.
     pneed: Vec<MmuPageNeed>,
@@ -227,21 +229,8 @@ pub struct OakenMmu {
     headq: Reg<Bits<D>>,
     t: Reg<Bits<D>>,
     ptot: Reg<Bits<D>>,
-    o_v: Reg<Bit>,
-    o_kind: Reg<Bits<2>>,
-    o_stream: Reg<Bits<STREAM_BITS>>,
-    o_addr: Reg<Bits<D>>,
-    o_len: Reg<Bits<LEN_BITS>>,
-    o_token: Reg<Bits<TOKEN_BITS>>,
-    o_counts: Vec<Reg<Bits<8>>>,
-    o_status: Reg<Bits<3>>,
-    o_slot: Reg<Bits<8>>,
-    o_opened: Reg<Bit>,
-    o_pages: Reg<Bits<PAGES_BITS>>,
-    o_last: Reg<Bit>,
 
     // ---- combinational ----
-    can_emit: Signal<Local, Bit>,
     e_go: Signal<Local, Bit>,
     e_kind: Signal<Local, Bits<2>>,
     e_addr: Signal<Local, Bits<D>>,
@@ -282,7 +271,6 @@ pub struct OakenMmu {
     k_kind_desc: Constant<Bits<2>>,
     k_kind_counts: Constant<Bits<2>>,
     k_kind_status: Constant<Bits<2>>,
-    k_seg_sh: Vec<Constant<Bits<D>>>,
     k_h1: Constant<Bits<D>>,
     k_l1: Constant<Bits<D>>,
     k_ns1: Constant<Bits<D>>,
@@ -338,9 +326,6 @@ impl OakenMmu {
         let g = MmuGeometry::new(p);
         let mems = g.memories(module);
         let ram = |k: usize| (&mems[k].module, &mems[k].name, mems[k].depth, mems[k].width);
-        fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
-            (0..n).map(|_| Reg::default()).collect()
-        }
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -382,6 +367,7 @@ impl OakenMmu {
             rsp_last: Default::default(),
             dec: MmuDecode::new(ms, l, h, &(0..nc).map(|i| p.segment_len(i % seg) as u64).collect::<Vec<_>>()),
             cnts: MmuCounts::new(h, seg),
+            resp: MmuResponse::new(seg),
             fl: MmuFreeList::new(p.phys_pages, d.0, d.1, d.3),
             pneed: (0..3).map(|_| MmuPageNeed::new(pb)).collect(),
             bcap: (0..2).map(|_| MmuBurstCap::new(p.bus_bytes as u64)).collect(),
@@ -433,19 +419,6 @@ impl OakenMmu {
             headq: Reg::default(),
             t: Reg::default(),
             ptot: Reg::default(),
-            o_v: Reg::default(),
-            o_kind: Reg::default(),
-            o_stream: Reg::default(),
-            o_addr: Reg::default(),
-            o_len: Reg::default(),
-            o_token: Reg::default(),
-            o_counts: regs(seg),
-            o_status: Reg::default(),
-            o_slot: Reg::default(),
-            o_opened: Reg::default(),
-            o_pages: Reg::default(),
-            o_last: Reg::default(),
-            can_emit: Default::default(),
             e_go: Default::default(),
             e_kind: Default::default(),
             e_addr: Default::default(),
@@ -484,7 +457,6 @@ impl OakenMmu {
             k_kind_desc: c(KIND_DESC),
             k_kind_counts: c(KIND_COUNTS),
             k_kind_status: c(KIND_STATUS),
-            k_seg_sh: (0..seg).map(|i| c(8 * i as u64)).collect(),
             k_h1: c(h as u64 - 1),
             k_l1: c(l as u64 - 1),
             k_ns1: c(g.streams as u64 - 1),
@@ -538,8 +510,7 @@ impl Logic for OakenMmu {
         // ---------------- clocks, resets, register defaults ----------------
         clock!(
             self, clock, rdy, st, slot, opened, sl, err,
-            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot, o_v,
-            o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
+            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot
         );
         self.rdy.reset.next = self.reset.val();
         self.st.reset.next = self.reset.val();
@@ -577,17 +548,6 @@ impl Logic for OakenMmu {
         self.headq.reset.next = self.reset.val();
         self.t.reset.next = self.reset.val();
         self.ptot.reset.next = self.reset.val();
-        self.o_v.reset.next = self.reset.val();
-        self.o_kind.reset.next = self.reset.val();
-        self.o_stream.reset.next = self.reset.val();
-        self.o_addr.reset.next = self.reset.val();
-        self.o_len.reset.next = self.reset.val();
-        self.o_token.reset.next = self.reset.val();
-        self.o_status.reset.next = self.reset.val();
-        self.o_slot.reset.next = self.reset.val();
-        self.o_opened.reset.next = self.reset.val();
-        self.o_pages.reset.next = self.reset.val();
-        self.o_last.reset.next = self.reset.val();
 
         self.rdy.en.next = false;
         self.st.en.next = false;
@@ -830,7 +790,6 @@ impl Logic for OakenMmu {
         self.bcap[1].addr.next = self.ra_c.val();
 
         // ---------------- response register ----------------
-        self.can_emit.next = !self.o_v.q.val() | self.rsp_ready.val();
         self.e_go.next = false;
         self.e_kind.next = self.k_kind_desc.val();
         self.e_addr.next = self.ra.q.val();
@@ -1071,7 +1030,7 @@ impl Logic for OakenMmu {
                 self.fl.rd.next = true;
             }
             if self.rl.q.val() >= self.capr.q.val() {
-                if self.can_emit.val() {
+                if self.resp.can_emit.val() {
                     self.e_go.next = true;
                     self.e_len.next = bit_cast::<LEN_BITS, D>(self.capr.q.val());
                     self.ra.en.next = true;
@@ -1104,7 +1063,7 @@ impl Logic for OakenMmu {
                     self.headq.d.next = bit_cast::<D, 16>(self.fl.head.val());
                 }
             } else if self.rl.q.val() != self.k_zero.val() {
-                if self.can_emit.val() {
+                if self.resp.can_emit.val() {
                     self.e_go.next = true;
                     self.rl.en.next = true;
                     self.rl.d.next = self.k_zero.val();
@@ -1205,7 +1164,7 @@ impl Logic for OakenMmu {
             }
         } else if self.st.q.val() == self.k_st[17].val() {
             // RC_EMIT: one counts beat per token, the next token read as it goes
-            if self.can_emit.val() {
+            if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.e_kind.next = self.k_kind_counts.val();
                 self.e_token.next = bit_cast::<TOKEN_BITS, D>(self.t.q.val());
@@ -1258,7 +1217,7 @@ impl Logic for OakenMmu {
             }
         } else if self.st.q.val() == self.k_st[22].val() {
             // STATUS: success
-            if self.can_emit.val() {
+            if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.e_kind.next = self.k_kind_status.val();
                 self.e_full.next = true;
@@ -1269,7 +1228,7 @@ impl Logic for OakenMmu {
             }
         } else if self.st.q.val() == self.k_st[23].val() {
             // ERR: the error's status, nothing else
-            if self.can_emit.val() {
+            if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.e_kind.next = self.k_kind_status.val();
                 self.e_status.next = self.err.q.val();
@@ -1306,7 +1265,7 @@ impl Logic for OakenMmu {
                 self.voff.d.next = self.voff.q.val() + self.nr.q.val();
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[11].val();
-            } else if self.can_emit.val() {
+            } else if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.ra.en.next = true;
                 self.ra.d.next = self.phys.val();
@@ -1327,70 +1286,38 @@ impl Logic for OakenMmu {
         self.vld.clr.next = self.commit_open.val();
 
         // ---------------- response register ----------------
-        self.o_v.en.next = self.e_go.val() | self.rsp_ready.val();
-        self.o_v.d.next = self.e_go.val();
-        self.o_kind.en.next = self.e_go.val();
-        self.o_kind.d.next = self.e_kind.val();
-        self.o_stream.en.next = self.e_go.val();
-        self.o_addr.en.next = self.e_go.val();
-        self.o_len.en.next = self.e_go.val();
-        self.o_token.en.next = self.e_go.val();
-        self.o_token.d.next = self.e_token.val();
-        self.o_status.en.next = self.e_go.val();
-        self.o_status.d.next = self.e_status.val();
-        self.o_slot.en.next = self.e_go.val();
-        self.o_slot.d.next = bit_cast::<8, D>(self.k_zero.val());
-        self.o_opened.en.next = self.e_go.val();
-        self.o_opened.d.next = false;
-        self.o_pages.en.next = self.e_go.val();
-        self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.k_zero.val());
-        self.o_last.en.next = self.e_go.val();
-        self.o_last.d.next = self.e_kind.val() == self.k_kind_status.val();
-        // descriptor fields only on descriptors
-        self.o_stream.d.next = bit_cast::<STREAM_BITS, D>(self.k_zero.val());
-        self.o_addr.d.next = self.k_zero.val();
-        self.o_len.d.next = bit_cast::<LEN_BITS, D>(self.k_zero.val());
-        if self.e_kind.val() == self.k_kind_desc.val() {
-            self.o_stream.d.next = bit_cast::<STREAM_BITS, D>(self.si.q.val());
-            self.o_addr.d.next = self.e_addr.val();
-            self.o_len.d.next = self.e_len.val();
-        }
-        // a successful command's status carries its slot and results
-        if self.e_full.val() {
-            self.o_slot.d.next = bit_cast::<8, D>(self.slot.q.val());
-            if self.dec.op.val() == self.k_op_w.val() {
-                self.o_opened.d.next = self.opened.q.val();
-                self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
-                self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());
-            } else if self.dec.op.val() == self.k_op_r.val() {
-                self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
-            } else {
-                self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());
-            }
-        }
+        self.resp.clock.next = self.clock.val();
+        self.resp.reset.next = self.reset.val();
+        self.resp.rsp_ready.next = self.rsp_ready.val();
+        self.resp.e_go.next = self.e_go.val();
+        self.resp.e_kind.next = self.e_kind.val();
+        self.resp.e_addr.next = self.e_addr.val();
+        self.resp.e_len.next = self.e_len.val();
+        self.resp.e_token.next = self.e_token.val();
+        self.resp.e_status.next = self.e_status.val();
+        self.resp.e_full.next = self.e_full.val();
+        self.resp.stream.next = self.si.q.val();
+        self.resp.op.next = self.dec.op.val();
+        self.resp.slot.next = self.slot.q.val();
+        self.resp.opened.next = self.opened.q.val();
+        self.resp.tok.next = self.tok.q.val();
+        self.resp.pages.next = self.ptot.q.val();
+        self.resp.counts_word.next = self.m_cnt.rdata.val();
         for k in 0..self._seg {
-            self.o_counts[k].clock.next = self.clock.val();
-            self.o_counts[k].reset.next = self.reset.val();
-            self.o_counts[k].en.next = self.e_go.val();
-            self.o_counts[k].d.next = bit_cast::<8, D>(self.k_zero.val());
-            if self.e_kind.val() == self.k_kind_counts.val() {
-                self.o_counts[k].d.next = self.m_cnt.rdata.val().get_bits::<8>(self.k_seg_sh[k].val().index());
-            }
-            self.rsp_counts[k].next = self.o_counts[k].q.val();
+            self.rsp_counts[k].next = self.resp.rsp_counts[k].val();
         }
-
         self.cmd_ready.next = self.rdy.q.val();
-        self.rsp_valid.next = self.o_v.q.val();
-        self.rsp_kind.next = self.o_kind.q.val();
-        self.rsp_stream.next = self.o_stream.q.val();
-        self.rsp_addr.next = self.o_addr.q.val();
-        self.rsp_len.next = self.o_len.q.val();
-        self.rsp_token.next = self.o_token.q.val();
-        self.rsp_status.next = self.o_status.q.val();
-        self.rsp_slot.next = self.o_slot.q.val();
-        self.rsp_opened.next = self.o_opened.q.val();
-        self.rsp_pages.next = self.o_pages.q.val();
-        self.rsp_last.next = self.o_last.q.val();
+        self.rsp_valid.next = self.resp.rsp_valid.val();
+        self.rsp_kind.next = self.resp.rsp_kind.val();
+        self.rsp_stream.next = self.resp.rsp_stream.val();
+        self.rsp_addr.next = self.resp.rsp_addr.val();
+        self.rsp_len.next = self.resp.rsp_len.val();
+        self.rsp_token.next = self.resp.rsp_token.val();
+        self.rsp_status.next = self.resp.rsp_status.val();
+        self.rsp_slot.next = self.resp.rsp_slot.val();
+        self.rsp_opened.next = self.resp.rsp_opened.val();
+        self.rsp_pages.next = self.resp.rsp_pages.val();
+        self.rsp_last.next = self.resp.rsp_last.val();
 
         // ---------------- value masks (see the k_m_* constants) ----------------
         self.slot.d.next = self.slot.d.val() & self.k_m_slot.val();
