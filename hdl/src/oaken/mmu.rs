@@ -33,6 +33,12 @@
 //! entry that was never pushed since reset is its own index (a watermark
 //! register counts pushes), which is the reset content of §10.4.
 
+use super::mmu_counts::MmuCounts;
+use super::mmu_burst_cap::MmuBurstCap;
+use super::mmu_decode::MmuDecode;
+use super::mmu_free_list::MmuFreeList;
+use super::mmu_page_need::MmuPageNeed;
+use super::mmu_response::MmuResponse;
 use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam, ValidBits};
 use crate::prim::reg::Reg;
 use rust_hdl::prelude::*;
@@ -181,11 +187,19 @@ pub struct OakenMmu {
     /// the status beat, last of the command's response
     pub rsp_last: Signal<Out, Bit>,
 
+    // ---- sub-blocks ----
+    dec: MmuDecode,
+    cnts: MmuCounts,
+    resp: MmuResponse,
+    fl: MmuFreeList,
+    /// Pages needed by the metadata, dense and sparse streams.
+    pneed: Vec<MmuPageNeed>,
+    /// Burst caps at a piece and at the end of the burst being emitted.
+    bcap: Vec<MmuBurstCap>,
     // ---- memories ----
     m_pt: SpRam<MA, 16>,
     m_fill: SpRam<MA, D>,
     m_cnt: SpRam<MA, CW>,
-    m_fl: SpRam<16, 16>,
     m_tok: SpRam<16, D>,
     // ---- constant multipliers ----
     mul_l: MulConst<D>,
@@ -199,18 +213,7 @@ pub struct OakenMmu {
     // ---- registers ----
     rdy: Reg<Bit>,
     st: Reg<Bits<5>>,
-    c_op: Reg<Bits<2>>,
-    c_seq: Reg<Bits<16>>,
-    c_layer: Reg<Bits<D>>,
-    c_head: Reg<Bits<D>>,
-    c_cnt: Vec<Reg<Bits<8>>>,
-    sid: Vec<Reg<Bits<16>>>,
-    sst: Vec<Reg<Bits<2>>>,
     vld: ValidBits,
-    fl_head: Reg<Bits<16>>,
-    fl_tail: Reg<Bits<16>>,
-    fl_cnt: Reg<Bits<D>>,
-    fl_wm: Reg<Bits<D>>,
     slot: Reg<Bits<D>>,
     opened: Reg<Bit>,
     sl: Reg<Bits<D>>,
@@ -248,21 +251,8 @@ pub struct OakenMmu {
     headq: Reg<Bits<D>>,
     t: Reg<Bits<D>>,
     ptot: Reg<Bits<D>>,
-    o_v: Reg<Bit>,
-    o_kind: Reg<Bits<2>>,
-    o_stream: Reg<Bits<STREAM_BITS>>,
-    o_addr: Reg<Bits<D>>,
-    o_len: Reg<Bits<LEN_BITS>>,
-    o_token: Reg<Bits<TOKEN_BITS>>,
-    o_counts: Vec<Reg<Bits<8>>>,
-    o_status: Reg<Bits<3>>,
-    o_slot: Reg<Bits<8>>,
-    o_opened: Reg<Bit>,
-    o_pages: Reg<Bits<PAGES_BITS>>,
-    o_last: Reg<Bit>,
 
     // ---- combinational ----
-    can_emit: Signal<Local, Bit>,
     e_go: Signal<Local, Bit>,
     e_kind: Signal<Local, Bits<2>>,
     e_addr: Signal<Local, Bits<D>>,
@@ -270,38 +260,17 @@ pub struct OakenMmu {
     e_token: Signal<Local, Bits<TOKEN_BITS>>,
     e_status: Signal<Local, Bits<3>>,
     e_full: Signal<Local, Bit>,
-    f_open: Signal<Local, Bit>,
-    i_open: Signal<Local, Bits<D>>,
-    f_freed: Signal<Local, Bit>,
-    f_empty: Signal<Local, Bit>,
-    i_empty: Signal<Local, Bits<D>>,
-    f_anyfreed: Signal<Local, Bit>,
-    i_anyfreed: Signal<Local, Bits<D>>,
-    cnt_bad: Signal<Local, Bit>,
-    layer_bad: Signal<Local, Bit>,
-    head_bad: Signal<Local, Bit>,
-    bad: Signal<Local, Bit>,
     vld_sl: Signal<Local, Bit>,
     is_meta: Signal<Local, Bit>,
     is_dense: Signal<Local, Bit>,
     is_sparse: Signal<Local, Bit>,
     hs_nx: Signal<Local, Bits<D>>,
-    nsum: Signal<Local, Bits<D>>,
-    run: Signal<Local, Bits<D>>,
     hsel: Signal<Local, Bits<D>>,
     need_t: Signal<Local, Bits<D>>,
-    nsum_s: Signal<Local, Bits<D>>,
-    off_m: Signal<Local, Bits<D>>,
-    off_d: Signal<Local, Bits<D>>,
-    off_f: Signal<Local, Bits<D>>,
-    need_f: Signal<Local, Bits<D>>,
-    cw: Signal<Local, Bits<CW>>,
     s_pbase: Signal<Local, Bits<MA>>,
     sl_c: Signal<Local, Bits<D>>,
     fm: Signal<Local, Bits<D>>,
     fd: Signal<Local, Bits<D>>,
-    need_m: Signal<Local, Bits<D>>,
-    need_d: Signal<Local, Bits<D>>,
     tok_rd: Signal<Local, Bits<D>>,
     fill_rd: Signal<Local, Bits<D>>,
     fill_old: Signal<Local, Bits<D>>,
@@ -312,42 +281,18 @@ pub struct OakenMmu {
     room: Signal<Local, Bits<D>>,
     rem: Signal<Local, Bits<D>>,
     n: Signal<Local, Bits<D>>,
-    cap4k: Signal<Local, Bits<D>>,
-    capb: Signal<Local, Bits<D>>,
-    cap: Signal<Local, Bits<D>>,
     ra_c: Signal<Local, Bits<D>>,
-    cap4k_c: Signal<Local, Bits<D>>,
-    capb_c: Signal<Local, Bits<D>>,
-    cap_c: Signal<Local, Bits<D>>,
-    head_nx: Signal<Local, Bits<16>>,
-    tail_nx: Signal<Local, Bits<16>>,
     commit_open: Signal<Local, Bit>,
-    freeing: Signal<Local, Bit>,
     do_merge: Signal<Local, Bit>,
     pg_cur: Signal<Local, Bits<D>>,
-    ctmp: Signal<Local, Bits<8>>,
 
     // ---- constants ----
     k_st: Vec<Constant<Bits<5>>>,
     k_op_w: Constant<Bits<2>>,
     k_op_r: Constant<Bits<2>>,
-    k_op_f: Constant<Bits<2>>,
-    k_op_bad: Constant<Bits<2>>,
-    k_empty: Constant<Bits<2>>,
-    k_open: Constant<Bits<2>>,
-    k_freed: Constant<Bits<2>>,
     k_kind_desc: Constant<Bits<2>>,
     k_kind_counts: Constant<Bits<2>>,
     k_kind_status: Constant<Bits<2>>,
-    k_slot: Vec<Constant<Bits<D>>>,
-    k_seglen: Vec<Constant<Bits<8>>>,
-    k_head_of: Vec<Constant<Bits<D>>>,
-    k_first: Vec<Constant<Bit>>,
-    k_last: Vec<Constant<Bit>>,
-    k_byte_sh: Vec<Constant<Bits<D>>>,
-    k_seg_sh: Vec<Constant<Bits<D>>>,
-    k_layers: Constant<Bits<D>>,
-    k_heads: Constant<Bits<D>>,
     k_h1: Constant<Bits<D>>,
     k_l1: Constant<Bits<D>>,
     k_ns1: Constant<Bits<D>>,
@@ -357,20 +302,12 @@ pub struct OakenMmu {
     k_pb: Constant<Bits<D>>,
     k_pb1: Constant<Bits<D>>,
     k_lpb: Constant<Bits<D>>,
-    k_np: Constant<Bits<D>>,
-    k_np1: Constant<Bits<16>>,
     k_cm: Constant<Bits<MA>>,
     k_cd: Constant<Bits<MA>>,
     k_msl48: Constant<Bits<MA>>,
     k_one48: Constant<Bits<MA>>,
-    k_4k: Constant<Bits<D>>,
-    k_4k1: Constant<Bits<D>>,
-    k_maxb: Constant<Bits<D>>,
-    k_bus1: Constant<Bits<D>>,
     k_zero: Constant<Bits<D>>,
     k_one: Constant<Bits<D>>,
-    k_zero16: Constant<Bits<16>>,
-    k_one16: Constant<Bits<16>>,
     k_zero_cw: Constant<Bits<CW>>,
     k_err_bad: Constant<Bits<3>>,
     k_err_noslot: Constant<Bits<3>>,
@@ -382,7 +319,6 @@ pub struct OakenMmu {
     // Value masks of the wide registers (`mask` below): a register's bits
     // above its largest value are constant 0, so synthesis drops them and
     // every adder and comparison on it is only as wide as the parameters need.
-    k_m_npc: Constant<Bits<D>>,
     k_m_slot: Constant<Bits<D>>,
     k_m_sl: Constant<Bits<D>>,
     k_m_tok: Constant<Bits<D>>,
@@ -401,9 +337,7 @@ pub struct OakenMmu {
     k_m_caddr: Constant<Bits<MA>>,
     k_m_pbase: Constant<Bits<MA>>,
     k_m_fb: Constant<Bits<MA>>,
-    k_m_pg16: Constant<Bits<16>>,
 
-    _ms: usize,
     _nc: usize,
     _seg: usize,
 }
@@ -414,9 +348,6 @@ impl OakenMmu {
         let g = MmuGeometry::new(p);
         let mems = g.memories(module);
         let ram = |k: usize| (&mems[k].module, &mems[k].name, mems[k].depth, mems[k].width);
-        fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
-            (0..n).map(|_| Reg::default()).collect()
-        }
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -456,10 +387,15 @@ impl OakenMmu {
             rsp_opened: Default::default(),
             rsp_pages: Default::default(),
             rsp_last: Default::default(),
+            dec: MmuDecode::new(ms, l, h, &(0..nc).map(|i| p.segment_len(i % seg) as u64).collect::<Vec<_>>()),
+            cnts: MmuCounts::new(h, seg),
+            resp: MmuResponse::new(seg),
+            fl: MmuFreeList::new(p.phys_pages, d.0, d.1, d.3),
+            pneed: (0..3).map(|_| MmuPageNeed::new(pb)).collect(),
+            bcap: (0..2).map(|_| MmuBurstCap::new(p.bus_bytes as u64)).collect(),
             m_pt: SpRam::new(a.0, a.1, a.2, a.3),
             m_fill: SpRam::new(b.0, b.1, b.2, b.3),
             m_cnt: SpRam::new(cc.0, cc.1, cc.2, cc.3),
-            m_fl: SpRam::new(d.0, d.1, d.2, d.3),
             m_tok: SpRam::new(e.0, e.1, e.2, e.3),
             mul_l: MulConst::new(l as u64),
             mul_row: MulConst::new(g.row_words),
@@ -470,18 +406,7 @@ impl OakenMmu {
             mul_c: MulConst::new(p.max_seq_len as u64),
             rdy: Reg::new(true),
             st: Reg::default(),
-            c_op: Reg::default(),
-            c_seq: Reg::default(),
-            c_layer: Reg::default(),
-            c_head: Reg::default(),
-            c_cnt: regs(nc),
-            sid: regs(ms),
-            sst: regs(ms),
             vld: ValidBits::new(&format!("{module}_row_valid"), g.rows, l),
-            fl_head: Reg::default(),
-            fl_tail: Reg::default(),
-            fl_cnt: Reg::new((p.phys_pages as u64).into()),
-            fl_wm: Reg::default(),
             slot: Reg::default(),
             opened: Reg::default(),
             sl: Reg::default(),
@@ -516,19 +441,6 @@ impl OakenMmu {
             headq: Reg::default(),
             t: Reg::default(),
             ptot: Reg::default(),
-            o_v: Reg::default(),
-            o_kind: Reg::default(),
-            o_stream: Reg::default(),
-            o_addr: Reg::default(),
-            o_len: Reg::default(),
-            o_token: Reg::default(),
-            o_counts: regs(seg),
-            o_status: Reg::default(),
-            o_slot: Reg::default(),
-            o_opened: Reg::default(),
-            o_pages: Reg::default(),
-            o_last: Reg::default(),
-            can_emit: Default::default(),
             e_go: Default::default(),
             e_kind: Default::default(),
             e_addr: Default::default(),
@@ -536,38 +448,17 @@ impl OakenMmu {
             e_token: Default::default(),
             e_status: Default::default(),
             e_full: Default::default(),
-            f_open: Default::default(),
-            i_open: Default::default(),
-            f_freed: Default::default(),
-            f_empty: Default::default(),
-            i_empty: Default::default(),
-            f_anyfreed: Default::default(),
-            i_anyfreed: Default::default(),
-            cnt_bad: Default::default(),
-            layer_bad: Default::default(),
-            head_bad: Default::default(),
-            bad: Default::default(),
             vld_sl: Default::default(),
             is_meta: Default::default(),
             is_dense: Default::default(),
             is_sparse: Default::default(),
             hs_nx: Default::default(),
-            nsum: Default::default(),
-            run: Default::default(),
             hsel: Default::default(),
             need_t: Default::default(),
-            nsum_s: Default::default(),
-            off_m: Default::default(),
-            off_d: Default::default(),
-            off_f: Default::default(),
-            need_f: Default::default(),
-            cw: Default::default(),
             s_pbase: Default::default(),
             sl_c: Default::default(),
             fm: Default::default(),
             fd: Default::default(),
-            need_m: Default::default(),
-            need_d: Default::default(),
             tok_rd: Default::default(),
             fill_rd: Default::default(),
             fill_old: Default::default(),
@@ -578,40 +469,16 @@ impl OakenMmu {
             room: Default::default(),
             rem: Default::default(),
             n: Default::default(),
-            cap4k: Default::default(),
-            capb: Default::default(),
-            cap: Default::default(),
             ra_c: Default::default(),
-            cap4k_c: Default::default(),
-            capb_c: Default::default(),
-            cap_c: Default::default(),
-            head_nx: Default::default(),
-            tail_nx: Default::default(),
             commit_open: Default::default(),
-            freeing: Default::default(),
             do_merge: Default::default(),
             pg_cur: Default::default(),
-            ctmp: Default::default(),
             k_st: (0..STATES).map(c).collect(),
             k_op_w: c(OP_WRITE),
             k_op_r: c(OP_READ),
-            k_op_f: c(OP_FREE),
-            k_op_bad: c(3),
-            k_empty: c(0),
-            k_open: c(1),
-            k_freed: c(2),
             k_kind_desc: c(KIND_DESC),
             k_kind_counts: c(KIND_COUNTS),
             k_kind_status: c(KIND_STATUS),
-            k_slot: (0..ms).map(|i| c(i as u64)).collect(),
-            k_seglen: (0..nc).map(|i| c(p.segment_len(i % seg) as u64)).collect(),
-            k_head_of: (0..nc).map(|i| c((i / seg) as u64)).collect(),
-            k_first: (0..nc).map(|i| Constant::new(i % seg == 0)).collect(),
-            k_last: (0..nc).map(|i| Constant::new(i % seg == seg - 1)).collect(),
-            k_byte_sh: (0..nc).map(|i| c(8 * (i % seg) as u64)).collect(),
-            k_seg_sh: (0..seg).map(|i| c(8 * i as u64)).collect(),
-            k_layers: c(l as u64),
-            k_heads: c(h as u64),
             k_h1: c(h as u64 - 1),
             k_l1: c(l as u64 - 1),
             k_ns1: c(g.streams as u64 - 1),
@@ -621,20 +488,12 @@ impl OakenMmu {
             k_pb: c(pb),
             k_pb1: c(pb - 1),
             k_lpb: c(pb.trailing_zeros() as u64),
-            k_np: c(p.phys_pages as u64),
-            k_np1: c(p.phys_pages as u64 - 1),
             k_cm: c(g.cap_m),
             k_cd: c(g.cap_d),
             k_msl48: c(p.max_seq_len as u64),
             k_one48: c(1),
-            k_4k: c(AXI_BOUNDARY),
-            k_4k1: c(AXI_BOUNDARY - 1),
-            k_maxb: c(AXI_MAX_BEATS * p.bus_bytes as u64),
-            k_bus1: c(p.bus_bytes as u64 - 1),
             k_zero: c(0),
             k_one: c(1),
-            k_zero16: c(0),
-            k_one16: c(1),
             k_zero_cw: Constant::new(Bits::<CW>::default()),
             k_err_bad: c(1),
             k_err_noslot: c(2),
@@ -643,7 +502,6 @@ impl OakenMmu {
             k_err_unknown: c(5),
             k_err_double: c(6),
             k_ok: c(0),
-            k_m_npc: c(m(bw(np))),
             k_m_slot: c(m(bw(ms as u64 - 1))),
             k_m_sl: c(m(bw(g.rows as u64 - 1))),
             k_m_tok: c(m(bw(msl))),
@@ -662,8 +520,6 @@ impl OakenMmu {
             k_m_caddr: c(m(bw(mems[2].depth as u64 + msl))),
             k_m_pbase: c(m(bw(mems[0].depth as u64))),
             k_m_fb: c(m(bw(mems[1].depth as u64))),
-            k_m_pg16: c(m(bw(np - 1))),
-            _ms: ms,
             _nc: nc,
             _seg: seg,
         }
@@ -675,20 +531,11 @@ impl Logic for OakenMmu {
     fn update(&mut self) {
         // ---------------- clocks, resets, register defaults ----------------
         clock!(
-            self, clock, rdy, st, c_op, c_seq, c_layer, c_head, fl_head, fl_tail, fl_cnt, fl_wm, slot, opened, sl, err,
-            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot, o_v,
-            o_kind, o_stream, o_addr, o_len, o_token, o_status, o_slot, o_opened, o_pages, o_last
+            self, clock, rdy, st, slot, opened, sl, err,
+            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot
         );
         self.rdy.reset.next = self.reset.val();
         self.st.reset.next = self.reset.val();
-        self.c_op.reset.next = self.reset.val();
-        self.c_seq.reset.next = self.reset.val();
-        self.c_layer.reset.next = self.reset.val();
-        self.c_head.reset.next = self.reset.val();
-        self.fl_head.reset.next = self.reset.val();
-        self.fl_tail.reset.next = self.reset.val();
-        self.fl_cnt.reset.next = self.reset.val();
-        self.fl_wm.reset.next = self.reset.val();
         self.slot.reset.next = self.reset.val();
         self.opened.reset.next = self.reset.val();
         self.sl.reset.next = self.reset.val();
@@ -723,28 +570,9 @@ impl Logic for OakenMmu {
         self.headq.reset.next = self.reset.val();
         self.t.reset.next = self.reset.val();
         self.ptot.reset.next = self.reset.val();
-        self.o_v.reset.next = self.reset.val();
-        self.o_kind.reset.next = self.reset.val();
-        self.o_stream.reset.next = self.reset.val();
-        self.o_addr.reset.next = self.reset.val();
-        self.o_len.reset.next = self.reset.val();
-        self.o_token.reset.next = self.reset.val();
-        self.o_status.reset.next = self.reset.val();
-        self.o_slot.reset.next = self.reset.val();
-        self.o_opened.reset.next = self.reset.val();
-        self.o_pages.reset.next = self.reset.val();
-        self.o_last.reset.next = self.reset.val();
 
         self.rdy.en.next = false;
         self.st.en.next = false;
-        self.c_op.en.next = false;
-        self.c_seq.en.next = false;
-        self.c_layer.en.next = false;
-        self.c_head.en.next = false;
-        self.fl_head.en.next = false;
-        self.fl_tail.en.next = false;
-        self.fl_cnt.en.next = false;
-        self.fl_wm.en.next = false;
         self.slot.en.next = false;
         self.opened.en.next = false;
         self.sl.en.next = false;
@@ -782,14 +610,6 @@ impl Logic for OakenMmu {
 
         self.rdy.d.next = self.rdy.q.val();
         self.st.d.next = self.st.q.val();
-        self.c_op.d.next = self.cmd_op.val();
-        self.c_seq.d.next = self.cmd_seq.val();
-        self.c_layer.d.next = bit_cast::<D, 8>(self.cmd_layer.val());
-        self.c_head.d.next = bit_cast::<D, 8>(self.cmd_head.val());
-        self.fl_head.d.next = self.fl_head.q.val();
-        self.fl_tail.d.next = self.fl_tail.q.val();
-        self.fl_cnt.d.next = self.fl_cnt.q.val();
-        self.fl_wm.d.next = self.fl_wm.q.val();
         self.slot.d.next = self.slot.q.val();
         self.opened.d.next = self.opened.q.val();
         self.sl.d.next = self.sl.q.val();
@@ -825,22 +645,21 @@ impl Logic for OakenMmu {
         self.t.d.next = self.t.q.val();
         self.ptot.d.next = self.ptot.q.val();
 
+        // command decode and slot table
+        self.dec.clock.next = self.clock.val();
+        self.dec.reset.next = self.reset.val();
+        self.dec.take.next = false;
+        self.dec.cmd_op.next = self.cmd_op.val();
+        self.dec.cmd_seq.next = self.cmd_seq.val();
+        self.dec.cmd_layer.next = self.cmd_layer.val();
+        self.dec.cmd_head.next = self.cmd_head.val();
         for i in 0..self._nc {
-            self.c_cnt[i].clock.next = self.clock.val();
-            self.c_cnt[i].reset.next = self.reset.val();
-            self.c_cnt[i].en.next = false;
-            self.c_cnt[i].d.next = self.cmd_counts[i].val();
+            self.dec.cmd_counts[i].next = self.cmd_counts[i].val();
+            self.cnts.counts[i].next = self.dec.counts[i].val();
         }
-        for k in 0..self._ms {
-            self.sid[k].clock.next = self.clock.val();
-            self.sid[k].reset.next = self.reset.val();
-            self.sid[k].en.next = false;
-            self.sid[k].d.next = self.c_seq.q.val();
-            self.sst[k].clock.next = self.clock.val();
-            self.sst[k].reset.next = self.reset.val();
-            self.sst[k].en.next = false;
-            self.sst[k].d.next = self.k_open.val();
-        }
+        self.dec.open.next = false;
+        self.dec.free.next = false;
+        self.dec.slot.next = self.slot.q.val();
         self.vld.clock.next = self.clock.val();
         self.vld.reset.next = self.reset.val();
         self.vld.rd_row.next = bit_cast::<16, D>(self.sl.q.val());
@@ -853,7 +672,6 @@ impl Logic for OakenMmu {
         self.m_pt.clock.next = self.clock.val();
         self.m_fill.clock.next = self.clock.val();
         self.m_cnt.clock.next = self.clock.val();
-        self.m_fl.clock.next = self.clock.val();
         self.m_tok.clock.next = self.clock.val();
         self.m_pt.en.next = false;
         self.m_pt.we.next = false;
@@ -867,52 +685,16 @@ impl Logic for OakenMmu {
         self.m_cnt.we.next = false;
         self.m_cnt.addr.next = self.caddr.q.val();
         self.m_cnt.wdata.next = self.k_zero_cw.val();
-        self.m_fl.en.next = false;
-        self.m_fl.we.next = false;
-        self.m_fl.addr.next = self.fl_head.q.val();
-        self.m_fl.wdata.next = self.k_zero16.val();
+        self.fl.clock.next = self.clock.val();
+        self.fl.reset.next = self.reset.val();
+        self.fl.rd.next = false;
+        self.fl.pop.next = false;
+        self.fl.push.next = false;
+        self.fl.push_page.next = self.m_pt.rdata.val();
         self.m_tok.en.next = false;
         self.m_tok.we.next = false;
         self.m_tok.addr.next = bit_cast::<16, D>(self.sl.q.val());
         self.m_tok.wdata.next = self.k_zero.val();
-
-        // ---------------- slot lookup and command checks (from the latched command) ----------------
-        self.f_open.next = false;
-        self.i_open.next = self.k_zero.val();
-        self.f_freed.next = false;
-        self.f_empty.next = false;
-        self.i_empty.next = self.k_zero.val();
-        self.f_anyfreed.next = false;
-        self.i_anyfreed.next = self.k_zero.val();
-        for k in 0..self._ms {
-            if (self.sst[k].q.val() == self.k_open.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
-                self.f_open.next = true;
-                self.i_open.next = self.k_slot[k].val();
-            }
-            if (self.sst[k].q.val() == self.k_freed.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
-                self.f_freed.next = true;
-            }
-            if !self.f_empty.val() & (self.sst[k].q.val() == self.k_empty.val()) {
-                self.f_empty.next = true;
-                self.i_empty.next = self.k_slot[k].val();
-            }
-            if !self.f_anyfreed.val() & (self.sst[k].q.val() == self.k_freed.val()) {
-                self.f_anyfreed.next = true;
-                self.i_anyfreed.next = self.k_slot[k].val();
-            }
-        }
-        self.cnt_bad.next = false;
-        for i in 0..self._nc {
-            if self.c_cnt[i].q.val() > self.k_seglen[i].val() {
-                self.cnt_bad.next = true;
-            }
-        }
-        self.layer_bad.next = self.c_layer.q.val() >= self.k_layers.val();
-        self.head_bad.next = self.c_head.q.val() >= self.k_heads.val();
-        self.bad.next = (self.c_op.q.val() == self.k_op_bad.val())
-            | ((self.c_op.q.val() == self.k_op_w.val()) & (self.layer_bad.val() | self.cnt_bad.val()))
-            | ((self.c_op.q.val() == self.k_op_r.val()) & (self.layer_bad.val() | self.head_bad.val()));
-        self.freeing.next = self.c_op.q.val() == self.k_op_f.val();
 
         // valid bit of the current (slot, layer) row
         self.vld_sl.next = self.vld.rd_q.val();
@@ -933,8 +715,8 @@ impl Logic for OakenMmu {
         // the head of the stream after this one (NEXT): a read's head, else
         // that of stream si + 1, (si + 1 - 1) / 2
         self.hs_nx.next = self.si.q.val() >> self.k_one.val();
-        if self.c_op.q.val() == self.k_op_r.val() {
-            self.hs_nx.next = self.c_head.q.val();
+        if self.dec.op.val() == self.k_op_r.val() {
+            self.hs_nx.next = self.dec.head.val();
         }
         self.mul_hs.x.next = bit_cast::<MA, D>(self.hs.q.val());
         self.s_pbase.next = self.rowb.q.val();
@@ -949,33 +731,12 @@ impl Logic for OakenMmu {
         // adder waits for a head select), then selected: head hsel's sum and
         // counts word (W_NEED: the next head, hh + 1; W_COUNTS: hh), and head
         // hs_nx's sum (for the next stream, loaded in NEXT).
-        self.nsum.next = self.k_zero.val();
-        self.nsum_s.next = self.k_zero.val();
-        self.run.next = self.k_zero.val();
-        self.cw.next = self.k_zero_cw.val();
-        self.ctmp.next = bit_cast::<8, D>(self.k_zero.val());
         self.hsel.next = self.hh.q.val();
         if self.st.q.val() == self.k_st[5].val() {
             self.hsel.next = self.hh.q.val() + self.k_one.val();
         }
-        for i in 0..self._nc {
-            // casts cannot name the loop index: go through a temporary
-            self.ctmp.next = self.c_cnt[i].q.val();
-            if self.k_first[i].val() {
-                self.run.next = bit_cast::<D, 8>(self.ctmp.val());
-            } else {
-                self.run.next = self.run.val() + bit_cast::<D, 8>(self.ctmp.val());
-            }
-            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hsel.val()) {
-                self.nsum.next = self.run.val();
-            }
-            if self.k_last[i].val() & (self.k_head_of[i].val() == self.hs_nx.val()) {
-                self.nsum_s.next = self.run.val();
-            }
-            if self.k_head_of[i].val() == self.hsel.val() {
-                self.cw.next = self.cw.val() | (bit_cast::<CW, 8>(self.ctmp.val()) << self.k_byte_sh[i].val());
-            }
-        }
+        self.cnts.hsel.next = self.hsel.val();
+        self.cnts.hs_nx.next = self.hs_nx.val();
 
         // fills of the fixed-size streams and the pages they need per token
         self.mul_tm.x.next = self.tok.q.val();
@@ -985,34 +746,25 @@ impl Logic for OakenMmu {
         // pages a stream of fill f takes for b more bytes:
         // ceil((f + b) / pb) - ceil(f / pb) = ceil((r + b) / pb) - (r != 0),
         // r = f mod pb: only the offset in the last page matters
-        self.off_m.next = self.fm.val() & self.k_pb1.val();
-        self.need_m.next = (self.off_m.val() + self.k_mb.val() + self.k_pb1.val()) >> self.k_lpb.val();
-        if self.off_m.val() != self.k_zero.val() {
-            self.need_m.next = self.need_m.val() - self.k_one.val();
-        }
-        self.off_d.next = self.fd.val() & self.k_pb1.val();
-        self.need_d.next = (self.off_d.val() + self.k_db.val() + self.k_pb1.val()) >> self.k_lpb.val();
-        if self.off_d.val() != self.k_zero.val() {
-            self.need_d.next = self.need_d.val() - self.k_one.val();
-        }
-        self.off_f.next = self.fill_rd.val() & self.k_pb1.val();
-        self.need_f.next = (self.off_f.val() + self.nsw.q.val() + self.k_pb1.val()) >> self.k_lpb.val();
-        if self.off_f.val() != self.k_zero.val() {
-            self.need_f.next = self.need_f.val() - self.k_one.val();
-        }
+        self.pneed[0].fill.next = self.fm.val();
+        self.pneed[0].bytes.next = self.k_mb.val();
+        self.pneed[1].fill.next = self.fd.val();
+        self.pneed[1].bytes.next = self.k_db.val();
+        self.pneed[2].fill.next = self.fill_rd.val();
+        self.pneed[2].bytes.next = self.nsw.q.val();
 
         // row index of (slot, layer); its page-table row and fills/counts bases
         self.mul_l.x.next = self.slot.q.val();
         self.sl_c.next = self.mul_l.y.val();
-        if !self.freeing.val() {
-            self.sl_c.next = self.mul_l.y.val() + self.c_layer.q.val();
+        if !self.dec.freeing.val() {
+            self.sl_c.next = self.mul_l.y.val() + self.dec.layer.val();
         }
         self.mul_row.x.next = bit_cast::<MA, D>(self.sl.q.val());
         self.mul_h.x.next = bit_cast::<MA, D>(self.sl.q.val());
         // counts of (row, head, token 0): a read's head, a write's head 0
         self.mul_c.x.next = self.fb.q.val();
-        if self.c_op.q.val() == self.k_op_r.val() {
-            self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
+        if self.dec.op.val() == self.k_op_r.val() {
+            self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.dec.head.val());
         }
 
         // the stream's old fill and the token's bytes in it
@@ -1034,7 +786,7 @@ impl Logic for OakenMmu {
         // page of the current piece: popped (fresh entries are their own index) or from the page list
         self.page.next = bit_cast::<D, 16>(self.m_pt.rdata.val());
         if self.newp.q.val() {
-            self.page.next = bit_cast::<D, 16>(self.m_fl.rdata.val());
+            self.page.next = bit_cast::<D, 16>(self.fl.rdata.val());
             if self.fresh.q.val() {
                 self.page.next = self.headq.q.val();
             }
@@ -1054,30 +806,12 @@ impl Logic for OakenMmu {
         }
         // the burst cap (spec §10.7) at the two places a pending range can
         // start: the piece (phys) and the end of the burst being emitted
-        self.cap4k.next = self.k_4k.val() - (self.phys.val() & self.k_4k1.val());
-        self.capb.next = self.k_maxb.val() - (self.phys.val() & self.k_bus1.val());
-        self.cap.next = self.cap4k.val();
-        if self.capb.val() < self.cap4k.val() {
-            self.cap.next = self.capb.val();
-        }
+        self.bcap[0].addr.next = self.phys.val();
         self.ra_c.next = self.ra.q.val() + self.capr.q.val();
-        self.cap4k_c.next = self.k_4k.val() - (self.ra_c.val() & self.k_4k1.val());
-        self.capb_c.next = self.k_maxb.val() - (self.ra_c.val() & self.k_bus1.val());
-        self.cap_c.next = self.cap4k_c.val();
-        if self.capb_c.val() < self.cap4k_c.val() {
-            self.cap_c.next = self.capb_c.val();
-        }
-        self.head_nx.next = self.fl_head.q.val() + self.k_one16.val();
-        if self.fl_head.q.val() == self.k_np1.val() {
-            self.head_nx.next = self.k_zero16.val();
-        }
-        self.tail_nx.next = self.fl_tail.q.val() + self.k_one16.val();
-        if self.fl_tail.q.val() == self.k_np1.val() {
-            self.tail_nx.next = self.k_zero16.val();
-        }
+
+        self.bcap[1].addr.next = self.ra_c.val();
 
         // ---------------- response register ----------------
-        self.can_emit.next = !self.o_v.q.val() | self.rsp_ready.val();
         self.e_go.next = false;
         self.e_kind.next = self.k_kind_desc.val();
         self.e_addr.next = self.ra.q.val();
@@ -1095,13 +829,7 @@ impl Logic for OakenMmu {
             if self.cmd_valid.val() & self.rdy.q.val() {
                 self.rdy.en.next = true;
                 self.rdy.d.next = false;
-                self.c_op.en.next = true;
-                self.c_seq.en.next = true;
-                self.c_layer.en.next = true;
-                self.c_head.en.next = true;
-                for i in 0..self._nc {
-                    self.c_cnt[i].en.next = true;
-                }
+                self.dec.take.next = true;
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[1].val();
             }
@@ -1116,26 +844,26 @@ impl Logic for OakenMmu {
             self.ptot.d.next = self.k_zero.val();
             self.lay.en.next = true;
             self.lay.d.next = self.k_zero.val();
-            self.slot.d.next = self.i_open.val();
+            self.slot.d.next = self.dec.i_open.val();
             self.st.d.next = self.k_st[2].val();
-            if self.bad.val() {
+            if self.dec.bad.val() {
                 self.err.d.next = self.k_err_bad.val();
                 self.st.d.next = self.k_st[23].val();
-            } else if self.c_op.q.val() == self.k_op_w.val() {
-                if !self.f_open.val() {
+            } else if self.dec.op.val() == self.k_op_w.val() {
+                if !self.dec.f_open.val() {
                     self.opened.d.next = true;
-                    if self.f_empty.val() {
-                        self.slot.d.next = self.i_empty.val();
-                    } else if self.f_anyfreed.val() {
-                        self.slot.d.next = self.i_anyfreed.val();
+                    if self.dec.f_empty.val() {
+                        self.slot.d.next = self.dec.i_empty.val();
+                    } else if self.dec.f_anyfreed.val() {
+                        self.slot.d.next = self.dec.i_anyfreed.val();
                     } else {
                         self.err.d.next = self.k_err_noslot.val();
                         self.st.d.next = self.k_st[23].val();
                     }
                 }
-            } else if !self.f_open.val() {
+            } else if !self.dec.f_open.val() {
                 self.err.d.next = self.k_err_unknown.val();
-                if self.freeing.val() & self.f_freed.val() {
+                if self.dec.freeing.val() & self.dec.f_freed.val() {
                     self.err.d.next = self.k_err_double.val();
                 }
                 self.st.d.next = self.k_st[23].val();
@@ -1147,9 +875,9 @@ impl Logic for OakenMmu {
             self.m_tok.en.next = true;
             self.m_tok.addr.next = bit_cast::<16, D>(self.sl_c.val());
             self.st.en.next = true;
-            if self.c_op.q.val() == self.k_op_w.val() {
+            if self.dec.op.val() == self.k_op_w.val() {
                 self.st.d.next = self.k_st[3].val();
-            } else if self.c_op.q.val() == self.k_op_r.val() {
+            } else if self.dec.op.val() == self.k_op_r.val() {
                 self.st.d.next = self.k_st[15].val();
             } else {
                 self.st.d.next = self.k_st[18].val();
@@ -1175,13 +903,13 @@ impl Logic for OakenMmu {
             // W_NEED0: pages of the metadata stream (those of each dense stream
             // are added per head); head 0's count sum; read sparse fill 0
             self.need.en.next = true;
-            self.need.d.next = self.need_m.val();
+            self.need.d.next = self.pneed[0].need.val();
             self.nd.en.next = true;
-            self.nd.d.next = self.need_d.val();
+            self.nd.d.next = self.pneed[1].need.val();
             self.nf.en.next = true;
             self.nf.d.next = self.k_zero.val();
             self.nsw.en.next = true;
-            self.nsw.d.next = self.nsum.val();
+            self.nsw.d.next = self.cnts.nsum.val();
             self.m_fill.en.next = true;
             self.m_fill.addr.next = self.fb.q.val();
             self.st.en.next = true;
@@ -1190,11 +918,11 @@ impl Logic for OakenMmu {
             // W_NEED: pages of dense stream hh and sparse stream hh (into nf,
             // summed into need a cycle later); the next head's count sum and fill
             self.nf.en.next = true;
-            self.nf.d.next = self.nd.q.val() + self.need_f.val();
+            self.nf.d.next = self.nd.q.val() + self.pneed[2].need.val();
             self.need.en.next = true;
             self.need.d.next = self.need.q.val() + self.nf.q.val();
             self.nsw.en.next = true;
-            self.nsw.d.next = self.nsum.val();
+            self.nsw.d.next = self.cnts.nsum.val();
             self.hh.en.next = true;
             self.hh.d.next = self.hh.q.val() + self.k_one.val();
             if self.hh.q.val() == self.k_h1.val() {
@@ -1208,7 +936,7 @@ impl Logic for OakenMmu {
             // W_CHECK: OutOfPages, else commit
             self.st.en.next = true;
             self.need_t.next = self.need.q.val() + self.nf.q.val();
-            if self.need_t.val() > self.fl_cnt.q.val() {
+            if self.need_t.val() > self.fl.count.val() {
                 self.err.en.next = true;
                 self.err.d.next = self.k_err_pages.val();
                 self.st.d.next = self.k_st[23].val();
@@ -1237,7 +965,7 @@ impl Logic for OakenMmu {
             self.held.en.next = true;
             self.held.d.next = (self.fill_old.val() + self.k_pb1.val()) >> self.k_lpb.val();
             self.st.en.next = true;
-            if self.c_op.q.val() == self.k_op_w.val() {
+            if self.dec.op.val() == self.k_op_w.val() {
                 // write: [fill, fill + b); pages below ceil(fill / pb) are held,
                 // so page j is held when the last page is partly filled
                 self.pth.en.next = true;
@@ -1257,7 +985,7 @@ impl Logic for OakenMmu {
                 } else {
                     self.st.d.next = self.k_st[8].val();
                 }
-            } else if self.c_op.q.val() == self.k_op_r.val() {
+            } else if self.dec.op.val() == self.k_op_r.val() {
                 // read: [0, fill), every page held (held = ceil(fill / pb))
                 self.pth.en.next = true;
                 self.pth.d.next = true;
@@ -1288,12 +1016,12 @@ impl Logic for OakenMmu {
                 self.m_pt.en.next = true;
                 self.newp.d.next = false;
             } else {
-                self.m_fl.en.next = true;
+                self.fl.rd.next = true;
                 self.newp.d.next = true;
                 self.fresh.en.next = true;
-                self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
+                self.fresh.d.next = self.fl.fresh.val();
                 self.headq.en.next = true;
-                self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
+                self.headq.d.next = bit_cast::<D, 16>(self.fl.head.val());
             }
         } else if self.st.q.val() == self.k_st[9].val() {
             // PIECE: take the page; a popped one joins the page list
@@ -1303,10 +1031,7 @@ impl Logic for OakenMmu {
                 self.m_pt.en.next = true;
                 self.m_pt.we.next = true;
                 self.m_pt.wdata.next = bit_cast::<16, D>(self.page.val());
-                self.fl_head.en.next = true;
-                self.fl_head.d.next = self.head_nx.val();
-                self.fl_cnt.en.next = true;
-                self.fl_cnt.d.next = self.fl_cnt.q.val() - self.k_one.val();
+                self.fl.pop.next = true;
             }
             // merge below; if it has to wait for the response register, MERGE retries
             self.st.en.next = true;
@@ -1324,16 +1049,16 @@ impl Logic for OakenMmu {
             if self.pth.q.val() {
                 self.m_pt.en.next = true;
             } else {
-                self.m_fl.en.next = true;
+                self.fl.rd.next = true;
             }
             if self.rl.q.val() >= self.capr.q.val() {
-                if self.can_emit.val() {
+                if self.resp.can_emit.val() {
                     self.e_go.next = true;
                     self.e_len.next = bit_cast::<LEN_BITS, D>(self.capr.q.val());
                     self.ra.en.next = true;
                     self.ra.d.next = self.ra_c.val();
                     self.capr.en.next = true;
-                    self.capr.d.next = self.cap_c.val();
+                    self.capr.d.next = self.bcap[1].cap.val();
                     self.rl.en.next = true;
                     self.rl.d.next = self.rl.q.val() - self.capr.q.val();
                 }
@@ -1355,12 +1080,12 @@ impl Logic for OakenMmu {
                 } else {
                     self.newp.d.next = true;
                     self.fresh.en.next = true;
-                    self.fresh.d.next = bit_cast::<D, 16>(self.fl_head.q.val()) >= self.fl_wm.q.val();
+                    self.fresh.d.next = self.fl.fresh.val();
                     self.headq.en.next = true;
-                    self.headq.d.next = bit_cast::<D, 16>(self.fl_head.q.val());
+                    self.headq.d.next = bit_cast::<D, 16>(self.fl.head.val());
                 }
             } else if self.rl.q.val() != self.k_zero.val() {
-                if self.can_emit.val() {
+                if self.resp.can_emit.val() {
                     self.e_go.next = true;
                     self.rl.en.next = true;
                     self.rl.d.next = self.k_zero.val();
@@ -1382,13 +1107,13 @@ impl Logic for OakenMmu {
             self.hs.en.next = true;
             self.hs.d.next = self.hs_nx.val();
             self.nsr.en.next = true;
-            self.nsr.d.next = self.nsum_s.val();
+            self.nsr.d.next = self.cnts.nsum_s.val();
             self.m_fill.en.next = true;
             self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.si.q.val() >> self.k_one.val());
-            if self.c_op.q.val() == self.k_op_r.val() {
-                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.c_head.q.val());
+            if self.dec.op.val() == self.k_op_r.val() {
+                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.dec.head.val());
                 if self.is_meta.val() {
-                    self.si.d.next = (self.c_head.q.val() << self.k_one.val()) + self.k_one.val();
+                    self.si.d.next = (self.dec.head.val() << self.k_one.val()) + self.k_one.val();
                 } else if self.is_sparse.val() {
                     self.si.en.next = false;
                     self.m_fill.en.next = false;
@@ -1406,7 +1131,7 @@ impl Logic for OakenMmu {
                 self.hh.d.next = self.k_zero.val();
                 self.caddr.en.next = true;
                 self.caddr.d.next = self.mul_c.y.val() + bit_cast::<MA, D>(self.tok.q.val());
-                if self.freeing.val() {
+                if self.dec.freeing.val() {
                     self.st.d.next = self.k_st[21].val();
                 } else {
                     self.st.d.next = self.k_st[13].val();
@@ -1416,7 +1141,7 @@ impl Logic for OakenMmu {
             // W_COUNTS: head hh's counts at the token index (caddr), then the next head's
             self.m_cnt.en.next = true;
             self.m_cnt.we.next = true;
-            self.m_cnt.wdata.next = self.cw.val();
+            self.m_cnt.wdata.next = self.cnts.cw.val();
             self.caddr.en.next = true;
             self.caddr.d.next = self.caddr.q.val() + self.k_msl48.val();
             self.hh.en.next = true;
@@ -1461,7 +1186,7 @@ impl Logic for OakenMmu {
             }
         } else if self.st.q.val() == self.k_st[17].val() {
             // RC_EMIT: one counts beat per token, the next token read as it goes
-            if self.can_emit.val() {
+            if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.e_kind.next = self.k_kind_counts.val();
                 self.e_token.next = bit_cast::<TOKEN_BITS, D>(self.t.q.val());
@@ -1483,18 +1208,7 @@ impl Logic for OakenMmu {
             self.st.d.next = self.k_st[20].val();
         } else if self.st.q.val() == self.k_st[20].val() {
             // F_PUSH: push page j onto the tail, read page j + 1
-            self.m_fl.en.next = true;
-            self.m_fl.we.next = true;
-            self.m_fl.addr.next = self.fl_tail.q.val();
-            self.m_fl.wdata.next = self.m_pt.rdata.val();
-            self.fl_tail.en.next = true;
-            self.fl_tail.d.next = self.tail_nx.val();
-            self.fl_cnt.en.next = true;
-            self.fl_cnt.d.next = self.fl_cnt.q.val() + self.k_one.val();
-            if self.fl_wm.q.val() != self.k_np.val() {
-                self.fl_wm.en.next = true;
-                self.fl_wm.d.next = self.fl_wm.q.val() + self.k_one.val();
-            }
+            self.fl.push.next = true;
             self.ptot.en.next = true;
             self.ptot.d.next = self.ptot.q.val() + self.k_one.val();
             self.j.en.next = true;
@@ -1512,12 +1226,7 @@ impl Logic for OakenMmu {
             // F_NEXTL: the next layer, or the slot is freed
             self.st.en.next = true;
             if self.lay.q.val() == self.k_l1.val() {
-                for k in 0..self._ms {
-                    if self.k_slot[k].val() == self.slot.q.val() {
-                        self.sst[k].en.next = true;
-                        self.sst[k].d.next = self.k_freed.val();
-                    }
-                }
+                self.dec.free.next = true;
                 self.st.d.next = self.k_st[22].val();
             } else {
                 self.lay.en.next = true;
@@ -1530,7 +1239,7 @@ impl Logic for OakenMmu {
             }
         } else if self.st.q.val() == self.k_st[22].val() {
             // STATUS: success
-            if self.can_emit.val() {
+            if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.e_kind.next = self.k_kind_status.val();
                 self.e_full.next = true;
@@ -1541,7 +1250,7 @@ impl Logic for OakenMmu {
             }
         } else if self.st.q.val() == self.k_st[23].val() {
             // ERR: the error's status, nothing else
-            if self.can_emit.val() {
+            if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.e_kind.next = self.k_kind_status.val();
                 self.e_status.next = self.err.q.val();
@@ -1562,7 +1271,7 @@ impl Logic for OakenMmu {
                 self.ra.en.next = true;
                 self.ra.d.next = self.phys.val();
                 self.capr.en.next = true;
-                self.capr.d.next = self.cap.val();
+                self.capr.d.next = self.bcap[0].cap.val();
                 self.rl.en.next = true;
                 self.rend.en.next = true;
                 self.rl.d.next = self.nr.q.val();
@@ -1578,12 +1287,12 @@ impl Logic for OakenMmu {
                 self.voff.d.next = self.voff.q.val() + self.nr.q.val();
                 self.st.en.next = true;
                 self.st.d.next = self.k_st[11].val();
-            } else if self.can_emit.val() {
+            } else if self.resp.can_emit.val() {
                 self.e_go.next = true;
                 self.ra.en.next = true;
                 self.ra.d.next = self.phys.val();
                 self.capr.en.next = true;
-                self.capr.d.next = self.cap.val();
+                self.capr.d.next = self.bcap[0].cap.val();
                 self.rl.en.next = true;
                 self.rend.en.next = true;
                 self.rl.d.next = self.nr.q.val();
@@ -1595,84 +1304,44 @@ impl Logic for OakenMmu {
         }
 
         // opening a slot: its id, its state, and every row of it invalid
-        for k in 0..self._ms {
-            if self.commit_open.val() & (self.k_slot[k].val() == self.slot.q.val()) {
-                self.sid[k].en.next = true;
-                self.sst[k].en.next = true;
-                self.sst[k].d.next = self.k_open.val();
-            }
-        }
+        self.dec.open.next = self.commit_open.val();
         self.vld.clr.next = self.commit_open.val();
 
         // ---------------- response register ----------------
-        self.o_v.en.next = self.e_go.val() | self.rsp_ready.val();
-        self.o_v.d.next = self.e_go.val();
-        self.o_kind.en.next = self.e_go.val();
-        self.o_kind.d.next = self.e_kind.val();
-        self.o_stream.en.next = self.e_go.val();
-        self.o_addr.en.next = self.e_go.val();
-        self.o_len.en.next = self.e_go.val();
-        self.o_token.en.next = self.e_go.val();
-        self.o_token.d.next = self.e_token.val();
-        self.o_status.en.next = self.e_go.val();
-        self.o_status.d.next = self.e_status.val();
-        self.o_slot.en.next = self.e_go.val();
-        self.o_slot.d.next = bit_cast::<8, D>(self.k_zero.val());
-        self.o_opened.en.next = self.e_go.val();
-        self.o_opened.d.next = false;
-        self.o_pages.en.next = self.e_go.val();
-        self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.k_zero.val());
-        self.o_last.en.next = self.e_go.val();
-        self.o_last.d.next = self.e_kind.val() == self.k_kind_status.val();
-        // descriptor fields only on descriptors
-        self.o_stream.d.next = bit_cast::<STREAM_BITS, D>(self.k_zero.val());
-        self.o_addr.d.next = self.k_zero.val();
-        self.o_len.d.next = bit_cast::<LEN_BITS, D>(self.k_zero.val());
-        if self.e_kind.val() == self.k_kind_desc.val() {
-            self.o_stream.d.next = bit_cast::<STREAM_BITS, D>(self.si.q.val());
-            self.o_addr.d.next = self.e_addr.val();
-            self.o_len.d.next = self.e_len.val();
-        }
-        // a successful command's status carries its slot and results
-        if self.e_full.val() {
-            self.o_slot.d.next = bit_cast::<8, D>(self.slot.q.val());
-            if self.c_op.q.val() == self.k_op_w.val() {
-                self.o_opened.d.next = self.opened.q.val();
-                self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
-                self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());
-            } else if self.c_op.q.val() == self.k_op_r.val() {
-                self.o_token.d.next = bit_cast::<TOKEN_BITS, D>(self.tok.q.val());
-            } else {
-                self.o_pages.d.next = bit_cast::<PAGES_BITS, D>(self.ptot.q.val());
-            }
-        }
+        self.resp.clock.next = self.clock.val();
+        self.resp.reset.next = self.reset.val();
+        self.resp.rsp_ready.next = self.rsp_ready.val();
+        self.resp.e_go.next = self.e_go.val();
+        self.resp.e_kind.next = self.e_kind.val();
+        self.resp.e_addr.next = self.e_addr.val();
+        self.resp.e_len.next = self.e_len.val();
+        self.resp.e_token.next = self.e_token.val();
+        self.resp.e_status.next = self.e_status.val();
+        self.resp.e_full.next = self.e_full.val();
+        self.resp.stream.next = self.si.q.val();
+        self.resp.op.next = self.dec.op.val();
+        self.resp.slot.next = self.slot.q.val();
+        self.resp.opened.next = self.opened.q.val();
+        self.resp.tok.next = self.tok.q.val();
+        self.resp.pages.next = self.ptot.q.val();
+        self.resp.counts_word.next = self.m_cnt.rdata.val();
         for k in 0..self._seg {
-            self.o_counts[k].clock.next = self.clock.val();
-            self.o_counts[k].reset.next = self.reset.val();
-            self.o_counts[k].en.next = self.e_go.val();
-            self.o_counts[k].d.next = bit_cast::<8, D>(self.k_zero.val());
-            if self.e_kind.val() == self.k_kind_counts.val() {
-                self.o_counts[k].d.next = self.m_cnt.rdata.val().get_bits::<8>(self.k_seg_sh[k].val().index());
-            }
-            self.rsp_counts[k].next = self.o_counts[k].q.val();
+            self.rsp_counts[k].next = self.resp.rsp_counts[k].val();
         }
-
         self.cmd_ready.next = self.rdy.q.val();
-        self.rsp_valid.next = self.o_v.q.val();
-        self.rsp_kind.next = self.o_kind.q.val();
-        self.rsp_stream.next = self.o_stream.q.val();
-        self.rsp_addr.next = self.o_addr.q.val();
-        self.rsp_len.next = self.o_len.q.val();
-        self.rsp_token.next = self.o_token.q.val();
-        self.rsp_status.next = self.o_status.q.val();
-        self.rsp_slot.next = self.o_slot.q.val();
-        self.rsp_opened.next = self.o_opened.q.val();
-        self.rsp_pages.next = self.o_pages.q.val();
-        self.rsp_last.next = self.o_last.q.val();
+        self.rsp_valid.next = self.resp.rsp_valid.val();
+        self.rsp_kind.next = self.resp.rsp_kind.val();
+        self.rsp_stream.next = self.resp.rsp_stream.val();
+        self.rsp_addr.next = self.resp.rsp_addr.val();
+        self.rsp_len.next = self.resp.rsp_len.val();
+        self.rsp_token.next = self.resp.rsp_token.val();
+        self.rsp_status.next = self.resp.rsp_status.val();
+        self.rsp_slot.next = self.resp.rsp_slot.val();
+        self.rsp_opened.next = self.resp.rsp_opened.val();
+        self.rsp_pages.next = self.resp.rsp_pages.val();
+        self.rsp_last.next = self.resp.rsp_last.val();
 
         // ---------------- value masks (see the k_m_* constants) ----------------
-        self.fl_cnt.d.next = self.fl_cnt.d.val() & self.k_m_npc.val();
-        self.fl_wm.d.next = self.fl_wm.d.val() & self.k_m_npc.val();
         self.slot.d.next = self.slot.d.val() & self.k_m_slot.val();
         self.sl.d.next = self.sl.d.val() & self.k_m_sl.val();
         self.tok.d.next = self.tok.d.val() & self.k_m_tok.val();
@@ -1702,7 +1371,5 @@ impl Logic for OakenMmu {
         self.pbase.d.next = self.pbase.d.val() & self.k_m_pbase.val();
         self.rowb.d.next = self.rowb.d.val() & self.k_m_pbase.val();
         self.fb.d.next = self.fb.d.val() & self.k_m_fb.val();
-        self.fl_head.d.next = self.fl_head.d.val() & self.k_m_pg16.val();
-        self.fl_tail.d.next = self.fl_tail.d.val() & self.k_m_pg16.val();
     }
 }
