@@ -25,7 +25,7 @@ pub struct DeqExpandStage {
     /// Per position, the lane words after the moves of `sh` positions.
     pub x_out: Vec<Signal<Out, Bits<XW>>>,
     // the word's bit of the move this stage makes (bit log2 sh of the move)
-    mbit: Constant<Bits<8>>,
+    mbit: Constant<Bits<5>>,
     taken: Constant<Bits<XW>>,
     _lanes: usize,
     _sh: usize,

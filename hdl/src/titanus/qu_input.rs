@@ -65,7 +65,7 @@ pub struct InputQueue {
     m_oob: Reg<Bit>,
     m_x: Vec<Reg<Bits<8>>>,
     m_k: Vec<Reg<Bit>>,
-    k2: Vec<Constant<Bits<2>>>,
+    one2: Constant<Bits<2>>,
     nbeats: Constant<Bits<11>>,
     one11: Constant<Bits<11>>,
     zero11: Constant<Bits<11>>,
@@ -125,7 +125,7 @@ impl InputQueue {
             m_oob: Reg::default(),
             m_x: regs(lanes),
             m_k: regs(lanes),
-            k2: (0..3u64).map(|v| Constant::new(v.into())).collect(),
+            one2: Constant::new(1u64.into()),
             nbeats: Constant::new((beats as u64).into()),
             one11: Constant::new(1u64.into()),
             zero11: Constant::new(0u64.into()),
@@ -245,7 +245,7 @@ impl Logic for InputQueue {
         self.m_last.d.next = self.bcnt.q.val() + self.one11.val() == self.nbeats.val();
         self.m_row.d.next = self.bcnt.q.val().get_bits::<10>(0);
         if self.bcnt.q.val() != self.zero11.val() {
-            self.m_kind.d.next = self.k2[1].val() | (bit_cast::<2, 1>(self.tkind.q.val().into()) << self.k2[1].val());
+            self.m_kind.d.next = self.one2.val() | (bit_cast::<2, 1>(self.tkind.q.val().into()) << self.one2.val());
             self.m_first.d.next = false;
         }
         self.m_bits.d.next = self.hd_bits.q.val();
