@@ -384,10 +384,28 @@ pub fn sweep<R: Send>(
     points: &[&'static str],
     f: impl Fn(&'static ModelInfo, &crate::coverage::Coverage) -> R + Sync,
 ) -> (crate::coverage::Coverage, Vec<R>) {
+    sweep_as(unit, None, gate_level, min, points, f)
+}
+
+/// `sweep`, for a second sweep of the same unit and level in one run: its
+/// coverage set is named after `what` too, so that the two sets' reports
+/// (build/reports/coverage) do not overwrite each other.
+pub fn sweep_as<R: Send>(
+    unit: &str,
+    what: Option<&str>,
+    gate_level: bool,
+    min: usize,
+    points: &[&'static str],
+    f: impl Fn(&'static ModelInfo, &crate::coverage::Coverage) -> R + Sync,
+) -> (crate::coverage::Coverage, Vec<R>) {
     let infos = of_unit_nonempty(unit, gate_level);
     let level = if gate_level { "netlists" } else { "RTL" };
     assert!(infos.len() >= min, "{} {unit} models ({level}) in this run, at least {min} expected", infos.len());
-    let cov = crate::coverage::Coverage::new(&format!("{} ({level})", unit.replace('-', "_")), points);
+    let title = match what {
+        Some(w) => format!("{} {w} ({level})", unit.replace('-', "_")),
+        None => format!("{} ({level})", unit.replace('-', "_")),
+    };
+    let cov = crate::coverage::Coverage::new(&title, points);
     let out = crate::build::jobs::map(&infos, |&info| f(info, &cov));
     (cov, out)
 }

@@ -88,7 +88,7 @@ const RESET_POINTS: &[&str] =
 /// matches a fresh model, its skip counters included.
 #[test]
 fn reset_with_traffic_in_flight() {
-    let (cov, _) = models::sweep(UNIT, false, 3, RESET_POINTS, |info, cov| {
+    let (cov, _) = models::sweep_as(UNIT, Some("reset in flight"), false, 3, RESET_POINTS, |info, cov| {
         let p = params_of(&Model::new(info));
         let any = || proptest::prelude::any::<u64>();
         let strategy = (case(p, 1..10), any(), 0u64..1000, 0u8..4);
