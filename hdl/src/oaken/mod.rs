@@ -1,6 +1,7 @@
 //! Oaken (ISCA 2025) units: quantization engine and its parts, the MMU.
 pub mod classify;
 pub mod deq_expand;
+pub mod deq_lane;
 pub mod deq_or_tree;
 pub mod dequantizer;
 pub mod encode_lane;
