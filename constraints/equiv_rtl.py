@@ -4,7 +4,8 @@
 Used when an hdl refactor (a block split into sub-blocks, say) changes the
 emitted Verilog text: the old and the new RTL are flattened, registers are
 paired by name (a new register `stage.x` pairs with an old `x` when that
-suffix names exactly one old register; exact names first), and Yosys proves
+suffix names exactly one old register; exact names first; a register of
+one block of a Vec, `lane$2.x`, also pairs with an old `x$2`), and Yosys proves
 every output and every paired register equal by `equiv_simple` then
 `equiv_induct`. Unpaired registers are left to the induction. Memories are
 mapped to flip-flops first, so keep the parameter sets small.
@@ -87,9 +88,18 @@ def main():
             t = tails(o)
             if t:
                 index.setdefault(t[0], []).append(o)
+        # a register of a Vec of blocks, one per lane, pairs with the Vec of
+        # registers it replaced: `core.lane$2.s3_sel$q` -> `core.s3_sel$2$q`
+        def hoists(n):
+            n = n.lstrip("\\")
+            out = []
+            for m in re.finditer(r"(?:^|(?<=[.$]))(\w+)\$(\d+)\.(\w+)", n):
+                h = n[: m.start()] + m.group(3) + "$" + m.group(2) + n[m.end() :]
+                out += [h] + tails(h)
+            return out
         used = set()
         for g in sorted(gate_regs - gold_regs):
-            for t in tails(g):
+            for t in tails(g) + hoists(g):
                 hits = index.get(t, [])
                 if len(hits) == 1 and hits[0] not in used:
                     renames.append((g, hits[0]))

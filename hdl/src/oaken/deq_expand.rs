@@ -57,10 +57,11 @@ impl Logic for DeqExpandStage {
             }
         }
         // ... and takes the one sh positions up (sh as a one-value loop
-        // variable: an index may only name loop variables; bit 16 = taken)
+        // variable: an index may only name loop variables or constants; the taken bit
+        // is tested through its mask)
         for i in self._sh..self._lanes {
             for sh in self._sh..(self._sh + 1) {
-                if self.x_in[i - sh].val().get_bit(16) & self.x_in[i - sh].val().get_bit(self.mbit.val().index()) {
+                if (self.x_in[i - sh].val() & self.taken.val()).any() & self.x_in[i - sh].val().get_bit(self.mbit.val().index()) {
                     self.x_out[i].next = self.x_in[i - sh].val();
                 }
             }

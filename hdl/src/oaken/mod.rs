@@ -1,6 +1,13 @@
 //! Oaken (ISCA 2025) units: quantization engine and its parts, the MMU.
 pub mod classify;
+pub mod deq_aligner;
+pub mod deq_aligner_thr;
+pub mod deq_aligner_window;
 pub mod deq_expand;
+pub mod deq_fields;
+pub mod deq_input;
+pub mod deq_lane;
+pub mod deq_or_tree;
 pub mod dequantizer;
 pub mod encode_lane;
 pub mod extremes;
