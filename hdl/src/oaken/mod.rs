@@ -12,6 +12,7 @@ pub mod mmu_decode;
 pub mod mmu_free_list;
 pub mod mmu_page_need;
 pub mod mmu_response;
+pub mod mmu_stream;
 pub mod quantizer;
 pub mod table;
 pub mod token_params;
