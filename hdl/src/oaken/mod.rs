@@ -10,6 +10,7 @@ pub mod mmu_burst_cap;
 pub mod mmu_counts;
 pub mod mmu_decode;
 pub mod mmu_free_list;
+pub mod mmu_geometry;
 pub mod mmu_page_need;
 pub mod mmu_response;
 pub mod mmu_stream;
