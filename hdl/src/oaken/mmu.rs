@@ -10,12 +10,13 @@
 //! checks), the error checks of §10.8 in their precedence (a write reads the
 //! token count and every sparse fill and counts the pages the whole token
 //! needs before anything changes), then the commit. Placement and read
-//! descriptors come from one stream walker: page by page over a stream's
-//! virtual range, each piece either merges with the pending contiguous range
-//! or flushes it, and the pending range is cut greedily into AXI4 bursts as
-//! soon as a whole burst is known (§10.7: cutting greedily from a range's
-//! start depends only on where the range starts and what remains, so
-//! emitting a full burst early gives the same bursts).
+//! descriptors come from one stream walker (`mmu_stream.rs`, its own block
+//! with its registers): page by page over a stream's virtual range, each
+//! piece either merges with the pending contiguous range or flushes it, and
+//! the pending range is cut greedily into AXI4 bursts as soon as a whole
+//! burst is known (§10.7). This block keeps the state register and the
+//! other states; the register wiring (clock, reset, hold, value masks) is
+//! written once by `prim::reg::reg_logic!`.
 //!
 //! Storage is five single-port memories (`prim::ram::SpRam`, each its own
 //! Verilog module, the SRAM swap points), none reset:
@@ -34,101 +35,20 @@
 //! register counts pushes), which is the reset content of §10.4.
 
 use super::mmu_counts::MmuCounts;
-use super::mmu_burst_cap::MmuBurstCap;
 use super::mmu_decode::MmuDecode;
 use super::mmu_free_list::MmuFreeList;
 use super::mmu_page_need::MmuPageNeed;
 use super::mmu_response::MmuResponse;
-use crate::prim::ram::{addr_bits, MemInfo, MulConst, SpRam, ValidBits};
-use crate::prim::reg::Reg;
+use super::mmu_stream::MmuStream;
+use crate::prim::ram::{addr_bits, MulConst, SpRam, ValidBits};
+use crate::prim::reg::{reg_logic, Reg};
 use rust_hdl::prelude::*;
-use sim::oaken::mmu::{MmuParams, AXI_BOUNDARY, AXI_MAX_BEATS};
+use sim::oaken::mmu::MmuParams;
 
-/// Datapath width: byte offsets, fills, physical addresses (all < 2^28
-/// because phys_pages * page_bytes <= 2^28), counters.
-pub const D: usize = 32;
-/// Memory address width (the largest table has fewer than 2^47 words).
-pub const MA: usize = 48;
-/// Counts-memory port: up to 64 segments of 8 bits.
-pub const CW: usize = 512;
-/// Response field widths (spec §10.11).
-pub const STREAM_BITS: usize = 10;
-pub const LEN_BITS: usize = 13;
-pub const TOKEN_BITS: usize = 17;
-pub const PAGES_BITS: usize = 17;
-
-/// Response beat kinds (`rsp_kind`).
-pub const KIND_DESC: u64 = 0;
-pub const KIND_COUNTS: u64 = 1;
-pub const KIND_STATUS: u64 = 2;
-
-/// Command opcodes (`cmd_op`); 3 is malformed (`BadCommand`).
-pub const OP_WRITE: u64 = 0;
-pub const OP_READ: u64 = 1;
-pub const OP_FREE: u64 = 2;
-
-/// Sizes of one MMU instance, derived from its parameters.
-#[derive(Clone, Debug)]
-pub struct MmuGeometry {
-    pub p: MmuParams,
-    pub segments: usize,
-    /// Sequence slots times layers: (slot, layer) rows.
-    pub rows: usize,
-    pub streams: usize,
-    /// Page-list capacities of the metadata, dense and sparse streams.
-    pub cap_m: u64,
-    pub cap_d: u64,
-    pub cap_s: u64,
-    /// Page-table words per (slot, layer).
-    pub row_words: u64,
-    pub page_bits: usize,
-    pub fill_bits: usize,
-    pub token_bits: usize,
-}
-
-fn clog2(n: u64) -> usize {
-    sim::oaken::mmu::clog2(n) as usize
-}
-
-impl MmuGeometry {
-    pub fn new(p: &MmuParams) -> MmuGeometry {
-        p.check().expect("parameters are checked by the generator");
-        let (cap_m, cap_d, cap_s) = (p.capacity(0), p.capacity(1), p.capacity(2));
-        MmuGeometry {
-            p: p.clone(),
-            segments: p.segments(),
-            rows: p.max_seqs * p.layers,
-            streams: p.streams(),
-            cap_m,
-            cap_d,
-            cap_s,
-            row_words: cap_m + p.heads as u64 * (cap_d + cap_s),
-            page_bits: clog2(p.phys_pages as u64).max(1),
-            fill_bits: clog2(p.max_seq_len as u64 * p.head_dim as u64 + 1),
-            token_bits: clog2(p.max_seq_len as u64 + 1),
-        }
-    }
-
-    /// The memories of an instance named `module` (spec §10.9 tables).
-    pub fn memories(&self, module: &str) -> Vec<MemInfo> {
-        let p = &self.p;
-        let m = |name: &str, depth: u64, width: usize| MemInfo {
-            module: format!("{module}_{name}_ram"),
-            name: name.to_string(),
-            depth: depth as usize,
-            width,
-        };
-        let rows = self.rows as u64;
-        let heads = p.heads as u64;
-        vec![
-            m("pages", rows * self.row_words, self.page_bits),
-            m("fills", rows * heads, self.fill_bits),
-            m("counts", rows * heads * p.max_seq_len as u64, 8 * self.segments),
-            m("free_list", p.phys_pages as u64, self.page_bits),
-            m("tokens", rows, self.token_bits),
-        ]
-    }
-}
+pub use super::mmu_geometry::{
+    mask, MmuGeometry, CW, D, KIND_COUNTS, KIND_DESC, KIND_STATUS, LEN_BITS, MA, OP_FREE, OP_READ, OP_WRITE, PAGES_BITS,
+    STREAM_BITS, TOKEN_BITS,
+};
 
 // States, `k_st[n]` (rust-hdl resolves an index only from a literal or a
 // loop variable, so the code names them by number):
@@ -136,6 +56,8 @@ impl MmuGeometry {
 //    6 W_CHECK,   7 START,   8 FETCH,   9 PIECE,  10 MERGE,  11 CUT
 //   12 NEXT,  13 W_COUNTS,  14 W_TOKW,  15 R_TOK,  16 RC_FIRST,  17 RC_EMIT
 //   18 F_TOK,  19 F_RD,  20 F_PUSH,  21 F_NEXTL,  22 STATUS,  23 ERR
+// START .. CUT and F_PUSH are (also) the stream walker's (`mmu_stream.rs`),
+// which names its states as constants and gives the next state as st_to.
 const STATES: u64 = 24;
 
 #[derive(LogicBlock)]
@@ -194,8 +116,8 @@ pub struct OakenMmu {
     fl: MmuFreeList,
     /// Pages needed by the metadata, dense and sparse streams.
     pneed: Vec<MmuPageNeed>,
-    /// Burst caps at a piece and at the end of the burst being emitted.
-    bcap: Vec<MmuBurstCap>,
+    /// The stream walker and its registers (START .. CUT, F_PUSH).
+    walk: MmuStream,
     // ---- memories ----
     m_pt: SpRam<MA, 16>,
     m_fill: SpRam<MA, D>,
@@ -207,7 +129,6 @@ pub struct OakenMmu {
     mul_h: MulConst<MA>,
     mul_tm: MulConst<D>,
     mul_td: MulConst<D>,
-    mul_hs: MulConst<MA>,
     mul_c: MulConst<MA>,
 
     // ---- registers ----
@@ -222,8 +143,6 @@ pub struct OakenMmu {
     need: Reg<Bits<D>>,
     nd: Reg<Bits<D>>,
     caddr: Reg<Bits<MA>>,
-    rend: Reg<Bits<D>>,
-    nr: Reg<Bits<D>>,
     nsw: Reg<Bits<D>>,
     nf: Reg<Bits<D>>,
     nsr: Reg<Bits<D>>,
@@ -231,24 +150,8 @@ pub struct OakenMmu {
     hh: Reg<Bits<D>>,
     si: Reg<Bits<D>>,
     lay: Reg<Bits<D>>,
-    /// Page-table address of virtual page j of the current stream.
-    pbase: Reg<Bits<MA>>,
-    v1: Reg<Bits<D>>,
-    voff: Reg<Bits<D>>,
-    held: Reg<Bits<D>>,
-    j: Reg<Bits<D>>,
-    ra: Reg<Bits<D>>,
-    /// The burst cap at `ra`: min(4096 - ra mod 4096, 256 * bus_bytes - ra mod bus_bytes).
-    capr: Reg<Bits<D>>,
-    rl: Reg<Bits<D>>,
     rowb: Reg<Bits<MA>>,
     fb: Reg<Bits<MA>>,
-    pgr: Reg<Bits<D>>,
-    newp: Reg<Bit>,
-    /// The page FETCH or CUT reads next is held (else it is popped), registered so no compare feeds the memories.
-    pth: Reg<Bit>,
-    fresh: Reg<Bit>,
-    headq: Reg<Bits<D>>,
     t: Reg<Bits<D>>,
     ptot: Reg<Bits<D>>,
 
@@ -261,30 +164,15 @@ pub struct OakenMmu {
     e_status: Signal<Local, Bits<3>>,
     e_full: Signal<Local, Bit>,
     vld_sl: Signal<Local, Bit>,
-    is_meta: Signal<Local, Bit>,
-    is_dense: Signal<Local, Bit>,
-    is_sparse: Signal<Local, Bit>,
     hs_nx: Signal<Local, Bits<D>>,
     hsel: Signal<Local, Bits<D>>,
     need_t: Signal<Local, Bits<D>>,
-    s_pbase: Signal<Local, Bits<MA>>,
     sl_c: Signal<Local, Bits<D>>,
     fm: Signal<Local, Bits<D>>,
     fd: Signal<Local, Bits<D>>,
     tok_rd: Signal<Local, Bits<D>>,
     fill_rd: Signal<Local, Bits<D>>,
-    fill_old: Signal<Local, Bits<D>>,
-    nb: Signal<Local, Bits<D>>,
-    page: Signal<Local, Bits<D>>,
-    off: Signal<Local, Bits<D>>,
-    phys: Signal<Local, Bits<D>>,
-    room: Signal<Local, Bits<D>>,
-    rem: Signal<Local, Bits<D>>,
-    n: Signal<Local, Bits<D>>,
-    ra_c: Signal<Local, Bits<D>>,
     commit_open: Signal<Local, Bit>,
-    do_merge: Signal<Local, Bit>,
-    pg_cur: Signal<Local, Bits<D>>,
 
     // ---- constants ----
     k_st: Vec<Constant<Bits<5>>>,
@@ -299,11 +187,6 @@ pub struct OakenMmu {
     k_msl: Constant<Bits<D>>,
     k_mb: Constant<Bits<D>>,
     k_db: Constant<Bits<D>>,
-    k_pb: Constant<Bits<D>>,
-    k_pb1: Constant<Bits<D>>,
-    k_lpb: Constant<Bits<D>>,
-    k_cm: Constant<Bits<MA>>,
-    k_cd: Constant<Bits<MA>>,
     k_msl48: Constant<Bits<MA>>,
     k_one48: Constant<Bits<MA>>,
     k_zero: Constant<Bits<D>>,
@@ -316,24 +199,17 @@ pub struct OakenMmu {
     k_err_unknown: Constant<Bits<3>>,
     k_err_double: Constant<Bits<3>>,
     k_ok: Constant<Bits<3>>,
-    // Value masks of the wide registers (`mask` below): a register's bits
+    // Value masks of the wide registers (`mmu_geometry::mask`): a register's bits
     // above its largest value are constant 0, so synthesis drops them and
     // every adder and comparison on it is only as wide as the parameters need.
     k_m_slot: Constant<Bits<D>>,
     k_m_sl: Constant<Bits<D>>,
     k_m_tok: Constant<Bits<D>>,
     k_m_need: Constant<Bits<D>>,
-    k_m_addr: Constant<Bits<D>>,
-    k_m_nr: Constant<Bits<D>>,
     k_m_ns: Constant<Bits<D>>,
     k_m_h: Constant<Bits<D>>,
     k_m_si: Constant<Bits<D>>,
     k_m_lay: Constant<Bits<D>>,
-    k_m_fill: Constant<Bits<D>>,
-    k_m_held: Constant<Bits<D>>,
-    k_m_capr: Constant<Bits<D>>,
-    k_m_rl: Constant<Bits<D>>,
-    k_m_pg: Constant<Bits<D>>,
     k_m_caddr: Constant<Bits<MA>>,
     k_m_pbase: Constant<Bits<MA>>,
     k_m_fb: Constant<Bits<MA>>,
@@ -357,13 +233,9 @@ impl OakenMmu {
         assert!(addr_bits(g.rows) <= 16 && addr_bits(p.phys_pages) <= 16);
         let (a, b, cc, d, e) = (ram(0), ram(1), ram(2), ram(3), ram(4));
         // largest values of the masked registers (see `mask`)
-        let bw = |v: u64| (64 - v.leading_zeros() as usize).max(1);
-        let m = |w: usize| (1u64 << w) - 1;
         let (np, msl) = (p.phys_pages as u64, p.max_seq_len as u64);
         let pages_for = |b: usize| (b as u64).div_ceil(pb) + 1;
         let need_max = pages_for(p.meta_bytes) + h as u64 * (pages_for(p.dense_bytes) + pages_for(p.head_dim));
-        let fill_max = msl * p.meta_bytes.max(p.dense_bytes).max(p.head_dim) as u64;
-        let cap_max = g.cap_m.max(g.cap_d).max(g.cap_s);
         OakenMmu {
             clock: Default::default(),
             reset: Default::default(),
@@ -392,7 +264,7 @@ impl OakenMmu {
             resp: MmuResponse::new(seg),
             fl: MmuFreeList::new(p.phys_pages, d.0, d.1, d.3),
             pneed: (0..3).map(|_| MmuPageNeed::new(pb)).collect(),
-            bcap: (0..2).map(|_| MmuBurstCap::new(p.bus_bytes as u64)).collect(),
+            walk: MmuStream::new(&g, mems[0].depth as u64),
             m_pt: SpRam::new(a.0, a.1, a.2, a.3),
             m_fill: SpRam::new(b.0, b.1, b.2, b.3),
             m_cnt: SpRam::new(cc.0, cc.1, cc.2, cc.3),
@@ -402,7 +274,6 @@ impl OakenMmu {
             mul_h: MulConst::new(h as u64),
             mul_tm: MulConst::new(p.meta_bytes as u64),
             mul_td: MulConst::new(p.dense_bytes as u64),
-            mul_hs: MulConst::new(g.cap_d + g.cap_s),
             mul_c: MulConst::new(p.max_seq_len as u64),
             rdy: Reg::new(true),
             st: Reg::default(),
@@ -415,8 +286,6 @@ impl OakenMmu {
             need: Reg::default(),
             nd: Reg::default(),
             caddr: Reg::default(),
-            rend: Reg::default(),
-            nr: Reg::default(),
             nsw: Reg::default(),
             nf: Reg::default(),
             nsr: Reg::default(),
@@ -424,21 +293,8 @@ impl OakenMmu {
             hh: Reg::default(),
             si: Reg::default(),
             lay: Reg::default(),
-            pbase: Reg::default(),
-            v1: Reg::default(),
-            voff: Reg::default(),
-            held: Reg::default(),
-            j: Reg::default(),
-            ra: Reg::default(),
-            capr: Reg::new(AXI_BOUNDARY.min(AXI_MAX_BEATS * p.bus_bytes as u64).into()),
-            rl: Reg::default(),
             rowb: Reg::default(),
             fb: Reg::default(),
-            pgr: Reg::default(),
-            newp: Reg::default(),
-            pth: Reg::default(),
-            fresh: Reg::default(),
-            headq: Reg::default(),
             t: Reg::default(),
             ptot: Reg::default(),
             e_go: Default::default(),
@@ -449,30 +305,15 @@ impl OakenMmu {
             e_status: Default::default(),
             e_full: Default::default(),
             vld_sl: Default::default(),
-            is_meta: Default::default(),
-            is_dense: Default::default(),
-            is_sparse: Default::default(),
             hs_nx: Default::default(),
             hsel: Default::default(),
             need_t: Default::default(),
-            s_pbase: Default::default(),
             sl_c: Default::default(),
             fm: Default::default(),
             fd: Default::default(),
             tok_rd: Default::default(),
             fill_rd: Default::default(),
-            fill_old: Default::default(),
-            nb: Default::default(),
-            page: Default::default(),
-            off: Default::default(),
-            phys: Default::default(),
-            room: Default::default(),
-            rem: Default::default(),
-            n: Default::default(),
-            ra_c: Default::default(),
             commit_open: Default::default(),
-            do_merge: Default::default(),
-            pg_cur: Default::default(),
             k_st: (0..STATES).map(c).collect(),
             k_op_w: c(OP_WRITE),
             k_op_r: c(OP_READ),
@@ -485,11 +326,6 @@ impl OakenMmu {
             k_msl: c(p.max_seq_len as u64),
             k_mb: c(p.meta_bytes as u64),
             k_db: c(p.dense_bytes as u64),
-            k_pb: c(pb),
-            k_pb1: c(pb - 1),
-            k_lpb: c(pb.trailing_zeros() as u64),
-            k_cm: c(g.cap_m),
-            k_cd: c(g.cap_d),
             k_msl48: c(p.max_seq_len as u64),
             k_one48: c(1),
             k_zero: c(0),
@@ -502,149 +338,32 @@ impl OakenMmu {
             k_err_unknown: c(5),
             k_err_double: c(6),
             k_ok: c(0),
-            k_m_slot: c(m(bw(ms as u64 - 1))),
-            k_m_sl: c(m(bw(g.rows as u64 - 1))),
-            k_m_tok: c(m(bw(msl))),
-            k_m_need: c(m(bw(need_max.max(np)))),
-            k_m_addr: c(m(bw(np * pb))),
-            k_m_nr: c(m(bw(pb))),
-            k_m_ns: c(m(bw(p.head_dim as u64))),
-            k_m_h: c(m(bw(h as u64))),
-            k_m_si: c(m(bw(g.streams as u64))),
-            k_m_lay: c(m(bw(l as u64 - 1))),
-            k_m_fill: c(m(bw(fill_max))),
-            k_m_held: c(m(bw(cap_max + 1))),
-            k_m_capr: c(m(bw(AXI_BOUNDARY))),
-            k_m_rl: c(m(bw(AXI_BOUNDARY + pb))),
-            k_m_pg: c(m(bw(np - 1))),
-            k_m_caddr: c(m(bw(mems[2].depth as u64 + msl))),
-            k_m_pbase: c(m(bw(mems[0].depth as u64))),
-            k_m_fb: c(m(bw(mems[1].depth as u64))),
+            k_m_slot: c(mask(ms as u64 - 1)),
+            k_m_sl: c(mask(g.rows as u64 - 1)),
+            k_m_tok: c(mask(msl)),
+            k_m_need: c(mask(need_max.max(np))),
+            k_m_ns: c(mask(p.head_dim as u64)),
+            k_m_h: c(mask(h as u64)),
+            k_m_si: c(mask(g.streams as u64)),
+            k_m_lay: c(mask(l as u64 - 1)),
+            k_m_caddr: c(mask(mems[2].depth as u64 + msl)),
+            k_m_pbase: c(mask(mems[0].depth as u64)),
+            k_m_fb: c(mask(mems[1].depth as u64)),
             _nc: nc,
             _seg: seg,
         }
     }
 }
 
-impl Logic for OakenMmu {
+reg_logic!(OakenMmu;
+    regs [rdy, st, slot, opened, sl, err, tok, need, nd, nf, nsw, caddr, hs, nsr, hh, si, lay, rowb, fb, t, ptot];
+    masks [
+        slot & k_m_slot, sl & k_m_sl, tok & k_m_tok, t & k_m_tok, need & k_m_need, nd & k_m_need, nf & k_m_need,
+        ptot & k_m_need, nsw & k_m_ns, nsr & k_m_ns, hs & k_m_h, hh & k_m_h, si & k_m_si, lay & k_m_lay,
+        caddr & k_m_caddr, rowb & k_m_pbase, fb & k_m_fb,
+    ];
     #[hdl_gen]
     fn update(&mut self) {
-        // ---------------- clocks, resets, register defaults ----------------
-        clock!(
-            self, clock, rdy, st, slot, opened, sl, err,
-            tok, need, nd, nf, nsw, nr, rend, caddr, hs, nsr, capr, hh, si, lay, pbase, v1, voff, held, j, ra, rl, rowb, fb, pgr, newp, pth, fresh, headq, t, ptot
-        );
-        self.rdy.reset.next = self.reset.val();
-        self.st.reset.next = self.reset.val();
-        self.slot.reset.next = self.reset.val();
-        self.opened.reset.next = self.reset.val();
-        self.sl.reset.next = self.reset.val();
-        self.err.reset.next = self.reset.val();
-        self.tok.reset.next = self.reset.val();
-        self.need.reset.next = self.reset.val();
-        self.nd.reset.next = self.reset.val();
-        self.caddr.reset.next = self.reset.val();
-        self.rend.reset.next = self.reset.val();
-        self.nr.reset.next = self.reset.val();
-        self.nsw.reset.next = self.reset.val();
-        self.nf.reset.next = self.reset.val();
-        self.nsr.reset.next = self.reset.val();
-        self.capr.reset.next = self.reset.val();
-        self.hs.reset.next = self.reset.val();
-        self.hh.reset.next = self.reset.val();
-        self.si.reset.next = self.reset.val();
-        self.lay.reset.next = self.reset.val();
-        self.pbase.reset.next = self.reset.val();
-        self.v1.reset.next = self.reset.val();
-        self.voff.reset.next = self.reset.val();
-        self.held.reset.next = self.reset.val();
-        self.j.reset.next = self.reset.val();
-        self.ra.reset.next = self.reset.val();
-        self.rl.reset.next = self.reset.val();
-        self.rowb.reset.next = self.reset.val();
-        self.fb.reset.next = self.reset.val();
-        self.pgr.reset.next = self.reset.val();
-        self.newp.reset.next = self.reset.val();
-        self.pth.reset.next = self.reset.val();
-        self.fresh.reset.next = self.reset.val();
-        self.headq.reset.next = self.reset.val();
-        self.t.reset.next = self.reset.val();
-        self.ptot.reset.next = self.reset.val();
-
-        self.rdy.en.next = false;
-        self.st.en.next = false;
-        self.slot.en.next = false;
-        self.opened.en.next = false;
-        self.sl.en.next = false;
-        self.err.en.next = false;
-        self.tok.en.next = false;
-        self.need.en.next = false;
-        self.nd.en.next = false;
-        self.caddr.en.next = false;
-        self.rend.en.next = false;
-        self.nr.en.next = false;
-        self.nsw.en.next = false;
-        self.nf.en.next = false;
-        self.nsr.en.next = false;
-        self.capr.en.next = false;
-        self.hs.en.next = false;
-        self.hh.en.next = false;
-        self.si.en.next = false;
-        self.lay.en.next = false;
-        self.pbase.en.next = false;
-        self.v1.en.next = false;
-        self.voff.en.next = false;
-        self.held.en.next = false;
-        self.j.en.next = false;
-        self.ra.en.next = false;
-        self.rl.en.next = false;
-        self.rowb.en.next = false;
-        self.fb.en.next = false;
-        self.pgr.en.next = false;
-        self.newp.en.next = false;
-        self.pth.en.next = false;
-        self.fresh.en.next = false;
-        self.headq.en.next = false;
-        self.t.en.next = false;
-        self.ptot.en.next = false;
-
-        self.rdy.d.next = self.rdy.q.val();
-        self.st.d.next = self.st.q.val();
-        self.slot.d.next = self.slot.q.val();
-        self.opened.d.next = self.opened.q.val();
-        self.sl.d.next = self.sl.q.val();
-        self.err.d.next = self.err.q.val();
-        self.tok.d.next = self.tok.q.val();
-        self.need.d.next = self.need.q.val();
-        self.nd.d.next = self.nd.q.val();
-        self.caddr.d.next = self.caddr.q.val();
-        self.rend.d.next = self.rend.q.val();
-        self.nr.d.next = self.nr.q.val();
-        self.nsw.d.next = self.nsw.q.val();
-        self.nf.d.next = self.nf.q.val();
-        self.nsr.d.next = self.nsr.q.val();
-        self.capr.d.next = self.capr.q.val();
-        self.hs.d.next = self.hs.q.val();
-        self.hh.d.next = self.hh.q.val();
-        self.si.d.next = self.si.q.val();
-        self.lay.d.next = self.lay.q.val();
-        self.pbase.d.next = self.pbase.q.val();
-        self.v1.d.next = self.v1.q.val();
-        self.voff.d.next = self.voff.q.val();
-        self.held.d.next = self.held.q.val();
-        self.j.d.next = self.j.q.val();
-        self.ra.d.next = self.ra.q.val();
-        self.rl.d.next = self.rl.q.val();
-        self.rowb.d.next = self.rowb.q.val();
-        self.fb.d.next = self.fb.q.val();
-        self.pgr.d.next = self.pgr.q.val();
-        self.newp.d.next = self.newp.q.val();
-        self.pth.d.next = self.pth.q.val();
-        self.fresh.d.next = self.fresh.q.val();
-        self.headq.d.next = self.headq.q.val();
-        self.t.d.next = self.t.q.val();
-        self.ptot.d.next = self.ptot.q.val();
-
         // command decode and slot table
         self.dec.clock.next = self.clock.val();
         self.dec.reset.next = self.reset.val();
@@ -668,15 +387,15 @@ impl Logic for OakenMmu {
         self.vld.set.next = false;
         self.vld.set_row.next = bit_cast::<16, D>(self.sl.q.val());
 
-        // memories: idle unless a state below accesses them
+        // memories: idle unless a state below (or the walker) accesses them
         self.m_pt.clock.next = self.clock.val();
         self.m_fill.clock.next = self.clock.val();
         self.m_cnt.clock.next = self.clock.val();
         self.m_tok.clock.next = self.clock.val();
-        self.m_pt.en.next = false;
-        self.m_pt.we.next = false;
-        self.m_pt.addr.next = self.pbase.q.val();
-        self.m_pt.wdata.next = bit_cast::<16, D>(self.pgr.q.val());
+        self.m_pt.en.next = self.walk.pt_en.val();
+        self.m_pt.we.next = self.walk.pt_we.val();
+        self.m_pt.addr.next = self.walk.pt_addr.val();
+        self.m_pt.wdata.next = self.walk.pt_wdata.val();
         self.m_fill.en.next = false;
         self.m_fill.we.next = false;
         self.m_fill.addr.next = self.fb.q.val();
@@ -687,8 +406,8 @@ impl Logic for OakenMmu {
         self.m_cnt.wdata.next = self.k_zero_cw.val();
         self.fl.clock.next = self.clock.val();
         self.fl.reset.next = self.reset.val();
-        self.fl.rd.next = false;
-        self.fl.pop.next = false;
+        self.fl.rd.next = self.walk.fl_rd.val();
+        self.fl.pop.next = self.walk.fl_pop.val();
         self.fl.push.next = false;
         self.fl.push_page.next = self.m_pt.rdata.val();
         self.m_tok.en.next = false;
@@ -708,23 +427,11 @@ impl Logic for OakenMmu {
             self.fill_rd.next = self.m_fill.rdata.val();
         }
 
-        // ---------------- current stream (from si) ----------------
-        self.is_meta.next = self.si.q.val() == self.k_zero.val();
-        self.is_dense.next = self.si.q.val().get_bit(0);
-        self.is_sparse.next = !self.is_meta.val() & !self.is_dense.val();
         // the head of the stream after this one (NEXT): a read's head, else
         // that of stream si + 1, (si + 1 - 1) / 2
         self.hs_nx.next = self.si.q.val() >> self.k_one.val();
         if self.dec.op.val() == self.k_op_r.val() {
             self.hs_nx.next = self.dec.head.val();
-        }
-        self.mul_hs.x.next = bit_cast::<MA, D>(self.hs.q.val());
-        self.s_pbase.next = self.rowb.q.val();
-        if self.is_dense.val() {
-            self.s_pbase.next = self.rowb.q.val() + self.k_cm.val() + self.mul_hs.y.val();
-        }
-        if self.is_sparse.val() {
-            self.s_pbase.next = self.rowb.q.val() + self.k_cm.val() + self.mul_hs.y.val() + self.k_cd.val();
         }
         // Count sums per head (a running sum over the head's segments,
         // restarted at each head: the head is a constant per count, so no
@@ -767,63 +474,37 @@ impl Logic for OakenMmu {
             self.mul_c.x.next = self.fb.q.val() + bit_cast::<MA, D>(self.dec.head.val());
         }
 
-        // the stream's old fill and the token's bytes in it
-        self.fill_old.next = self.fd.val();
-        if self.is_meta.val() {
-            self.fill_old.next = self.fm.val();
-        }
-        if self.is_sparse.val() {
-            self.fill_old.next = self.fill_rd.val();
-        }
-        self.nb.next = self.nsr.q.val();
-        if self.is_meta.val() {
-            self.nb.next = self.k_mb.val();
-        }
-        if self.is_dense.val() {
-            self.nb.next = self.k_db.val();
-        }
-
-        // page of the current piece: popped (fresh entries are their own index) or from the page list
-        self.page.next = bit_cast::<D, 16>(self.m_pt.rdata.val());
-        if self.newp.q.val() {
-            self.page.next = bit_cast::<D, 16>(self.fl.rdata.val());
-            if self.fresh.q.val() {
-                self.page.next = self.headq.q.val();
-            }
-        }
-        // the piece at voff, and the burst cap at ra (spec §10.7)
-        self.off.next = self.voff.q.val() & self.k_pb1.val();
-        self.pg_cur.next = self.pgr.q.val();
-        if self.st.q.val() == self.k_st[9].val() {
-            self.pg_cur.next = self.page.val();
-        }
-        self.phys.next = (self.pg_cur.val() << self.k_lpb.val()) | self.off.val();
-        self.room.next = self.k_pb.val() - self.off.val();
-        self.rem.next = self.v1.q.val() - self.voff.q.val();
-        self.n.next = self.room.val();
-        if self.rem.val() < self.room.val() {
-            self.n.next = self.rem.val();
-        }
-        // the burst cap (spec §10.7) at the two places a pending range can
-        // start: the piece (phys) and the end of the burst being emitted
-        self.bcap[0].addr.next = self.phys.val();
-        self.ra_c.next = self.ra.q.val() + self.capr.q.val();
-
-        self.bcap[1].addr.next = self.ra_c.val();
+        // the stream walker: the current stream, its pages and bursts
+        self.walk.clock.next = self.clock.val();
+        self.walk.reset.next = self.reset.val();
+        self.walk.st.next = self.st.q.val();
+        self.walk.op.next = self.dec.op.val();
+        self.walk.si.next = self.si.q.val();
+        self.walk.hs.next = self.hs.q.val();
+        self.walk.rowb.next = self.rowb.q.val();
+        self.walk.fm.next = self.fm.val();
+        self.walk.fd.next = self.fd.val();
+        self.walk.fill_rd.next = self.fill_rd.val();
+        self.walk.nsr.next = self.nsr.q.val();
+        self.walk.pt_rdata.next = self.m_pt.rdata.val();
+        self.walk.fl_rdata.next = self.fl.rdata.val();
+        self.walk.fl_head.next = self.fl.head.val();
+        self.walk.fl_fresh.next = self.fl.fresh.val();
+        self.walk.can_emit.next = self.resp.can_emit.val();
 
         // ---------------- response register ----------------
-        self.e_go.next = false;
+        self.e_go.next = self.walk.e_go.val();
         self.e_kind.next = self.k_kind_desc.val();
-        self.e_addr.next = self.ra.q.val();
-        self.e_len.next = bit_cast::<LEN_BITS, D>(self.rl.q.val());
+        self.e_addr.next = self.walk.e_addr.val();
+        self.e_len.next = self.walk.e_len.val();
         self.e_token.next = bit_cast::<TOKEN_BITS, D>(self.k_zero.val());
         self.e_status.next = self.k_ok.val();
         self.e_full.next = false;
         self.commit_open.next = false;
         self.need_t.next = self.k_zero.val();
-        self.do_merge.next = false;
 
         // ---------------- the command state machine ----------------
+        // (the walker's states START .. CUT and F_PUSH load `st` below)
         if self.st.q.val() == self.k_st[0].val() {
             // IDLE: take a command
             if self.cmd_valid.val() & self.rdy.q.val() {
@@ -951,150 +632,13 @@ impl Logic for OakenMmu {
                 self.st.d.next = self.k_st[7].val();
             }
         } else if self.st.q.val() == self.k_st[7].val() {
-            // START: the stream's virtual range
-            self.pbase.en.next = true;
-            self.pbase.d.next = self.s_pbase.val();
-            self.j.en.next = true;
-            self.j.d.next = self.k_zero.val();
-            self.rl.en.next = true;
-            self.rl.d.next = self.k_zero.val();
-            self.voff.en.next = true;
-            self.voff.d.next = self.k_zero.val();
-            self.v1.en.next = true;
-            self.v1.d.next = self.fill_old.val();
-            self.held.en.next = true;
-            self.held.d.next = (self.fill_old.val() + self.k_pb1.val()) >> self.k_lpb.val();
-            self.st.en.next = true;
-            if self.dec.op.val() == self.k_op_w.val() {
-                // write: [fill, fill + b); pages below ceil(fill / pb) are held,
-                // so page j is held when the last page is partly filled
-                self.pth.en.next = true;
-                self.pth.d.next = (self.fill_old.val() & self.k_pb1.val()) != self.k_zero.val();
-                self.voff.d.next = self.fill_old.val();
-                self.v1.d.next = self.fill_old.val() + self.nb.val();
-                self.j.d.next = self.fill_old.val() >> self.k_lpb.val();
-                self.pbase.d.next = self.s_pbase.val() + bit_cast::<MA, D>(self.fill_old.val() >> self.k_lpb.val());
-                if self.is_sparse.val() {
-                    self.m_fill.en.next = true;
-                    self.m_fill.we.next = true;
-                    self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.hs.q.val());
-                    self.m_fill.wdata.next = self.fill_old.val() + self.nb.val();
-                }
-                if self.nb.val() == self.k_zero.val() {
-                    self.st.d.next = self.k_st[12].val();
-                } else {
-                    self.st.d.next = self.k_st[8].val();
-                }
-            } else if self.dec.op.val() == self.k_op_r.val() {
-                // read: [0, fill), every page held (held = ceil(fill / pb))
-                self.pth.en.next = true;
-                self.pth.d.next = true;
-                if self.fill_old.val() == self.k_zero.val() {
-                    self.st.d.next = self.k_st[12].val();
-                } else {
-                    self.st.d.next = self.k_st[8].val();
-                }
-            } else {
-                // free: push pages 0 .. ceil(fill / pb) - 1
-                if self.fill_old.val() == self.k_zero.val() {
-                    self.st.d.next = self.k_st[12].val();
-                } else {
-                    self.st.d.next = self.k_st[19].val();
-                }
-            }
-        } else if self.st.q.val() == self.k_st[8].val() {
-            // FETCH: the page of virtual page j, held or popped (§10.4, §10.5 step 1),
-            // and the length of its piece
-            self.nr.en.next = true;
-            self.nr.d.next = self.n.val();
-            self.newp.en.next = true;
-            self.st.en.next = true;
-            self.st.d.next = self.k_st[9].val();
-            self.pth.en.next = true;
-            self.pth.d.next = self.j.q.val() + self.k_one.val() < self.held.q.val();
-            if self.pth.q.val() {
-                self.m_pt.en.next = true;
-                self.newp.d.next = false;
-            } else {
-                self.fl.rd.next = true;
-                self.newp.d.next = true;
-                self.fresh.en.next = true;
-                self.fresh.d.next = self.fl.fresh.val();
-                self.headq.en.next = true;
-                self.headq.d.next = bit_cast::<D, 16>(self.fl.head.val());
-            }
-        } else if self.st.q.val() == self.k_st[9].val() {
-            // PIECE: take the page; a popped one joins the page list
-            self.pgr.en.next = true;
-            self.pgr.d.next = self.page.val();
-            if self.newp.q.val() {
-                self.m_pt.en.next = true;
-                self.m_pt.we.next = true;
-                self.m_pt.wdata.next = bit_cast::<16, D>(self.page.val());
-                self.fl.pop.next = true;
-            }
-            // merge below; if it has to wait for the response register, MERGE retries
-            self.st.en.next = true;
-            self.st.d.next = self.k_st[10].val();
-            self.do_merge.next = true;
-        } else if self.st.q.val() == self.k_st[10].val() {
-            // MERGE: the piece's merge, waiting to flush the pending range
-            self.do_merge.next = true;
-        } else if self.st.q.val() == self.k_st[11].val() {
-            // CUT: emit every whole burst of the pending range. The next
-            // page is read in every CUT cycle, whether or not a burst goes
-            // out first (a read has no effect but its data), so only
-            // registers feed the memories' controls.
-            self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
-            if self.pth.q.val() {
-                self.m_pt.en.next = true;
-            } else {
-                self.fl.rd.next = true;
-            }
-            if self.rl.q.val() >= self.capr.q.val() {
-                if self.resp.can_emit.val() {
-                    self.e_go.next = true;
-                    self.e_len.next = bit_cast::<LEN_BITS, D>(self.capr.q.val());
-                    self.ra.en.next = true;
-                    self.ra.d.next = self.ra_c.val();
-                    self.capr.en.next = true;
-                    self.capr.d.next = self.bcap[1].cap.val();
-                    self.rl.en.next = true;
-                    self.rl.d.next = self.rl.q.val() - self.capr.q.val();
-                }
-            } else if self.voff.q.val() < self.v1.q.val() {
-                // the next virtual page, fetched as in FETCH
-                self.nr.en.next = true;
-                self.nr.d.next = self.n.val();
-                self.pbase.en.next = true;
-                self.pbase.d.next = self.pbase.q.val() + self.k_one48.val();
-                self.j.en.next = true;
-                self.j.d.next = self.j.q.val() + self.k_one.val();
-                self.newp.en.next = true;
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[9].val();
-                self.pth.en.next = true;
-                self.pth.d.next = self.j.q.val() + self.k_one.val() + self.k_one.val() < self.held.q.val();
-                if self.pth.q.val() {
-                    self.newp.d.next = false;
-                } else {
-                    self.newp.d.next = true;
-                    self.fresh.en.next = true;
-                    self.fresh.d.next = self.fl.fresh.val();
-                    self.headq.en.next = true;
-                    self.headq.d.next = bit_cast::<D, 16>(self.fl.head.val());
-                }
-            } else if self.rl.q.val() != self.k_zero.val() {
-                if self.resp.can_emit.val() {
-                    self.e_go.next = true;
-                    self.rl.en.next = true;
-                    self.rl.d.next = self.k_zero.val();
-                    self.st.en.next = true;
-                    self.st.d.next = self.k_st[12].val();
-                }
-            } else {
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
+            // START (the walker takes the stream's virtual range): a sparse
+            // write's new fill
+            if (self.dec.op.val() == self.k_op_w.val()) & self.walk.is_sparse.val() {
+                self.m_fill.en.next = true;
+                self.m_fill.we.next = true;
+                self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.hs.q.val());
+                self.m_fill.wdata.next = self.walk.fill_old.val() + self.walk.nb.val();
             }
         } else if self.st.q.val() == self.k_st[12].val() {
             // NEXT: the next stream (write and free: all in stream order; read:
@@ -1112,9 +656,9 @@ impl Logic for OakenMmu {
             self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.si.q.val() >> self.k_one.val());
             if self.dec.op.val() == self.k_op_r.val() {
                 self.m_fill.addr.next = self.fb.q.val() + bit_cast::<MA, D>(self.dec.head.val());
-                if self.is_meta.val() {
+                if self.walk.is_meta.val() {
                     self.si.d.next = (self.dec.head.val() << self.k_one.val()) + self.k_one.val();
-                } else if self.is_sparse.val() {
+                } else if self.walk.is_sparse.val() {
                     self.si.en.next = false;
                     self.m_fill.en.next = false;
                     self.t.en.next = true;
@@ -1207,21 +751,10 @@ impl Logic for OakenMmu {
             self.st.en.next = true;
             self.st.d.next = self.k_st[20].val();
         } else if self.st.q.val() == self.k_st[20].val() {
-            // F_PUSH: push page j onto the tail, read page j + 1
+            // F_PUSH: push page j onto the tail (the walker reads page j + 1)
             self.fl.push.next = true;
             self.ptot.en.next = true;
             self.ptot.d.next = self.ptot.q.val() + self.k_one.val();
-            self.j.en.next = true;
-            self.j.d.next = self.j.q.val() + self.k_one.val();
-            self.pbase.en.next = true;
-            self.pbase.d.next = self.pbase.q.val() + self.k_one48.val();
-            if self.j.q.val() + self.k_one.val() == self.held.q.val() {
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[12].val();
-            } else {
-                self.m_pt.en.next = true;
-                self.m_pt.addr.next = self.pbase.q.val() + self.k_one48.val();
-            }
         } else if self.st.q.val() == self.k_st[21].val() {
             // F_NEXTL: the next layer, or the slot is freed
             self.st.en.next = true;
@@ -1261,46 +794,9 @@ impl Logic for OakenMmu {
             }
         }
 
-        // the piece's merge (PIECE, MERGE, spec §10.7): extend the pending
-        // range, or flush it (one burst: it is shorter than a whole one) and
-        // start a new range at the piece
-        if self.do_merge.val() {
-            // the pending range ends at phys + nr whatever the case
-            self.rend.d.next = self.phys.val() + self.nr.q.val();
-            if self.rl.q.val() == self.k_zero.val() {
-                self.ra.en.next = true;
-                self.ra.d.next = self.phys.val();
-                self.capr.en.next = true;
-                self.capr.d.next = self.bcap[0].cap.val();
-                self.rl.en.next = true;
-                self.rend.en.next = true;
-                self.rl.d.next = self.nr.q.val();
-                self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[11].val();
-            } else if self.rend.q.val() == self.phys.val() {
-                self.rl.en.next = true;
-                self.rend.en.next = true;
-                self.rl.d.next = self.rl.q.val() + self.nr.q.val();
-                self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[11].val();
-            } else if self.resp.can_emit.val() {
-                self.e_go.next = true;
-                self.ra.en.next = true;
-                self.ra.d.next = self.phys.val();
-                self.capr.en.next = true;
-                self.capr.d.next = self.bcap[0].cap.val();
-                self.rl.en.next = true;
-                self.rend.en.next = true;
-                self.rl.d.next = self.nr.q.val();
-                self.voff.en.next = true;
-                self.voff.d.next = self.voff.q.val() + self.nr.q.val();
-                self.st.en.next = true;
-                self.st.d.next = self.k_st[11].val();
-            }
+        if self.walk.st_go.val() {
+            self.st.en.next = true;
+            self.st.d.next = self.walk.st_to.val();
         }
 
         // opening a slot: its id, its state, and every row of it invalid
@@ -1340,36 +836,5 @@ impl Logic for OakenMmu {
         self.rsp_opened.next = self.resp.rsp_opened.val();
         self.rsp_pages.next = self.resp.rsp_pages.val();
         self.rsp_last.next = self.resp.rsp_last.val();
-
-        // ---------------- value masks (see the k_m_* constants) ----------------
-        self.slot.d.next = self.slot.d.val() & self.k_m_slot.val();
-        self.sl.d.next = self.sl.d.val() & self.k_m_sl.val();
-        self.tok.d.next = self.tok.d.val() & self.k_m_tok.val();
-        self.t.d.next = self.t.d.val() & self.k_m_tok.val();
-        self.need.d.next = self.need.d.val() & self.k_m_need.val();
-        self.nd.d.next = self.nd.d.val() & self.k_m_need.val();
-        self.nf.d.next = self.nf.d.val() & self.k_m_need.val();
-        self.ptot.d.next = self.ptot.d.val() & self.k_m_need.val();
-        self.rend.d.next = self.rend.d.val() & self.k_m_addr.val();
-        self.ra.d.next = self.ra.d.val() & self.k_m_addr.val();
-        self.nr.d.next = self.nr.d.val() & self.k_m_nr.val();
-        self.nsw.d.next = self.nsw.d.val() & self.k_m_ns.val();
-        self.nsr.d.next = self.nsr.d.val() & self.k_m_ns.val();
-        self.hs.d.next = self.hs.d.val() & self.k_m_h.val();
-        self.hh.d.next = self.hh.d.val() & self.k_m_h.val();
-        self.si.d.next = self.si.d.val() & self.k_m_si.val();
-        self.lay.d.next = self.lay.d.val() & self.k_m_lay.val();
-        self.v1.d.next = self.v1.d.val() & self.k_m_fill.val();
-        self.voff.d.next = self.voff.d.val() & self.k_m_fill.val();
-        self.held.d.next = self.held.d.val() & self.k_m_held.val();
-        self.j.d.next = self.j.d.val() & self.k_m_held.val();
-        self.capr.d.next = self.capr.d.val() & self.k_m_capr.val();
-        self.rl.d.next = self.rl.d.val() & self.k_m_rl.val();
-        self.pgr.d.next = self.pgr.d.val() & self.k_m_pg.val();
-        self.headq.d.next = self.headq.d.val() & self.k_m_pg.val();
-        self.caddr.d.next = self.caddr.d.val() & self.k_m_caddr.val();
-        self.pbase.d.next = self.pbase.d.val() & self.k_m_pbase.val();
-        self.rowb.d.next = self.rowb.d.val() & self.k_m_pbase.val();
-        self.fb.d.next = self.fb.d.val() & self.k_m_fb.val();
     }
-}
+);

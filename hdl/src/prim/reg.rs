@@ -66,3 +66,39 @@ impl<T: Synth> Logic for Reg<T> {
         }]
     }
 }
+
+/// `impl Logic` for a block whose registers are `Reg` fields, with their
+/// wiring written once: every listed register gets the block's clock and
+/// reset, holds (`en` low, `d = q`) unless the body loads it, and, after
+/// the body, `d` of each `reg & mask` pair is ANDed with its value mask (a
+/// constant whose bits above the register's largest value are 0, so
+/// synthesis drops those bits). The body is the `#[hdl_gen]` update itself:
+/// a rust-hdl kernel cannot call helpers, so this is a macro. The caller
+/// writes `#[hdl_gen]` and `self` (the code `hdl_gen` adds must see the same
+/// `self` as the body, which macro hygiene keeps apart otherwise).
+///
+/// ```ignore
+/// reg_logic!(Block; regs [a, b]; masks [a & k_m_a];
+///     #[hdl_gen] fn update(&mut self) { /* loads of a and b */ });
+/// ```
+macro_rules! reg_logic {
+    ($ty:ty; regs [$($r:ident),* $(,)?]; masks [$($m:ident & $k:ident),* $(,)?];
+     $hp:tt $hdl:tt fn update(&mut $s:ident) { $($body:tt)* }) => {
+        impl Logic for $ty {
+            $hp $hdl
+            fn update(&mut $s) {
+                clock!($s, clock, $($r),*);
+                $(
+                    $s.$r.reset.next = $s.reset.val();
+                    $s.$r.en.next = false;
+                    $s.$r.d.next = $s.$r.q.val();
+                )*
+                $($body)*
+                $(
+                    $s.$m.d.next = $s.$m.d.val() & $s.$k.val();
+                )*
+            }
+        }
+    };
+}
+pub(crate) use reg_logic;
