@@ -97,9 +97,14 @@ def main():
                 h = n[: m.start()] + m.group(3) + "$" + m.group(2) + n[m.end() :]
                 out += [h] + tails(h)
             return out
+        # a suffix never drops a block's Vec index: `core.lane$0.ent` must not
+        # pair with an old `core.ent` (a local whose last value was lane 3's)
+        def kept(n):
+            n = n.lstrip("\\")
+            return [t for t in tails(n) if not re.search(r"\$\d+\.", n[: len(n) - len(t)])]
         used = set()
         for g in sorted(gate_regs - gold_regs):
-            for t in tails(g) + hoists(g):
+            for t in kept(g) + hoists(g):
                 hits = index.get(t, [])
                 if len(hits) == 1 and hits[0] not in used:
                     renames.append((g, hits[0]))
