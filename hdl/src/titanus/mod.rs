@@ -1,6 +1,10 @@
 //! Titanus (GLSVLSI 2025) units: pruning unit, quantization unit (with its
 //! non-zero quantizer) and dequantization unit. Spec: docs/spec.md §11.
 pub mod dequantizer;
+pub mod dq_arith;
+pub mod dq_config;
+pub mod dq_counters;
+pub mod dq_lane;
 pub mod nzq;
 pub mod pruner;
 pub mod qu_channel;
