@@ -77,7 +77,7 @@ impl<T: Synth> Logic for Reg<T> {
 /// writes `#[hdl_gen]` and `self` (the code `hdl_gen` adds must see the same
 /// `self` as the body, which macro hygiene keeps apart otherwise).
 ///
-/// ```ignore
+/// ```text
 /// reg_logic!(Block; regs [a, b]; masks [a & k_m_a];
 ///     #[hdl_gen] fn update(&mut self) { /* loads of a and b */ });
 /// ```
