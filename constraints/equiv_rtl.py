@@ -10,7 +10,11 @@ every output and every paired register equal by `equiv_simple` then
 `equiv_induct`. Unpaired registers are left to the induction. Memories are
 mapped to flip-flops first, so keep the parameter sets small.
 
-usage: equiv_rtl.py OLD.v NEW.v MODULE [--seq N]
+usage: equiv_rtl.py OLD.v NEW.v MODULE [--seq N] [--pair NEW_REG=OLD_REG ...]
+
+--pair names a pairing the rules cannot find: an old register that held
+the last lane's value of a per-lane temporary (`ent`, written in a lane
+loop) is the new `lane$<last>.ent`.
 exit 0: proved (prints "EQUIVALENT"); 1: not proved; 2: bad use.
 """
 import json
@@ -67,6 +71,12 @@ def main():
         i = args.index("--seq")
         seq = int(args[i + 1])
         del args[i : i + 2]
+    forced = []
+    while "--pair" in args:
+        i = args.index("--pair")
+        a, _, b = args[i + 1].partition("=")
+        forced.append((a, b))
+        del args[i : i + 2]
     if len(args) != 3:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
@@ -103,7 +113,18 @@ def main():
             n = n.lstrip("\\")
             return [t for t in tails(n) if not re.search(r"\$\d+\.", n[: len(n) - len(t)])]
         used = set()
+        def find(name, regs):
+            hit = [r for r in regs if r.lstrip("\\") == name]
+            if len(hit) != 1:
+                sys.exit(f"equiv_rtl: --pair: no register {name}")
+            return hit[0]
+        forced = [(find(a, gate_regs), find(b, gold_regs)) for a, b in forced]
+        for g, o in forced:
+            renames.append((g, o))
+            used.add(o)
         for g in sorted(gate_regs - gold_regs):
+            if any(g == f for f, _ in forced):
+                continue
             for t in kept(g) + hoists(g):
                 hits = index.get(t, [])
                 if len(hits) == 1 and hits[0] not in used:
