@@ -93,15 +93,7 @@ impl DeqAlignerThr {
     pub fn new(lanes: usize) -> Self {
         let l = lanes;
         // OR trees over L + 1 leaves (L <= 64: 7 levels reach one)
-        let mut tn = [0usize; 8];
-        let (mut tp, mut tr) = ([0usize; 7], [0usize; 7]);
-        tn[0] = l + 1;
-        for k in 0..7 {
-            tp[k] = tn[k] / 2;
-            tr[k] = tn[k] % 2;
-            tn[k + 1] = tp[k] + tr[k];
-        }
-        assert_eq!(tn[7], 1, "OR tree too shallow");
+        let (tn, tp, tr) = super::deq_or_tree::levels(l + 1);
         DeqAlignerThr {
             clock: Default::default(),
             reset: Default::default(),

@@ -43,18 +43,26 @@ pub struct DeqOrTree<const N: usize> {
     _tr7: usize,
 }
 
+/// The shape of a balanced OR tree over `leaves` leaves (1 to 128): nodes
+/// per level (`tn[0]` the leaves, `tn[7]` the root), and per level after
+/// the leaves the pairs ORed (`tp`) and the node passed through (`tr`).
+pub fn levels(leaves: usize) -> ([usize; 8], [usize; 7], [usize; 7]) {
+    let mut tn = [0usize; 8];
+    let (mut tp, mut tr) = ([0usize; 7], [0usize; 7]);
+    tn[0] = leaves;
+    for k in 0..7 {
+        tp[k] = tn[k] / 2;
+        tr[k] = tn[k] % 2;
+        tn[k + 1] = tp[k] + tr[k];
+    }
+    assert_eq!(tn[7], 1, "OR tree too shallow");
+    (tn, tp, tr)
+}
+
 impl<const N: usize> DeqOrTree<N> {
     /// A tree over `leaves` leaves (1 to 128).
     pub fn new(leaves: usize) -> Self {
-        let mut tn = [0usize; 8];
-        let (mut tp, mut tr) = ([0usize; 7], [0usize; 7]);
-        tn[0] = leaves;
-        for k in 0..7 {
-            tp[k] = tn[k] / 2;
-            tr[k] = tn[k] % 2;
-            tn[k + 1] = tp[k] + tr[k];
-        }
-        assert_eq!(tn[7], 1, "OR tree too shallow");
+        let (tn, tp, tr) = levels(leaves);
         DeqOrTree {
             leaf: sigs(tn[0]),
             y: Default::default(),
