@@ -36,14 +36,15 @@
 
 use super::extremes::{NODE, SUBGROUPS};
 use super::group_step::GroupStep;
+use super::tp_sign::TpSignTest;
+use super::tp_sub::TpSub;
 use crate::prim::fifo::{FifoCtrl, FifoMem};
 use crate::prim::fp16::{Fp16ToUnits, FX};
 use crate::prim::lead_one::LeadOne;
 use crate::prim::reg::Reg;
+use crate::prim::vecs::regs;
 use rust_hdl::prelude::*;
 
-/// Width of the carry-save sign tests: four terms below 2^40 each.
-const SW: usize = FX + 2;
 /// Operand slots per group in U1: shifted `xmin_U, xmax_U, xmin_L,
 /// xmax_L, lo, hi`; plain `v_min, v_max`.
 const SLOTS: usize = 6;
@@ -123,42 +124,21 @@ pub struct TokenParams {
     // locals, reused one computation after another
     tkey: Signal<Local, Bits<16>>,
     tfp: Signal<Local, Bits<16>>,
-    // a - b from magnitude and sign: P + Q + K, one carry-save level
-    da: Signal<Local, Bits<FX>>,
-    db: Signal<Local, Bits<FX>>,
-    dk: Signal<Local, Bits<FX>>,
-    ds: Signal<Local, Bits<FX>>,
-    dc: Signal<Local, Bits<FX>>,
-    /// shifted block b's candidates: 4b + {min_U, max_U, min_L, max_L}
-    cand: Vec<Signal<Local, Bits<FX>>>,
-    // sign tests: four signed terms and their +1s, three carry-save levels
-    w: Vec<Signal<Local, Bits<SW>>>,
-    wk: Signal<Local, Bits<SW>>,
-    /// (a cast, then its inversion: Yosys 0.23 cannot parse `~44'(x)`)
-    wx: Signal<Local, Bits<SW>>,
-    ws: Signal<Local, Bits<SW>>,
-    wc: Signal<Local, Bits<SW>>,
-    wsum: Signal<Local, Bits<SW>>,
-    /// per shifted block: min_U < min_L, max_U < max_L
-    lt: Vec<Signal<Local, Bit>>,
-    /// U2 operands (magnitude, sign) of the group at hand
-    om: Vec<Signal<Local, Bits<FX>>>,
-    on: Vec<Signal<Local, Bit>>,
-    /// inverted signs: plain v_min's at 0; shifted slots 2..5 at 0..3
-    ni: Vec<Signal<Local, Bit>>,
+    /// U2's subtracts: shifted block b's candidates at 4b + {min_U,
+    /// max_U, min_L, max_L}; plain block b's D
+    csub: Vec<TpSub>,
+    psub: Vec<TpSub>,
+    /// U2's sign tests, shifted block b: min_U < min_L at 2b, max_U <
+    /// max_L at 2b + 1
+    ctest: Vec<TpSignTest>,
     sh6: Signal<Local, Bits<6>>,
     sfx: Signal<Local, Bits<FX>>,
     /// Threshold fields of shifted block b: lo at 2b, hi at 2b + 1.
     thr_off: Vec<Constant<Bits<32>>>,
     sign16: Constant<Bits<16>>,
     zero16: Constant<Bits<16>>,
-    one_fx: Constant<Bits<FX>>,
-    one_sw: Constant<Bits<SW>>,
-    /// The bits of SW above FX: a negative x1's sign extension.
-    ext_sw: Constant<Bits<SW>>,
     max_off: Constant<Bits<32>>,
     present_bit: Constant<Bits<32>>,
-    msb_sw: Constant<Bits<32>>,
     sat_lo: Constant<Bits<32>>,
     zero2: Constant<Bits<2>>,
     ten6: Constant<Bits<6>>,
@@ -187,12 +167,6 @@ impl TokenParams {
         assert!(divisors.iter().all(|k| (k + 1).is_power_of_two()));
         let ns = 1 + shifted[1] as usize;
         let np = 3 - ns;
-        fn regs<T: Synth>(n: usize) -> Vec<Reg<T>> {
-            (0..n).map(|_| Reg::default()).collect()
-        }
-        fn sigs<T: Synth>(n: usize) -> Vec<Signal<Local, T>> {
-            (0..n).map(|_| Default::default()).collect()
-        }
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -241,34 +215,17 @@ impl TokenParams {
             side_st: FifoMem::new(fifo),
             tkey: Default::default(),
             tfp: Default::default(),
-            da: Default::default(),
-            db: Default::default(),
-            dk: Default::default(),
-            ds: Default::default(),
-            dc: Default::default(),
-            cand: sigs(4 * ns),
-            w: sigs(4),
-            wk: Default::default(),
-            wx: Default::default(),
-            ws: Default::default(),
-            wc: Default::default(),
-            wsum: Default::default(),
-            lt: sigs(2 * ns),
-            om: sigs(SLOTS),
-            on: sigs(SLOTS),
-            ni: sigs(4),
+            csub: (0..4 * ns).map(|_| TpSub::default()).collect(),
+            psub: (0..np).map(|_| TpSub::default()).collect(),
+            ctest: (0..2 * ns).map(|_| TpSignTest::default()).collect(),
             sh6: Default::default(),
             sfx: Default::default(),
             // (lo_outer, hi_outer), then (lo_inner, hi_inner)
             thr_off: [0u64, 48, 16, 32][..2 * ns].iter().map(|&o| c(o)).collect(),
             sign16: c(0x8000),
             zero16: c(0),
-            one_fx: c(1),
-            one_sw: c(1),
-            ext_sw: c(((1u64 << SW) - 1) ^ ((1u64 << FX) - 1)),
             max_off: c(16),
             present_bit: c(32),
-            msb_sw: c(SW as u64 - 1),
             sat_lo: c(40),
             zero2: c(0),
             ten6: c(10),
@@ -295,9 +252,8 @@ impl TokenParams {
 
 /// Per group: index g, its upper subgroup 4-g, its block (see the struct)
 /// and whether it may be shifted (outer, middle) or plain (middle, inner).
-/// The same few steps are written out per candidate and per sign test: a
-/// rust-hdl kernel cannot call helpers, and it names SLOTS and TAIL as the
-/// literals 6 and 5.
+/// U2's subtracts and sign tests are the sub-blocks `TpSub` and
+/// `TpSignTest`; a rust-hdl kernel names SLOTS as the literal 6.
 macro_rules! token_params_logic {
     ($([$g:tt, $h:tt, $b:tt]),*) => {
         impl Logic for TokenParams {
@@ -474,27 +430,12 @@ macro_rules! token_params_logic {
                         self.tfp.next = !self.tkey.val();
                     }
                     self.p_conv[2 * $b + 1].x.next = self.tfp.val();
-                    // U2: D = v_max - v_min as P + Q + K (below); operands
-                    // through fixed locals (rust-hdl evaluates a bit_cast's
-                    // argument while writing Verilog, so it must not index a
-                    // vector this parameter set leaves short)
-                    self.om[0].next = self.p_mag[2 * $b].q.val();
-                    self.on[0].next = self.p_neg[2 * $b].q.val();
-                    self.om[1].next = self.p_mag[2 * $b + 1].q.val();
-                    self.on[1].next = self.p_neg[2 * $b + 1].q.val();
-                    // (inverted into 1-bit locals: rust-hdl writes a cast of
-                    // `!b` as `N'(~b)`, which Verilog inverts at N bits)
-                    self.ni[0].next = !self.on[0].val();
-                    self.da.next = self.om[1].val();
-                    self.db.next = !self.om[0].val();
-                    self.dk.next = bit_cast::<FX, 1>(self.on[1].val().into())
-                        + bit_cast::<FX, 1>(self.ni[0].val().into());
-                    self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
-                    self.dc.next = ((self.da.val() & self.db.val())
-                        | (self.da.val() & self.dk.val())
-                        | (self.db.val() & self.dk.val()))
-                        << self.one_fx.val();
-                    self.u2_a[$g].d.next = self.ds.val() + self.dc.val();
+                    // U2: D = v_max - v_min (tp_sub.rs)
+                    self.psub[$b].a.next = self.p_mag[2 * $b + 1].q.val();
+                    self.psub[$b].a_neg.next = self.p_neg[2 * $b + 1].q.val();
+                    self.psub[$b].b.next = self.p_mag[2 * $b].q.val();
+                    self.psub[$b].b_neg.next = self.p_neg[2 * $b].q.val();
+                    self.u2_a[$g].d.next = self.psub[$b].d.val();
                     // the step from U2 (min is v_min itself; U3, U4 unused)
                     self.step[$g].d.next = self.u2_a[$g].q.val();
                     self.step[$g].min.next = self.p2_min[$b].q.val();
@@ -542,148 +483,40 @@ macro_rules! token_params_logic {
                         self.in_thr.val().get_bits::<16>(self.thr_off[2 * $b].val().index());
                     self.s_conv[6 * $b + 5].x.next =
                         self.in_thr.val().get_bits::<16>(self.thr_off[2 * $b + 1].val().index());
-                    // U2: operands through fixed locals (see the plain group)
-                    self.om[0].next = self.s_mag[6 * $b].q.val();
-                    self.on[0].next = self.s_neg[6 * $b].q.val();
-                    self.om[1].next = self.s_mag[6 * $b + 1].q.val();
-                    self.on[1].next = self.s_neg[6 * $b + 1].q.val();
-                    self.om[2].next = self.s_mag[6 * $b + 2].q.val();
-                    self.on[2].next = self.s_neg[6 * $b + 2].q.val();
-                    self.om[3].next = self.s_mag[6 * $b + 3].q.val();
-                    self.on[3].next = self.s_neg[6 * $b + 3].q.val();
-                    self.om[4].next = self.s_mag[6 * $b + 4].q.val();
-                    self.on[4].next = self.s_neg[6 * $b + 4].q.val();
-                    self.om[5].next = self.s_mag[6 * $b + 5].q.val();
-                    self.on[5].next = self.s_neg[6 * $b + 5].q.val();
-                    for i in 0..4 {
-                        self.ni[i].next = !self.on[i + 2].val();
+                    // U2: the candidates (tp_sub.rs): min_U, max_U = xmin_U - hi,
+                    // xmax_U - hi (slots k, 5); min_L, max_L = lo - xmax_L,
+                    // lo - xmin_L (slots 4, 3 - k)
+                    for k in 0..2 {
+                        self.csub[4 * $b + k].a.next = self.s_mag[6 * $b + k].q.val();
+                        self.csub[4 * $b + k].a_neg.next = self.s_neg[6 * $b + k].q.val();
+                        self.csub[4 * $b + k].b.next = self.s_mag[6 * $b + 5].q.val();
+                        self.csub[4 * $b + k].b_neg.next = self.s_neg[6 * $b + 5].q.val();
+                        self.csub[4 * $b + 2 + k].a.next = self.s_mag[6 * $b + 4].q.val();
+                        self.csub[4 * $b + 2 + k].a_neg.next = self.s_neg[6 * $b + 4].q.val();
+                        self.csub[4 * $b + 2 + k].b.next = self.s_mag[6 * $b + 3 - k].q.val();
+                        self.csub[4 * $b + 2 + k].b_neg.next = self.s_neg[6 * $b + 3 - k].q.val();
                     }
-                    // U2: the candidates, a - b as P + Q + K: P = x1(a),
-                    // Q = !x1(b), K = (a < 0) + (b >= 0)
-                    // min_U = xmin_U - hi (slots 0, 5)
-                    self.da.next = self.om[0].val();
-                    self.db.next = !self.om[5].val();
-                    self.dk.next = bit_cast::<FX, 1>(self.on[0].val().into())
-                        + bit_cast::<FX, 1>(self.ni[3].val().into());
-                    self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
-                    self.dc.next = ((self.da.val() & self.db.val())
-                        | (self.da.val() & self.dk.val())
-                        | (self.db.val() & self.dk.val()))
-                        << self.one_fx.val();
-                    self.cand[4 * $b].next = self.ds.val() + self.dc.val();
-                    // max_U = xmax_U - hi (slots 1, 5)
-                    self.da.next = self.om[1].val();
-                    self.dk.next = bit_cast::<FX, 1>(self.on[1].val().into())
-                        + bit_cast::<FX, 1>(self.ni[3].val().into());
-                    self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
-                    self.dc.next = ((self.da.val() & self.db.val())
-                        | (self.da.val() & self.dk.val())
-                        | (self.db.val() & self.dk.val()))
-                        << self.one_fx.val();
-                    self.cand[4 * $b + 1].next = self.ds.val() + self.dc.val();
-                    // min_L = lo - xmax_L (slots 4, 3)
-                    self.da.next = self.om[4].val();
-                    self.db.next = !self.om[3].val();
-                    self.dk.next = bit_cast::<FX, 1>(self.on[4].val().into())
-                        + bit_cast::<FX, 1>(self.ni[1].val().into());
-                    self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
-                    self.dc.next = ((self.da.val() & self.db.val())
-                        | (self.da.val() & self.dk.val())
-                        | (self.db.val() & self.dk.val()))
-                        << self.one_fx.val();
-                    self.cand[4 * $b + 2].next = self.ds.val() + self.dc.val();
-                    // max_L = lo - xmin_L (slots 4, 2)
-                    self.db.next = !self.om[2].val();
-                    self.dk.next = bit_cast::<FX, 1>(self.on[4].val().into())
-                        + bit_cast::<FX, 1>(self.ni[0].val().into());
-                    self.ds.next = self.da.val() ^ self.db.val() ^ self.dk.val();
-                    self.dc.next = ((self.da.val() & self.db.val())
-                        | (self.da.val() & self.dk.val())
-                        | (self.db.val() & self.dk.val()))
-                        << self.one_fx.val();
-                    self.cand[4 * $b + 3].next = self.ds.val() + self.dc.val();
-                    // sign tests: min_U < min_L iff xmin_U + xmax_L - lo - hi
-                    // < 0; max_U < max_L iff xmax_U + xmin_L - lo - hi < 0.
-                    // The terms -lo and -hi are common to both.
-                    // (x1 sign-extended: its top bits are neg)
-                    self.wx.next = bit_cast::<SW, FX>(self.om[4].val());
-                    if self.on[4].val() {
-                        self.wx.next = bit_cast::<SW, FX>(self.om[4].val()) | self.ext_sw.val();
+                    // sign tests (tp_sign.rs): min_U < min_L iff xmin_U + xmax_L
+                    // - lo - hi < 0 (slots 0, 3); max_U < max_L iff xmax_U +
+                    // xmin_L - lo - hi < 0 (slots 1, 2)
+                    for t in 0..2 {
+                        self.ctest[2 * $b + t].a.next = self.s_mag[6 * $b + t].q.val();
+                        self.ctest[2 * $b + t].a_neg.next = self.s_neg[6 * $b + t].q.val();
+                        self.ctest[2 * $b + t].b.next = self.s_mag[6 * $b + 3 - t].q.val();
+                        self.ctest[2 * $b + t].b_neg.next = self.s_neg[6 * $b + 3 - t].q.val();
+                        self.ctest[2 * $b + t].lo.next = self.s_mag[6 * $b + 4].q.val();
+                        self.ctest[2 * $b + t].lo_neg.next = self.s_neg[6 * $b + 4].q.val();
+                        self.ctest[2 * $b + t].hi.next = self.s_mag[6 * $b + 5].q.val();
+                        self.ctest[2 * $b + t].hi_neg.next = self.s_neg[6 * $b + 5].q.val();
                     }
-                    self.w[2].next = !self.wx.val();
-                    self.wx.next = bit_cast::<SW, FX>(self.om[5].val());
-                    if self.on[5].val() {
-                        self.wx.next = bit_cast::<SW, FX>(self.om[5].val()) | self.ext_sw.val();
-                    }
-                    self.w[3].next = !self.wx.val();
-                    // xmin_U + xmax_L (slots 0, 3)
-                    self.w[0].next = bit_cast::<SW, FX>(self.om[0].val());
-                    if self.on[0].val() {
-                        self.w[0].next = bit_cast::<SW, FX>(self.om[0].val()) | self.ext_sw.val();
-                    }
-                    self.w[1].next = bit_cast::<SW, FX>(self.om[3].val());
-                    if self.on[3].val() {
-                        self.w[1].next = bit_cast::<SW, FX>(self.om[3].val()) | self.ext_sw.val();
-                    }
-                    self.wk.next = bit_cast::<SW, 1>(self.on[0].val().into())
-                        + bit_cast::<SW, 1>(self.on[3].val().into())
-                        + bit_cast::<SW, 1>(self.ni[2].val().into())
-                        + bit_cast::<SW, 1>(self.ni[3].val().into());
-                    self.ws.next = self.w[0].val() ^ self.w[1].val() ^ self.w[2].val();
-                    self.wc.next = ((self.w[0].val() & self.w[1].val())
-                        | (self.w[0].val() & self.w[2].val())
-                        | (self.w[1].val() & self.w[2].val()))
-                        << self.one_sw.val();
-                    self.wsum.next = self.ws.val() ^ self.wc.val() ^ self.w[3].val();
-                    self.wc.next = ((self.ws.val() & self.wc.val())
-                        | (self.ws.val() & self.w[3].val())
-                        | (self.wc.val() & self.w[3].val()))
-                        << self.one_sw.val();
-                    self.ws.next = self.wsum.val() ^ self.wc.val() ^ self.wk.val();
-                    self.wc.next = ((self.wsum.val() & self.wc.val())
-                        | (self.wsum.val() & self.wk.val())
-                        | (self.wc.val() & self.wk.val()))
-                        << self.one_sw.val();
-                    self.wsum.next = self.ws.val() + self.wc.val();
-                    self.lt[2 * $b].next = self.wsum.val().get_bit(self.msb_sw.val().index());
-                    // xmax_U + xmin_L (slots 1, 2)
-                    self.w[0].next = bit_cast::<SW, FX>(self.om[1].val());
-                    if self.on[1].val() {
-                        self.w[0].next = bit_cast::<SW, FX>(self.om[1].val()) | self.ext_sw.val();
-                    }
-                    self.w[1].next = bit_cast::<SW, FX>(self.om[2].val());
-                    if self.on[2].val() {
-                        self.w[1].next = bit_cast::<SW, FX>(self.om[2].val()) | self.ext_sw.val();
-                    }
-                    self.wk.next = bit_cast::<SW, 1>(self.on[1].val().into())
-                        + bit_cast::<SW, 1>(self.on[2].val().into())
-                        + bit_cast::<SW, 1>(self.ni[2].val().into())
-                        + bit_cast::<SW, 1>(self.ni[3].val().into());
-                    self.ws.next = self.w[0].val() ^ self.w[1].val() ^ self.w[2].val();
-                    self.wc.next = ((self.w[0].val() & self.w[1].val())
-                        | (self.w[0].val() & self.w[2].val())
-                        | (self.w[1].val() & self.w[2].val()))
-                        << self.one_sw.val();
-                    self.wsum.next = self.ws.val() ^ self.wc.val() ^ self.w[3].val();
-                    self.wc.next = ((self.ws.val() & self.wc.val())
-                        | (self.ws.val() & self.w[3].val())
-                        | (self.wc.val() & self.w[3].val()))
-                        << self.one_sw.val();
-                    self.ws.next = self.wsum.val() ^ self.wc.val() ^ self.wk.val();
-                    self.wc.next = ((self.wsum.val() & self.wc.val())
-                        | (self.wsum.val() & self.wk.val())
-                        | (self.wc.val() & self.wk.val()))
-                        << self.one_sw.val();
-                    self.wsum.next = self.ws.val() + self.wc.val();
-                    self.lt[2 * $b + 1].next = self.wsum.val().get_bit(self.msb_sw.val().index());
                     // v_min and v_max over the sides present
-                    self.u2_a[$g].d.next = self.cand[4 * $b + 2].val();
-                    if self.u1_p[2 * $g + 1].q.val() & (!self.u1_p[2 * $g].q.val() | self.lt[2 * $b].val()) {
-                        self.u2_a[$g].d.next = self.cand[4 * $b].val();
+                    self.u2_a[$g].d.next = self.csub[4 * $b + 2].d.val();
+                    if self.u1_p[2 * $g + 1].q.val() & (!self.u1_p[2 * $g].q.val() | self.ctest[2 * $b].lt.val()) {
+                        self.u2_a[$g].d.next = self.csub[4 * $b].d.val();
                     }
-                    self.s2_b[$b].d.next = self.cand[4 * $b + 1].val();
-                    if self.u1_p[2 * $g].q.val() & (!self.u1_p[2 * $g + 1].q.val() | self.lt[2 * $b + 1].val()) {
-                        self.s2_b[$b].d.next = self.cand[4 * $b + 3].val();
+                    self.s2_b[$b].d.next = self.csub[4 * $b + 1].d.val();
+                    if self.u1_p[2 * $g].q.val() & (!self.u1_p[2 * $g + 1].q.val() | self.ctest[2 * $b + 1].lt.val()) {
+                        self.s2_b[$b].d.next = self.csub[4 * $b + 3].d.val();
                     }
                     // U3: RD(v_min) of a positive value: clear the bits below
                     // its grid spacing; 2^40 or more saturates to 65504 (below
