@@ -265,7 +265,7 @@ bench: deps build
 	@printf '## 7. Quantization metrics on the synthetic KV set\n\n`%s`, then `%s`.\n' \
 	  "kvsim gen -o $(BUILD)/kv.npy" "kvsim profile --input $(BUILD)/kv.npy -o $(BUILD)/thresholds.json" \
 	  | tee -a $(REPORTS)/bench.md
-	@for mode in plain shifted; do \
+	@for mode in plain shifted paper; do \
 	  cmd="$(KVSIM) metrics --input $(BUILD)/kv.npy --thresholds $(BUILD)/thresholds.json --middle-mode $$mode --json $(REPORTS)/metrics-$$mode.json"; \
 	  { printf '\n### Middle mode %s\n\n`%s`\n\n```\n' $$mode "$$cmd"; $$cmd; printf '```\n'; } | tee -a $(REPORTS)/bench.md; \
 	done
@@ -291,10 +291,13 @@ realkv: deps build
 	  --slice sim/data/realkv-slice.kv.npy --report $(REPORTS)/realkv.md
 	$(KVSIM) profile --input $(REALKV)/set/calib.kv.npy -o $(BUILD)/realkv-thresholds.json
 	@{ printf '# kvsim on the real KV set (spec §12)\n\nThresholds profiled on `calib.kv.npy`, measured on `01-canal.kv.npy` (%s).\n' "$(REALKV)/set"; \
-	  for mode in plain shifted; do \
+	  for mode in plain shifted paper; do \
 	    cmd="$(KVSIM) metrics --input $(REALKV)/set/01-canal.kv.npy --thresholds $(BUILD)/realkv-thresholds.json --heads 3 --head-dim 64 --middle-mode $$mode"; \
 	    printf '\n## Oaken, middle mode %s\n\n`%s`\n\n```\n' $$mode "$$cmd"; $$cmd || exit 1; printf '```\n'; \
 	  done; \
+	  cmd="tools/realkv/oaken_ref.py --input $(REALKV)/set/01-canal.kv.npy --thresholds $(BUILD)/realkv-thresholds.json"; \
+	  printf '\n## Oaken: the authors'"'"' reference and its variants (spec §2.15)\n\n`%s`\n\n' "$$cmd"; \
+	  $(REALKV_VENV)/bin/python $$cmd || exit 1; \
 	  cmd="$(KVSIM) titanus --input $(REALKV)/set/01-canal.kv.npy"; \
 	  printf '\n## Titanus, defaults\n\n`%s`\n\n```\n' "$$cmd"; $$cmd || exit 1; printf '```\n'; \
 	} > $(REPORTS)/realkv-metrics.md

@@ -86,3 +86,20 @@ fn bad_flags_one_line() {
         assert!(!root.exists(), "{a:?} wrote files");
     }
 }
+
+/// `paper` mode is modelled in sim only (spec §2.5): both Oaken engines
+/// refuse it in one line and write nothing, instead of emitting another
+/// mode's Verilog.
+#[test]
+fn paper_mode_refused_until_it_has_rtl() {
+    let root = scratch("paper");
+    let d = root.to_str().unwrap();
+    for unit in ["oaken-quantizer", "oaken-dequantizer"] {
+        let out = rtl_gen(&["emit", unit, "-o", d, "--middle-mode", "paper"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{unit}: {err}");
+        assert_eq!(err.lines().count(), 1, "{unit}: {err}");
+        assert!(err.contains("unknown variant `paper`: middle-mode must be "), "{unit}: {err}");
+        assert!(!root.exists(), "{unit} wrote files");
+    }
+}

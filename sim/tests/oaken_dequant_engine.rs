@@ -10,7 +10,7 @@ use sim::oaken::dequantizer::{
 };
 use sim::oaken::format::GroupMeta;
 use sim::oaken::params::{MiddleMode, OakenParams};
-use sim::oaken::quantizer::{quantize_token_detail, QuantEngine};
+use sim::oaken::quantizer::{bound_x2, folded_clamped, quantize_token_detail, QuantEngine};
 use sim::oaken::thresholds::{Kv, ThresholdTable};
 use sim::testgen;
 
@@ -30,7 +30,8 @@ fn params() -> impl Strategy<Value = OakenParams> {
         Just(256)
     ];
     let heads = prop_oneof![3 => Just(1usize), 1 => 2usize..=3];
-    (hd, heads, 0u32..=6, 2u32..=8, any::<bool>(), 1usize..=3).prop_map(|(head_dim, heads, lk, ib, shifted, layers)| {
+    let mode = prop_oneof![Just(MiddleMode::Plain), Just(MiddleMode::Shifted), Just(MiddleMode::Paper)];
+    (hd, heads, 0u32..=6, 2u32..=8, mode, 1usize..=3).prop_map(|(head_dim, heads, lk, ib, mode, layers)| {
         let p = OakenParams {
             head_dim,
             heads,
@@ -38,7 +39,7 @@ fn params() -> impl Strategy<Value = OakenParams> {
             inlier_bits: ib,
             outlier_bits: ib + 1,
             layers,
-            middle_mode: if shifted && ib >= 3 { MiddleMode::Shifted } else { MiddleMode::Plain },
+            middle_mode: if mode == MiddleMode::Shifted && ib < 3 { MiddleMode::Plain } else { mode },
         };
         p.validate().unwrap();
         p
@@ -121,10 +122,10 @@ proptest! {
             for i in 0..p.vector_len() {
                 let xs = fp16::to_units(fp16::sanitize(x[i]).0);
                 let o = fp16::to_units(y[i]);
-                let step = fp16::to_units(q.meta.groups[detail[i].class.group as usize].step);
-                let ulp = fp16::grid_ulp(o.unsigned_abs()) as i64;
-                // |out - x| <= step/2 + ulp(|out|)/2, in integers
-                prop_assert!(2 * (o - xs).abs() <= step + ulp,
+                let c = detail[i].class;
+                let step = fp16::to_units(q.meta.groups[c.group as usize].step);
+                // the §2.10 bound, in integers
+                prop_assert!(folded_clamped(&p, &t, c, xs) || 2 * (o - xs).abs() <= bound_x2(p.coding(c.group), step, o),
                     "element {}: x={:#06x} out={:#06x} step={}", i, x[i], y[i], step);
             }
         }

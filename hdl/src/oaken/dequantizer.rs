@@ -185,6 +185,8 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
 impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
     pub fn new(p: &OakenParams) -> Self {
         p.validate().expect("parameters are validated by the generator");
+        // rtl-gen refuses it first (spec §2.5: sim only, so far)
+        assert!(p.middle_mode != MiddleMode::Paper, "middle-mode paper has no RTL yet");
         assert_eq!(p.inlier_bits as usize, IB);
         assert_eq!(W, sum_width(IB));
         let l = p.lanes;

@@ -228,6 +228,8 @@ impl<const IB: usize> OakenQuantizer<IB> {
     /// buffer's storage module.
     pub fn new(p: &OakenParams, module: &str) -> Self {
         p.validate().expect("parameters are validated by the generator");
+        // rtl-gen refuses it first (spec §2.5: sim only, so far)
+        assert!(p.middle_mode != MiddleMode::Paper, "middle-mode paper has no RTL yet");
         assert_eq!(p.inlier_bits as usize, IB);
         let g = Geometry::new(p);
         let l = g.lanes;
@@ -237,7 +239,7 @@ impl<const IB: usize> OakenQuantizer<IB> {
         let ts = EncodeLane::<IB>::step_stages(IB);
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
         let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|gr| p.coding(gr).levels_minus_one());
-        let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|gr| p.coding(gr).shifted);
+        let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|gr| p.coding(gr).shifted());
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }

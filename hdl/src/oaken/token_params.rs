@@ -628,7 +628,7 @@ mod tests {
                 }
                 let p = OakenParams { inlier_bits: ib, outlier_bits: ib + 1, middle_mode: mode, ..Default::default() };
                 let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).levels_minus_one());
-                let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).shifted);
+                let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).shifted());
                 for spacing in [1usize, 3] {
                 let mut b = TokenParams::new(divisors, shifted, 1, 12, spacing);
                 b.connect_all();

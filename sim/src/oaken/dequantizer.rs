@@ -10,7 +10,7 @@
 //!   (§4.3), and equals the reference on every well-formed record.
 
 use super::format::{CooEntry, GroupMeta, Meta};
-use super::params::{Group, OakenParams, GROUPS, SEGMENT};
+use super::params::{CodeKind, Group, OakenParams, GROUPS, SEGMENT};
 use super::quantizer::{Class, GroupParams, QuantToken};
 use super::thresholds::{Kv, ThresholdSet, ThresholdTable};
 use crate::fp16;
@@ -66,15 +66,21 @@ pub fn reconstruct_units(
 ) -> (Class, i64) {
     let coding = p.coding(group);
     let gp = &params[group as usize];
-    if coding.shifted {
-        let upper = (code >> coding.mag_bits) & 1 == 1;
-        let q = code & coding.levels_minus_one();
-        let v = gp.reconstruct(q);
-        let [lo_o, lo_i, hi_i, hi_o] = t.units();
-        let (lo, hi) = if group == Group::Outer { (lo_o, hi_o) } else { (lo_i, hi_i) };
-        (Class { group, upper }, if upper { hi + v } else { lo - v })
-    } else {
-        (Class { group, upper: false }, gp.reconstruct(code))
+    let [lo_o, lo_i, hi_i, hi_o] = t.units();
+    let (lo, hi) = if group == Group::Outer { (lo_o, hi_o) } else { (lo_i, hi_i) };
+    match coding.kind {
+        CodeKind::SideMagnitude => {
+            let upper = (code >> coding.mag_bits) & 1 == 1;
+            let v = gp.reconstruct(code & coding.levels_minus_one());
+            (Class { group, upper }, if upper { hi + v } else { lo - v })
+        }
+        CodeKind::Folded => {
+            // the side is the sign of the decoded folded value (spec §2.10)
+            let v = gp.reconstruct(code);
+            let upper = v >= 0;
+            (Class { group, upper }, if upper { hi + v } else { lo + v })
+        }
+        CodeKind::Plain => (Class { group, upper: false }, gp.reconstruct(code)),
     }
 }
 

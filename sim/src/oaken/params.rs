@@ -13,6 +13,10 @@ pub enum MiddleMode {
     /// Group shift by the inner thresholds: side bit + (inlier_bits-1)-bit
     /// magnitude code.
     Shifted,
+    /// The authors' reference: the middle and the outer group both shifted
+    /// by their thresholds onto one folded range, one uniform grid, the side
+    /// read from the sign of the decoded value (spec §2.5).
+    Paper,
 }
 
 impl fmt::Display for MiddleMode {
@@ -20,6 +24,7 @@ impl fmt::Display for MiddleMode {
         f.write_str(match self {
             MiddleMode::Plain => "plain",
             MiddleMode::Shifted => "shifted",
+            MiddleMode::Paper => "paper",
         })
     }
 }
@@ -30,7 +35,8 @@ impl std::str::FromStr for MiddleMode {
         match s {
             "plain" => Ok(MiddleMode::Plain),
             "shifted" => Ok(MiddleMode::Shifted),
-            _ => Err(format!("middle mode must be 'plain' or 'shifted', got '{s}'")),
+            "paper" => Ok(MiddleMode::Paper),
+            _ => Err(format!("middle mode must be 'plain', 'shifted' or 'paper', got '{s}'")),
         }
     }
 }
@@ -91,19 +97,35 @@ pub enum Group {
 
 pub const GROUPS: [Group; 3] = [Group::Outer, Group::Middle, Group::Inner];
 
+/// The three ways a group codes its values (spec §2.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeKind {
+    /// A uniform code of x itself.
+    Plain,
+    /// `|x - T_side|`, a magnitude code, with the side as the code's top bit.
+    SideMagnitude,
+    /// `x - T_side` (negative on the lower side), one uniform code over the
+    /// folded range; the side is the sign of the decoded value.
+    Folded,
+}
+
 /// How one group turns a value into a code (spec §2.5, table "group coding").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Coding {
-    /// Sign-magnitude about the group's shift thresholds (true) or a plain
-    /// uniform code of x (false).
-    pub shifted: bool,
-    /// Bits of the uniform code; the divisor is 2^mag_bits - 1.
+    pub kind: CodeKind,
+    /// Bits of the uniform code; the divisor is 2^mag_bits - 1. A
+    /// side-magnitude code is one bit wider.
     pub mag_bits: u32,
 }
 
 impl Coding {
     pub fn levels_minus_one(&self) -> u64 {
         (1u64 << self.mag_bits) - 1
+    }
+
+    /// The group is shifted by its thresholds (side-magnitude or folded).
+    pub fn shifted(&self) -> bool {
+        self.kind != CodeKind::Plain
     }
 }
 
@@ -143,8 +165,8 @@ pub const OAKEN_PARAMS: &[ParamDef] = &[
     ParamDef {
         name: "middle-mode",
         default: Name("plain"),
-        allowed: Names(&["plain", "shifted"]),
-        doc: "middle group: a plain uniform code, or shifted by the inner thresholds (side bit + magnitude)",
+        allowed: Names(&["plain", "shifted", "paper"]),
+        doc: "middle group: a plain uniform code; shifted by the inner thresholds (side bit + magnitude); or paper (middle and outer groups on the authors' folded grid; sim only, no RTL yet)",
     },
 ];
 
@@ -241,12 +263,16 @@ impl OakenParams {
 
     pub fn coding(&self, g: Group) -> Coding {
         match g {
-            Group::Outer => Coding { shifted: true, mag_bits: self.inlier_bits },
-            Group::Middle => match self.middle_mode {
-                MiddleMode::Plain => Coding { shifted: false, mag_bits: self.inlier_bits },
-                MiddleMode::Shifted => Coding { shifted: true, mag_bits: self.inlier_bits - 1 },
+            Group::Outer => match self.middle_mode {
+                MiddleMode::Paper => Coding { kind: CodeKind::Folded, mag_bits: self.outlier_bits },
+                _ => Coding { kind: CodeKind::SideMagnitude, mag_bits: self.inlier_bits },
             },
-            Group::Inner => Coding { shifted: false, mag_bits: self.outlier_bits },
+            Group::Middle => match self.middle_mode {
+                MiddleMode::Plain => Coding { kind: CodeKind::Plain, mag_bits: self.inlier_bits },
+                MiddleMode::Shifted => Coding { kind: CodeKind::SideMagnitude, mag_bits: self.inlier_bits - 1 },
+                MiddleMode::Paper => Coding { kind: CodeKind::Folded, mag_bits: self.inlier_bits },
+            },
+            Group::Inner => Coding { kind: CodeKind::Plain, mag_bits: self.outlier_bits },
         }
     }
 }

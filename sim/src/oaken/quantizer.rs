@@ -4,7 +4,7 @@
 //! elements, quantized as a whole; codes and COO lists are per head.
 
 use super::format::{CooEntry, GroupMeta, Meta};
-use super::params::{Coding, Group, OakenParams, GROUPS, SEGMENT};
+use super::params::{CodeKind, Coding, Group, OakenParams, GROUPS, SEGMENT};
 use super::thresholds::{Kv, ThresholdError, ThresholdSet, ThresholdTable};
 use crate::fp16;
 
@@ -48,18 +48,37 @@ fn shift_pair(t: &ThresholdSet, g: Group) -> (i64, i64) {
     }
 }
 
-/// The quantity a group codes (spec §2.5): the distance past the side's
-/// threshold for shifted groups (always > 0), x itself for plain groups.
+/// The quantity a group codes (spec §2.5): x itself for plain groups, the
+/// distance past the side's threshold for side-magnitude groups (always
+/// > 0), and `x - T_side` for folded groups (< 0 on the lower side, held at
+/// -65504 so that the FP16 minimum can reach it).
 pub fn coded_value(p: &OakenParams, t: &ThresholdSet, c: Class, x_units: i64) -> i64 {
-    if p.coding(c.group).shifted {
-        let (lo, hi) = shift_pair(t, c.group);
-        if c.upper {
-            x_units - hi
-        } else {
-            lo - x_units
-        }
-    } else {
-        x_units
+    let (lo, hi) = shift_pair(t, c.group);
+    match (p.coding(c.group).kind, c.upper) {
+        (CodeKind::Plain, _) => x_units,
+        (CodeKind::SideMagnitude, true) => x_units - hi,
+        (CodeKind::SideMagnitude, false) => lo - x_units,
+        (CodeKind::Folded, true) => x_units - hi,
+        (CodeKind::Folded, false) => (x_units - lo).max(-fp16::MAX_UNITS),
+    }
+}
+
+/// A folded value below -65504 (only when the lower side's threshold is
+/// positive): held at -65504 and exempt from the §2.10 bound.
+pub fn folded_clamped(p: &OakenParams, t: &ThresholdSet, c: Class, x_units: i64) -> bool {
+    let (lo, _) = shift_pair(t, c.group);
+    p.coding(c.group).kind == CodeKind::Folded && !c.upper && x_units - lo < -fp16::MAX_UNITS
+}
+
+/// Twice the §2.10 bound on `|output - x|` for an element of a group coded
+/// as `coding` with step `step_units`, decoded to `out_units`: `s + ulp`,
+/// or `2 s + ulp` for a folded group, whose code may be moved one step to
+/// stay on its side.
+pub fn bound_x2(coding: Coding, step_units: i64, out_units: i64) -> i64 {
+    let ulp = fp16::grid_ulp(out_units.unsigned_abs()) as i64;
+    match coding.kind {
+        CodeKind::Folded => 2 * step_units + ulp,
+        _ => step_units + ulp,
     }
 }
 
@@ -102,6 +121,23 @@ impl GroupParams {
         } else {
             ((2 * n + self.step_units) / (2 * self.step_units)) as u64
         }
+    }
+
+    /// A folded group's code (spec §2.7): the nearest grid index, moved by
+    /// one when it lies on the other side of zero than the element (lower
+    /// elements decode below zero, upper ones at or above it).
+    pub fn folded_code(&self, v: i64, upper: bool, levels_minus_one: u64) -> u64 {
+        let q = self.code(v);
+        let g = self.reconstruct(q);
+        let q = if upper && g < 0 {
+            q + 1
+        } else if !upper && g >= 0 {
+            q - 1
+        } else {
+            q
+        };
+        debug_assert!(q <= levels_minus_one && (self.reconstruct(q) >= 0) == upper);
+        q
     }
 
     /// v' = min + q * step, exact.
@@ -193,10 +229,17 @@ pub fn quantize_token_detail(
     let mut detail = Vec::with_capacity(p.vector_len());
     for (i, (&c, &v)) in classes.iter().zip(&values).enumerate() {
         let coding = p.coding(c.group);
-        let q = params[c.group as usize].code(v);
+        let gp = &params[c.group as usize];
+        let q = match coding.kind {
+            CodeKind::Folded => gp.folded_code(v, c.upper, coding.levels_minus_one()),
+            _ => gp.code(v),
+        };
         assert!(q <= coding.levels_minus_one());
-        // A shifted group's code is {side, magnitude}.
-        let code = if coding.shifted { (c.upper as u64) << coding.mag_bits | q } else { q };
+        // A side-magnitude code is {side, magnitude}.
+        let code = match coding.kind {
+            CodeKind::SideMagnitude => (c.upper as u64) << coding.mag_bits | q,
+            _ => q,
+        };
         dense.push((code & dense_mask) as u8);
         if c.group != Group::Middle {
             let hi = (code >> ib) & 1 == 1;

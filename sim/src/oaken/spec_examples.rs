@@ -54,6 +54,23 @@ fn example_4_two_heads() {
     assert_eq!(y, vec![0x4200, 0xB800, 0x3001, 0x3C01, 0xC400, 0x1C34, 0x4001, 0xB400]);
 }
 
+/// Example 5: `paper` mode. Element 5 (-0.28125, middle-lower) has its
+/// nearest code on the upper side of zero and is moved one step down.
+#[test]
+fn example_5_paper_mode() {
+    let p = OakenParams { middle_mode: MiddleMode::Paper, ..small() };
+    let x = [0x4200, 0xB800, 0x3000, 0x3C00, 0xC400, 0xB480, 0x4000, 0xB400];
+    let q = quantize_token(&p, &thr(), &x);
+    assert_eq!(q.dense, vec![15, 0, 15, 7, 0, 1, 15, 0]);
+    assert_eq!(q.coo, vec![vec![0x03, 0x09, 0x12, 0x1C]]);
+    assert_eq!(q.counts, vec![4]);
+    assert_eq!(q.meta.groups[0], GroupMeta { min: 0xC000, step: 0x2E32 });
+    assert_eq!(q.meta.groups[1], GroupMeta { min: 0xB400, step: 0x3045 });
+    assert_eq!(q.meta.groups[2], GroupMeta { min: 0xB400, step: 0x2232 });
+    let y = dequantize_token(&p, &thr(), &q.dense, &q.coo[0], &q.counts, &q.meta).unwrap();
+    assert_eq!(y, vec![0x4200, 0xB800, 0x3001, 0x3B79, 0xC400, 0xB5DE, 0x4001, 0xB400]);
+}
+
 #[test]
 fn example_2_all_equal_with_reset_thresholds() {
     let t = ThresholdSet::default();
