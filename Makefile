@@ -298,7 +298,7 @@ realkv: deps build
 	  cmd="tools/realkv/oaken_ref.py --input $(REALKV)/set/01-canal.kv.npy --thresholds $(BUILD)/realkv-thresholds.json"; \
 	  printf '\n## Oaken: the authors'"'"' reference and its variants (spec §2.15)\n\n`%s`\n\n' "$$cmd"; \
 	  $(REALKV_VENV)/bin/python $$cmd || exit 1; \
-	  cmd="$(KVSIM) titanus --input $(REALKV)/set/01-canal.kv.npy"; \
+	  cmd="$(KVSIM) titanus --input $(REALKV)/set/01-canal.kv.npy --levels-at 64,192,448,960"; \
 	  printf '\n## Titanus, defaults\n\n`%s`\n\n```\n' "$$cmd"; $$cmd || exit 1; printf '```\n'; \
 	} > $(REPORTS)/realkv-metrics.md
 	@cat $(REPORTS)/realkv-metrics.md

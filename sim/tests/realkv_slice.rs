@@ -25,7 +25,7 @@ fn oaken_rebuilds_real_kv_within_the_bound() {
     let table = profile(&set, &Ratios::default()).unwrap().table().unwrap();
     let mut n = 0;
     // shifted spends one middle bit on the side, so it starts at 3 bits (spec §2)
-    for (mode, lowest) in [(MiddleMode::Plain, 2), (MiddleMode::Shifted, 3)] {
+    for (mode, lowest) in [(MiddleMode::Plain, 2), (MiddleMode::Shifted, 3), (MiddleMode::Paper, 2)] {
         for ib in lowest..=8 {
             let p = OakenParams { layers: 5, heads: 3, head_dim: 64, inlier_bits: ib, outlier_bits: ib + 1, middle_mode: mode, ..Default::default() };
             let r = measure(&set, &table, &p).unwrap();
@@ -37,5 +37,28 @@ fn oaken_rebuilds_real_kv_within_the_bound() {
             n += 1;
         }
     }
-    assert_eq!(n, 13);
+    assert_eq!(n, 20);
+}
+
+/// Titanus CPQ on the slice (spec §11): the slice converted to INT8
+/// (§11.2), thresholds profiled on it at the 0.35 target, K and V at 2 to 4
+/// bits, prefill 64 then 960 decode tokens. Every kept element coded without
+/// clamping is rebuilt within §11.8.4's `S/512 + 1/2`, and a kept element is
+/// rebuilt as 0 only when it rounds to 0 at its level's scale (§11.8.2).
+#[test]
+fn titanus_rebuilds_real_kv_within_the_bound() {
+    use sim::titanus::{int8::Int8Set, metrics, params::TitanusParams, profile};
+    let fp = slice();
+    let set = Int8Set::from_fp16(&fp);
+    for bits in [2u8, 3, 4] {
+        let file = profile::profile(&set, [0.35, 0.35], [bits, bits]).unwrap();
+        let p = TitanusParams { channels: 192, layers: 5, max_levels: 16, max_prefill: 64, ..Default::default() };
+        let r = metrics::measure(&set, Some(&fp), &file.table().unwrap(), &p, 64, &[960]).unwrap();
+        println!("Titanus {bits} bits: CPQ {:.2}% less, SQNR vs FP16 {:.2} dB, levels at 960 decode {:.3}, max error/bound {:.4} over {}",
+            100.0 * r.reduction_cpq(), r.sqnr_fp16_cpq.unwrap(), r.levels[0].mean, r.max_bound_ratio, r.bound_checked);
+        assert!(r.bound_checked > r.elements / 2, "{bits}: only {} elements checked", r.bound_checked);
+        assert!(r.max_bound_ratio <= 1.0, "{bits}: an element beyond the §11.8.4 bound ({})", r.max_bound_ratio);
+        assert_eq!(r.zero_not_rounding, 0, "{bits}: a kept element rebuilt as 0 without rounding to 0");
+        assert_eq!(r.elements, 1024 * 5 * 2 * 192);
+    }
 }

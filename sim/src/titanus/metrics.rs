@@ -13,19 +13,32 @@ use crate::fp16;
 use crate::kvset::{KvSet, KVS};
 use serde::Serialize;
 
-/// Bits moved by one scheme, by kind (spec §11.11).
+/// Bits moved off chip by one scheme, by kind (spec §11.11). The
+/// scale-zero entries stay on chip, in the SZ buffer ([Titanus] §4.1):
+/// `Report::sz_bits`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Bits {
     pub index: u64,
     pub label: u64,
     pub values: u64,
-    pub sz: u64,
 }
 
 impl Bits {
     pub fn total(&self) -> u64 {
-        self.index + self.label + self.values + self.sz
+        self.index + self.label + self.values
     }
+}
+
+/// Fractions of all elements that are zero at three points of CPQ (spec
+/// §11.11): the quantity of the authors' `sparsity` figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Sparsity {
+    /// Pruned (index 0): zero before quantization.
+    pub before_quant: f64,
+    /// Pruned, or kept with code 0 (label 0): zero after quantization.
+    pub after_quant: f64,
+    /// Rebuilt as 0 by the DQU.
+    pub after_dequant: f64,
 }
 
 /// Levels per channel after `decode` decode tokens, over every channel of
@@ -53,6 +66,19 @@ pub struct Report {
     pub pruning: Bits,
     pub cpq: Bits,
     pub sz_entries: u64,
+    /// The SZ buffer's contents over the set: 41 bits per entry (on chip).
+    pub sz_bits: u64,
+    /// The most entries one (run, layer, K/V) sequence created, times 41:
+    /// the SZ buffer one sequence of one layer needs.
+    pub sz_peak_bits: u64,
+    pub sparsity: Sparsity,
+    /// Kept elements rebuilt as 0 although they do not round to 0 at their
+    /// level's scale (only clamped elements can: spec §11.8.2).
+    pub zero_not_rounding: u64,
+    /// Largest `|y - x| / (S/512 + 1/2)` over kept elements coded without
+    /// clamping (spec §11.8.4: at most 1), and how many were checked.
+    pub max_bound_ratio: f64,
+    pub bound_checked: u64,
     /// SQNR in dB against the INT8 input (None = no error).
     pub sqnr_int8_pruning: Option<f64>,
     pub sqnr_int8_cpq: Option<f64>,
@@ -91,14 +117,26 @@ impl Report {
             mb(self.pruning.values)
         );
         s += &format!(
-            "  CPQ:           {} ({:.2}% less): index {}, label {}, values {}, scale-zero {} ({} entries)\n",
+            "  CPQ:           {} ({:.2}% less): index {}, label {}, values {}\n",
             mb(self.cpq.total()),
             100.0 * self.reduction_cpq(),
             mb(self.cpq.index),
             mb(self.cpq.label),
-            mb(self.cpq.values),
-            mb(self.cpq.sz),
-            self.sz_entries
+            mb(self.cpq.values)
+        );
+        s += &format!(
+            "SZ buffer (on chip, not moved): {} entries, {} bytes; largest one sequence of one layer: {} bytes\n",
+            self.sz_entries,
+            mb(self.sz_bits),
+            mb(self.sz_peak_bits)
+        );
+        s += &format!(
+            "sparsity: before quantization {:.4}, after quantization {:.4}, after dequantization {:.4}; kept rebuilt as 0 without rounding to 0: {}\n",
+            self.sparsity.before_quant, self.sparsity.after_quant, self.sparsity.after_dequant, self.zero_not_rounding
+        );
+        s += &format!(
+            "max error / bound (§11.8.4) over {} unclamped kept elements: {:.4}\n",
+            self.bound_checked, self.max_bound_ratio
         );
         s += &format!(
             "SQNR vs INT8: pruning {}, CPQ {}\n",
@@ -197,6 +235,12 @@ pub fn measure(
         pruning: Bits::default(),
         cpq: Bits::default(),
         sz_entries: 0,
+        sz_bits: 0,
+        sz_peak_bits: 0,
+        sparsity: Sparsity::default(),
+        zero_not_rounding: 0,
+        max_bound_ratio: 0.0,
+        bound_checked: 0,
         sqnr_int8_pruning: None,
         sqnr_int8_cpq: None,
         sqnr_fp16_int8: None,
@@ -207,7 +251,7 @@ pub fn measure(
         saturated: 0,
     };
     let mut acc = Acc::default();
-    let (mut kept, mut label_zero) = (0u64, 0u64);
+    let (mut kept, mut label_zero, mut zeros_out) = (0u64, 0u64, 0u64);
     for run in 0..set.runs {
         for layer in 0..set.layers {
             for kv in KVS {
@@ -218,13 +262,13 @@ pub fn measure(
                 let scale = set.scale_units(run, layer, kv).map(|a| a as f64 / 127.0 / 16_777_216.0);
                 let src = source.map(|s| s.sample(run, layer, kv));
                 let mut kept_decode = 0u64;
-                let sink = |outs: Vec<TokenOut>, d: &mut Dequantizer, acc: &mut Acc, r: &mut Report| {
+                let entries_before = r.sz_entries;
+                let sink = |outs: Vec<TokenOut>, d: &mut Dequantizer, acc: &mut Acc, r: &mut Report, zeros: &mut u64| {
                     for o in outs {
                         for e in &o.entries {
                             d.table.load(e).expect("QU entries fit the table");
                         }
                         r.sz_entries += o.entries.len() as u64;
-                        r.cpq.sz += (o.entries.len() * SZ_STORED_BITS) as u64;
                         let k = o.record.index.iter().filter(|&&b| b).count() as u64;
                         r.cpq.index += c as u64;
                         r.cpq.label += k;
@@ -234,6 +278,23 @@ pub fn measure(
                         let y = d.dequantize(o.pos, &back);
                         let x = set.token(run, layer, kv, o.pos as usize);
                         for ch in 0..c {
+                            *zeros += (y[ch] == 0) as u64;
+                            // kept and rebuilt as 0: it must round to 0 at its
+                            // level's scale, -s/2 <= x < s/2, i.e. -S <= 512 x < S
+                            let level = if o.record.index[ch] { d.table.lookup(ch, o.pos) } else { None };
+                            if let Some(e) = level {
+                                let (sc, xi, z) = (e.scale as i64, x[ch] as i64, e.zero as i64);
+                                if y[ch] == 0 {
+                                    r.zero_not_rounding += !(-sc <= 512 * xi && 512 * xi < sc) as u64;
+                                }
+                                // unclamped: 0 <= floor((512 x + 2 z S + S) / 2S) <= Q (§11.5.3)
+                                let raw = (512 * xi + 2 * z * sc + sc).div_euclid(2 * sc);
+                                if (0..(1i64 << cfg.bits)).contains(&raw) {
+                                    let err = (y[ch] as i64 - xi).abs();
+                                    r.max_bound_ratio = r.max_bound_ratio.max((512 * err) as f64 / (sc + 256) as f64);
+                                    r.bound_checked += 1;
+                                }
+                            }
                             let (xv, yv) = (x[ch] as f64, y[ch] as f64);
                             let pv = if o.record.index[ch] { xv } else { 0.0 };
                             acc.sig += xv * xv;
@@ -260,13 +321,13 @@ pub fn measure(
                         q.prefill(&pr).map_err(|e| format!("run {run} layer {layer}: {e}"))?;
                         if t + 1 == set.tokens {
                             let outs = q.flush().map_err(|e| e.to_string())?;
-                            sink(outs, &mut d, &mut acc, &mut r);
+                            sink(outs, &mut d, &mut acc, &mut r, &mut zeros_out);
                         }
                         continue;
                     }
                     let outs = q.decode(&pr).map_err(|e| format!("run {run} layer {layer}: {e}"))?;
                     kept_decode += k;
-                    sink(outs, &mut d, &mut acc, &mut r);
+                    sink(outs, &mut d, &mut acc, &mut r, &mut zeros_out);
                     let dl = t + 1 - prefill;
                     for (i, &pt) in points.iter().enumerate() {
                         if pt == dl {
@@ -280,6 +341,7 @@ pub fn measure(
                     }
                 }
                 r.saturated += q.status.saturated;
+                r.sz_peak_bits = r.sz_peak_bits.max((r.sz_entries - entries_before) * SZ_STORED_BITS as u64);
                 let s = d.counters;
                 r.skips.pruned += s.pruned;
                 r.skips.label_zero += s.label_zero;
@@ -304,6 +366,13 @@ pub fn measure(
         .collect();
     r.pruned_fraction = 1.0 - kept as f64 / r.elements as f64;
     r.label_zero_fraction = if kept > 0 { label_zero as f64 / kept as f64 } else { 0.0 };
+    r.sz_bits = r.sz_entries * SZ_STORED_BITS as u64;
+    let frac = |n: u64| n as f64 / r.elements as f64;
+    r.sparsity = Sparsity {
+        before_quant: r.pruned_fraction,
+        after_quant: frac(r.elements - kept + label_zero),
+        after_dequant: frac(zeros_out),
+    };
     r.sqnr_int8_pruning = sqnr(acc.sig, acc.pruning);
     r.sqnr_int8_cpq = sqnr(acc.sig, acc.cpq);
     if set.amax.is_some() && source.is_some() {

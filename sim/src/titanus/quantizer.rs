@@ -489,8 +489,13 @@ mod tests {
                 for hi in lo..=127 {
                     let l = Level::new(lo, hi, bits, 0);
                     for x in l.tl..=l.th {
-                        let e = (reconstruct(l.scale, l.zero, l.code(x, bits)) as i64 - x as i64).abs();
+                        let y = reconstruct(l.scale, l.zero, l.code(x, bits));
+                        let e = (y as i64 - x as i64).abs();
                         assert!(512 * e <= l.scale as i64 + 256, "{l:?} x={x} e={e}");
+                        // rebuilt as 0 exactly when x rounds to 0 at the
+                        // level's scale: -s/2 <= x < s/2 (spec §11.8.2)
+                        let rounds_to_zero = -(l.scale as i64) <= 512 * x as i64 && 512 * (x as i64) < l.scale as i64;
+                        assert_eq!(y == 0, rounds_to_zero, "{l:?} x={x} y={y}");
                     }
                 }
             }
