@@ -13,4 +13,7 @@ pub mod qu_input;
 pub mod qu_lane;
 pub mod qu_monitor;
 pub mod qu_output;
+pub mod qu_prefill;
+pub mod qu_scheduler;
+pub mod qu_sequence;
 pub mod quantizer;

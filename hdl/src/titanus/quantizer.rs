@@ -17,11 +17,16 @@
 //! coders with a snapshot of its channels' current levels. QUANT (level 0
 //! of every channel, then the buffered tokens replayed through the same
 //! coders) runs while M holds the item that ended the prefill.
+//!
+//! This block wires its sub-blocks and picks the channel row read and the
+//! beat the coders take: `qu_config` (bit widths), `qu_input` (queue,
+//! zero-insert, M), `qu_monitor` (channel state, monitor), `qu_scheduler`
+//! (scheduler, QUANT's channel walk, entries), `qu_prefill` (buffer,
+//! replay), `qu_sequence` (phase, position, responses, status), `nzq`, and
+//! `qu_output` (coders, record output).
 
-use crate::prim::counter::StatCounter;
-use crate::prim::ram::{MemInfo, SpRam};
-use crate::prim::reg::Reg;
-use crate::prim::vecs::{consts, sigs};
+use crate::prim::ram::MemInfo;
+use crate::prim::vecs::sigs;
 use crate::prim::zero_remove::ZeroRemove;
 use crate::titanus::nzq::Nzq;
 use crate::titanus::qu_config::ConfigTable;
@@ -29,6 +34,9 @@ use crate::titanus::qu_input::InputQueue;
 use crate::titanus::qu_lane::LANE_STAGES;
 use crate::titanus::qu_monitor::ChannelMonitor;
 use crate::titanus::qu_output::QuOutput;
+use crate::titanus::qu_prefill::PrefillBuffer;
+use crate::titanus::qu_scheduler::Scheduler;
+use crate::titanus::qu_sequence::SequenceState;
 use rust_hdl::prelude::*;
 
 /// `rsp_err` codes (spec §11.13).
@@ -72,21 +80,16 @@ impl QuGeometry {
     }
 }
 
-// scheduler states (spec §11.7; QUANT is QLEV, QNZQ and QREP)
-const RUN: u64 = 0;
-const QLEV: u64 = 1;
-const QNZQ: u64 = 2;
-const QREP: u64 = 3;
-const ONZQ: u64 = 4;
 // phases
-const IDLE: u64 = 0;
-const PREFILL: u64 = 1;
-const DECODE: u64 = 2;
+pub(super) const IDLE: u64 = 0;
+pub(super) const PREFILL: u64 = 1;
+pub(super) const DECODE: u64 = 2;
 // in_cmd
-const C_START: u64 = 0;
-const C_PREFILL: u64 = 1;
-const C_FLUSH: u64 = 2;
-const C_DECODE: u64 = 3;
+pub(super) const C_START: u64 = 0;
+pub(super) const C_PREFILL: u64 = 1;
+pub(super) const C_FLUSH: u64 = 2;
+pub(super) const C_DECODE: u64 = 3;
+
 #[derive(LogicBlock)]
 pub struct TitanusQuantizer {
     /// rising-edge clock
@@ -171,117 +174,15 @@ pub struct TitanusQuantizer {
     // the channel row read (beat of M, replayed beat, or QUANT channel)
     rsel: Signal<Local, Bits<10>>,
     mon: ChannelMonitor,
-    out: QuOutput,
-    // M takes the next item
-    fen: Signal<Local, Bit>,
-    // scheduler
-    ph: Reg<Bits<2>>,
-    st: Reg<Bits<3>>,
-    bits: Reg<Bits<3>>,
-    pos: Reg<Bits<17>>,
-    npre: Reg<Bits<13>>,
-    wp: Reg<Bits<23>>,
-    rp: Reg<Bits<23>>,
-    terr: Reg<Bits<3>>,
-    qc: Reg<Bits<10>>,
-    rrow: Reg<Bits<10>>,
-    rtok: Reg<Bits<16>>,
-    have: Reg<Bit>,
-    wc: Reg<Bits<10>>,
-    olo: Reg<Bits<8>>,
-    ohi: Reg<Bits<8>>,
-    onl: Reg<Bits<5>>,
-    ostart: Reg<Bits<16>>,
+    sched: Scheduler,
+    seq: SequenceState,
+    pre: PrefillBuffer,
     nzq: Nzq,
-    // the NZQ start, and the monitor's registered decision for M
-    nst: Reg<Bit>,
-    m_need: Reg<Bit>,
-    m_fresh: Reg<Bit>,
-    pw_v: Reg<Bit>,
-    pw_a: Reg<Bits<22>>,
-    pw_d: Reg<Bits<576>>,
-    err: Signal<Local, Bits<3>>,
-    e: Signal<Local, Bits<3>>,
-    // actions of this cycle
-    m_done: Signal<Local, Bit>,
-    go_quant: Signal<Local, Bit>,
-    do_start: Signal<Local, Bit>,
-    do_mmf: Signal<Local, Bit>,
-    do_lvl: Signal<Local, Bit>,
-    do_rsp: Signal<Local, Bit>,
-    rsp_code: Signal<Local, Bits<3>>,
-    push: Signal<Local, Bit>,
-    push_rep: Signal<Local, Bit>,
-    issue: Signal<Local, Bit>,
-    rep_init: Signal<Local, Bit>,
-    szfree: Signal<Local, Bit>,
-    // prefill buffer
-    pbuf: SpRam<22, 576>,
-    w9: Signal<Local, Bits<9>>,
-    x8: Signal<Local, Bits<8>>,
-    bw: Signal<Local, Bits<576>>,
-    boff: Vec<Constant<Bits<576>>>,
-    bbit: Vec<Constant<Bits<32>>>,
-    bkbit: Vec<Constant<Bits<32>>>,
-    // the coders advance
-    en_code: Signal<Local, Bit>,
-    szv: Reg<Bit>,
-    szw: Reg<Bits<64>>,
-    rspv: Reg<Bit>,
-    rspe: Reg<Bits<3>>,
-    n_lev: StatCounter,
-    n_rej: StatCounter,
-    qrd: Reg<Bit>,
-    qlo_r: Reg<Bits<8>>,
-    qhi_r: Reg<Bits<8>>,
-    f_oob: Reg<Bit>,
-    f_nopre: Reg<Bit>,
-    c_empty: Reg<Bits<11>>,
-    p_empty: Reg<Bit>,
-    p_single: Reg<Bit>,
-    p_lev: Reg<Bit>,
-    c_single: Reg<Bits<11>>,
-    // constants
-    k64: Vec<Constant<Bits<64>>>,
-    c_c_decode: Constant<Bits<2>>,
-    c_c_flush: Constant<Bits<2>>,
-    c_c_prefill: Constant<Bits<2>>,
-    c_c_start: Constant<Bits<2>>,
-    c_decode: Constant<Bits<2>>,
-    c_idle: Constant<Bits<2>>,
-    c_onzq: Constant<Bits<3>>,
-    c_prefill: Constant<Bits<2>>,
-    c_qlev: Constant<Bits<3>>,
-    c_qnzq: Constant<Bits<3>>,
-    c_qrep: Constant<Bits<3>>,
-    c_rsp_no_start: Constant<Bits<3>>,
-    c_rsp_ok: Constant<Bits<3>>,
-    c_rsp_prefill_after_decode: Constant<Bits<3>>,
-    c_rsp_prefill_full: Constant<Bits<3>>,
-    c_rsp_sequence_full: Constant<Bits<3>>,
-    c_run: Constant<Bits<3>>,
-    nbeats: Constant<Bits<11>>,
-    lastc: Constant<Bits<10>>,
+    out: QuOutput,
     lgc: Constant<Bits<10>>,
-    maxp: Constant<Bits<13>>,
-    flip: Constant<Bits<8>>,
     one4: Constant<Bits<4>>,
-    one8: Constant<Bits<8>>,
-    one10: Constant<Bits<10>>,
-    one11: Constant<Bits<11>>,
-    one13: Constant<Bits<13>>,
-    one16: Constant<Bits<16>>,
-    one17: Constant<Bits<17>>,
-    one23: Constant<Bits<23>>,
-    k9_256: Constant<Bits<9>>,
-    zero5: Constant<Bits<5>>,
-    zero10: Constant<Bits<10>>,
-    zero11: Constant<Bits<11>>,
-    zero16: Constant<Bits<16>>,
     _n: usize,
 }
-
-
 
 impl TitanusQuantizer {
     /// `g` must be checked (`sim::titanus::params::TitanusParams::validate`):
@@ -293,7 +194,6 @@ impl TitanusQuantizer {
         assert!(
             (1..=256).contains(&g.layers) && (1..=16).contains(&g.max_levels) && (1..=4096).contains(&g.max_prefill)
         );
-        let mem = &g.memories(module)[0];
         TitanusQuantizer {
             clock: Default::default(),
             reset: Default::default(),
@@ -304,11 +204,6 @@ impl TitanusQuantizer {
             tw_bits: Default::default(),
             tw_done: Default::default(),
             tw_error: Default::default(),
-            cfg: ConfigTable::new(g.layers),
-            inq: InputQueue::new(n, b),
-            rsel: Default::default(),
-            mon: ChannelMonitor::new(n, c, g.max_levels),
-            out: QuOutput::new(n),
             in_valid: Default::default(),
             in_ready: Default::default(),
             in_cmd: Default::default(),
@@ -338,105 +233,17 @@ impl TitanusQuantizer {
             st_no_prefill: Default::default(),
             st_empty_channels: Default::default(),
             st_single_value_channels: Default::default(),
-            fen: Default::default(),
-            ph: Reg::default(),
-            st: Reg::default(),
-            bits: Reg::new(4u64.into()),
-            pos: Reg::default(),
-            npre: Reg::default(),
-            wp: Reg::default(),
-            rp: Reg::default(),
-            terr: Reg::default(),
-            qc: Reg::default(),
-            rrow: Reg::default(),
-            rtok: Reg::default(),
-            have: Reg::default(),
-            wc: Reg::default(),
-            olo: Reg::default(),
-            ohi: Reg::default(),
-            onl: Reg::default(),
-            ostart: Reg::default(),
+            cfg: ConfigTable::new(g.layers),
+            inq: InputQueue::new(n, b),
+            rsel: Default::default(),
+            mon: ChannelMonitor::new(n, c, g.max_levels),
+            sched: Scheduler::new(n, c),
+            seq: SequenceState::new(g.max_prefill),
+            pre: PrefillBuffer::new(g, module),
             nzq: Nzq::default(),
-            nst: Reg::default(),
-            m_need: Reg::default(),
-            m_fresh: Reg::default(),
-            pw_v: Reg::default(),
-            pw_a: Reg::default(),
-            pw_d: Reg::default(),
-            err: Default::default(),
-            e: Default::default(),
-            m_done: Default::default(),
-            go_quant: Default::default(),
-            do_start: Default::default(),
-            do_mmf: Default::default(),
-            do_lvl: Default::default(),
-            do_rsp: Default::default(),
-            rsp_code: Default::default(),
-            push: Default::default(),
-            push_rep: Default::default(),
-            issue: Default::default(),
-            rep_init: Default::default(),
-            szfree: Default::default(),
-            pbuf: SpRam::new(&mem.module, &mem.name, mem.depth, mem.width),
-            w9: Default::default(),
-            x8: Default::default(),
-            bw: Default::default(),
-            boff: consts((0..n as u64).map(|i| 9 * i)),
-            bbit: consts((0..n as u64).map(|i| 9 * i)),
-            bkbit: consts((0..n as u64).map(|i| 9 * i + 8)),
-            en_code: Default::default(),
-            szv: Reg::default(),
-            szw: Reg::default(),
-            rspv: Reg::default(),
-            rspe: Reg::default(),
-            n_lev: Default::default(),
-            n_rej: Default::default(),
-            qrd: Reg::default(),
-            qlo_r: Reg::default(),
-            qhi_r: Reg::default(),
-            f_oob: Reg::default(),
-            f_nopre: Reg::default(),
-            c_empty: Reg::default(),
-            p_empty: Reg::default(),
-            p_single: Reg::default(),
-            p_lev: Reg::default(),
-            c_single: Reg::default(),
-            k64: consts([16, 32, 48, 52]),
-            c_c_decode: Constant::new(C_DECODE.into()),
-            c_c_flush: Constant::new(C_FLUSH.into()),
-            c_c_prefill: Constant::new(C_PREFILL.into()),
-            c_c_start: Constant::new(C_START.into()),
-            c_decode: Constant::new(DECODE.into()),
-            c_idle: Constant::new(IDLE.into()),
-            c_onzq: Constant::new(ONZQ.into()),
-            c_prefill: Constant::new(PREFILL.into()),
-            c_qlev: Constant::new(QLEV.into()),
-            c_qnzq: Constant::new(QNZQ.into()),
-            c_qrep: Constant::new(QREP.into()),
-            c_rsp_no_start: Constant::new(RSP_NO_START.into()),
-            c_rsp_ok: Constant::new(RSP_OK.into()),
-            c_rsp_prefill_after_decode: Constant::new(RSP_PREFILL_AFTER_DECODE.into()),
-            c_rsp_prefill_full: Constant::new(RSP_PREFILL_FULL.into()),
-            c_rsp_sequence_full: Constant::new(RSP_SEQUENCE_FULL.into()),
-            c_run: Constant::new(RUN.into()),
-            nbeats: Constant::new((b as u64).into()),
-            lastc: Constant::new(((c - 1) as u64).into()),
+            out: QuOutput::new(n),
             lgc: Constant::new((n.trailing_zeros() as u64).into()),
-            maxp: Constant::new((g.max_prefill as u64).into()),
-            flip: Constant::new(0x80u64.into()),
             one4: Constant::new(1u64.into()),
-            one8: Constant::new(1u64.into()),
-            one10: Constant::new(1u64.into()),
-            one11: Constant::new(1u64.into()),
-            one13: Constant::new(1u64.into()),
-            one16: Constant::new(1u64.into()),
-            one17: Constant::new(1u64.into()),
-            one23: Constant::new(1u64.into()),
-            k9_256: Constant::new(256u64.into()),
-            zero5: Constant::new(0u64.into()),
-            zero10: Constant::new(0u64.into()),
-            zero11: Constant::new(0u64.into()),
-            zero16: Constant::new(0u64.into()),
             _n: n,
         }
     }
@@ -445,52 +252,6 @@ impl TitanusQuantizer {
 impl Logic for TitanusQuantizer {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(
-            self, clock, ph, st, bits, pos, npre, wp, rp, terr, qc, rrow, rtok, have, wc, olo, ohi, onl, ostart, nst,
-            m_need, m_fresh, pw_v, pw_a, pw_d, nzq, pbuf, szv, szw, rspv, rspe, n_lev, n_rej, qrd, qlo_r, qhi_r, f_oob,
-            f_nopre, c_empty, c_single, p_empty, p_single, p_lev
-        );
-        self.ph.reset.next = self.reset.val();
-        self.st.reset.next = self.reset.val();
-        self.bits.reset.next = self.reset.val();
-        self.pos.reset.next = self.reset.val();
-        self.npre.reset.next = self.reset.val();
-        self.wp.reset.next = self.reset.val();
-        self.rp.reset.next = self.reset.val();
-        self.terr.reset.next = self.reset.val();
-        self.qc.reset.next = self.reset.val();
-        self.rrow.reset.next = self.reset.val();
-        self.rtok.reset.next = self.reset.val();
-        self.have.reset.next = self.reset.val();
-        self.wc.reset.next = self.reset.val();
-        self.olo.reset.next = self.reset.val();
-        self.ohi.reset.next = self.reset.val();
-        self.onl.reset.next = self.reset.val();
-        self.ostart.reset.next = self.reset.val();
-        self.nst.reset.next = self.reset.val();
-        self.m_need.reset.next = self.reset.val();
-        self.m_fresh.reset.next = self.reset.val();
-        self.pw_v.reset.next = self.reset.val();
-        self.pw_a.reset.next = self.reset.val();
-        self.pw_d.reset.next = self.reset.val();
-        self.nzq.reset.next = self.reset.val();
-        self.szv.reset.next = self.reset.val();
-        self.szw.reset.next = self.reset.val();
-        self.rspv.reset.next = self.reset.val();
-        self.rspe.reset.next = self.reset.val();
-        self.n_lev.reset.next = self.reset.val();
-        self.n_rej.reset.next = self.reset.val();
-        self.qrd.reset.next = self.reset.val();
-        self.qlo_r.reset.next = self.reset.val();
-        self.qhi_r.reset.next = self.reset.val();
-        self.f_oob.reset.next = self.reset.val();
-        self.f_nopre.reset.next = self.reset.val();
-        self.c_empty.reset.next = self.reset.val();
-        self.c_single.reset.next = self.reset.val();
-        self.p_empty.reset.next = self.reset.val();
-        self.p_single.reset.next = self.reset.val();
-        self.p_lev.reset.next = self.reset.val();
-
         // ---- configuration table (spec §11.3): bit widths only ----
         self.cfg.clock.next = self.clock.val();
         self.cfg.reset.next = self.reset.val();
@@ -514,391 +275,127 @@ impl Logic for TitanusQuantizer {
         }
         self.inq.t_bits.next = self.cfg.t_bits.val();
         self.inq.t_oob.next = self.cfg.t_oob.val();
+        self.inq.fen.next = self.sched.fen.val();
         self.in_ready.next = self.inq.in_ready.val();
 
         // ---- channel state and monitor: the row read ----
         self.rsel.next = self.inq.item_row.val();
-        if (self.st.q.val() == self.c_qlev.val()) | (self.st.q.val() == self.c_qnzq.val()) {
-            self.rsel.next = self.qc.q.val() >> self.lgc.val();
+        if self.sched.rd_quant.val() {
+            self.rsel.next = self.sched.quant_ch.val() >> self.lgc.val();
         }
-        if self.st.q.val() == self.c_qrep.val() {
-            self.rsel.next = self.rrow.q.val();
+        if self.sched.replay.val() {
+            self.rsel.next = self.pre.row.val();
         }
         self.mon.clock.next = self.clock.val();
         self.mon.reset.next = self.reset.val();
         self.mon.rsel.next = self.rsel.val();
-        self.mon.qc.next = self.qc.q.val();
+        self.mon.qc.next = self.sched.quant_ch.val();
         self.mon.m_row.next = self.inq.item_row.val();
         for p in 0..self._n {
             self.mon.m_x[p].next = self.inq.item_x[p].val();
             self.mon.m_k[p].next = self.inq.item_k[p].val();
         }
-
-        // a token's rejection, in the model's order (spec §11.13)
-        self.err.next = self.c_rsp_ok.val();
-        if (self.inq.item_kind.val() == self.c_c_prefill.val()) & (self.npre.q.val() == self.maxp.val()) {
-            self.err.next = self.c_rsp_prefill_full.val();
-        }
-        if (self.inq.item_kind.val() == self.c_c_prefill.val()) & (self.ph.q.val() == self.c_decode.val()) {
-            self.err.next = self.c_rsp_prefill_after_decode.val();
-        }
-        if self.pos.q.val().get_bit(16) {
-            self.err.next = self.c_rsp_sequence_full.val();
-        }
-        if self.ph.q.val() == self.c_idle.val() {
-            self.err.next = self.c_rsp_no_start.val();
-        }
-        self.e.next = self.terr.q.val();
-        if self.inq.item_first.val() {
-            self.e.next = self.err.val();
-        }
-
-        // ---- scheduler (spec §11.7) ----
-        // registered only: sz_ready stays off the level write's fanout
-        self.szfree.next = !self.szv.q.val();
-        self.en_code.next = self.out.en_code.val();
-        self.m_done.next = false;
-        self.go_quant.next = false;
-        self.do_start.next = false;
-        self.do_mmf.next = false;
-        self.do_lvl.next = false;
-        self.do_rsp.next = false;
-        self.rsp_code.next = self.c_rsp_ok.val();
-        self.push.next = false;
-        self.push_rep.next = false;
-        self.issue.next = false;
-        self.rep_init.next = false;
-        // the NZQ starts the cycle after the decision, from registers
-        self.nst.en.next = true;
-        self.nst.d.next = false;
-        self.nzq.start.next = self.nst.q.val();
-        self.nzq.lo.next = self.olo.q.val();
-        self.nzq.hi.next = self.ohi.q.val();
-        self.nzq.bits.next = self.bits.q.val();
-        self.st.en.next = false;
-        self.st.d.next = self.st.q.val();
-        self.ph.en.next = false;
-        self.ph.d.next = self.ph.q.val();
-        self.qc.en.next = false;
-        self.qc.d.next = self.qc.q.val() + self.one10.val();
-        self.wc.en.next = false;
-        self.wc.d.next = (self.inq.item_row.val() << self.lgc.val()) | self.mon.pick_lane.val();
-        self.olo.en.next = false;
-        self.ohi.en.next = false;
-        self.onl.en.next = false;
-        self.ostart.en.next = false;
-        self.olo.d.next = self.mon.pick_lo.val();
-        self.ohi.d.next = self.mon.pick_hi.val();
-        self.onl.d.next = self.mon.pick_nl.val();
-        self.ostart.d.next = self.pos.q.val().get_bits::<16>(0);
-        self.terr.en.next = false;
-        self.terr.d.next = self.e.val();
-        // the QUANT counters count registered pulses (off the decision path)
-        self.p_empty.en.next = true;
-        self.p_empty.d.next = false;
-        self.p_single.en.next = true;
-        self.p_single.d.next = false;
-        self.c_empty.en.next = self.p_empty.q.val();
-        self.c_empty.d.next = self.c_empty.q.val() + bit_cast::<11, 1>(true.into());
-        self.c_single.en.next = self.p_single.q.val();
-        self.c_single.d.next = self.c_single.q.val() + bit_cast::<11, 1>(true.into());
-        self.f_nopre.en.next = false;
-        self.f_nopre.d.next = self.npre.q.val() == bit_cast::<13, 1>(false.into());
-
-        if (self.st.q.val() == self.c_run.val()) & self.inq.item_valid.val() {
-            if self.inq.item_kind.val() == self.c_c_start.val() {
-                if self.ph.q.val() == self.c_prefill.val() {
-                    self.go_quant.next = true;
-                } else {
-                    self.do_start.next = true;
-                    self.do_rsp.next = true;
-                    self.m_done.next = true;
-                }
-            }
-            if self.inq.item_kind.val() == self.c_c_flush.val() {
-                if self.ph.q.val() == self.c_prefill.val() {
-                    self.go_quant.next = true;
-                } else {
-                    self.do_rsp.next = true;
-                    self.m_done.next = true;
-                    if self.ph.q.val() == self.c_idle.val() {
-                        self.rsp_code.next = self.c_rsp_no_start.val();
-                    }
-                }
-            }
-            if self.inq.item_kind.val().get_bit(0) {
-                if self.inq.item_first.val()
-                    & (self.inq.item_kind.val() == self.c_c_decode.val())
-                    & (self.ph.q.val() == self.c_prefill.val())
-                {
-                    self.go_quant.next = true;
-                } else if self.e.val() != self.c_rsp_ok.val() {
-                    // a rejected token is taken whole and dropped
-                    self.m_done.next = true;
-                    self.do_rsp.next = self.inq.item_last.val();
-                    self.rsp_code.next = self.e.val();
-                } else if self.inq.item_kind.val() == self.c_c_prefill.val() {
-                    self.m_done.next = true;
-                    self.do_mmf.next = true;
-                    self.do_rsp.next = self.inq.item_last.val();
-                } else if !self.m_fresh.q.val() {
-                    // the registered monitor decision is a cycle old: wait
-                } else if self.m_need.q.val() {
-                    self.nst.d.next = true;
-                    self.wc.en.next = true;
-                    self.olo.en.next = true;
-                    self.ohi.en.next = true;
-                    self.onl.en.next = true;
-                    self.ostart.en.next = true;
-                    self.st.en.next = true;
-                    self.st.d.next = self.c_onzq.val();
-                } else if self.en_code.val() {
-                    self.push.next = true;
-                    self.m_done.next = true;
-                    self.do_rsp.next = self.inq.item_last.val();
-                }
-                self.terr.en.next = self.inq.item_first.val() & self.m_done.val();
-            }
-        }
-        if self.go_quant.val() {
-            self.st.en.next = true;
-            self.st.d.next = self.c_qlev.val();
-            self.qc.en.next = true;
-            self.qc.d.next = self.zero10.val();
-            self.c_empty.en.next = true;
-            self.c_empty.d.next = self.zero11.val();
-            self.c_single.en.next = true;
-            self.c_single.d.next = self.zero11.val();
-            self.f_nopre.en.next = true;
-        }
-        // QLEV reads a channel's range into registers, then decides on them
-        self.qrd.en.next = false;
-        self.qrd.d.next = false;
-        self.qlo_r.en.next = true;
-        self.qlo_r.d.next = self.mon.q_lo.val();
-        self.qhi_r.en.next = true;
-        self.qhi_r.d.next = self.mon.q_hi.val();
-        if (self.st.q.val() == self.c_qlev.val()) & !self.qrd.q.val() {
-            self.qrd.en.next = true;
-            self.qrd.d.next = true;
-        }
-        if (self.st.q.val() == self.c_qlev.val()) & self.qrd.q.val() {
-            self.qrd.en.next = true;
-            self.qrd.d.next = false;
-            if (self.qhi_r.q.val() ^ self.flip.val()) >= (self.qlo_r.q.val() ^ self.flip.val()) {
-                self.nst.d.next = true;
-                self.wc.en.next = true;
-                self.wc.d.next = self.qc.q.val();
-                self.olo.en.next = true;
-                self.ohi.en.next = true;
-                self.onl.en.next = true;
-                self.ostart.en.next = true;
-                self.olo.d.next = self.qlo_r.q.val();
-                self.ohi.d.next = self.qhi_r.q.val();
-                self.onl.d.next = self.zero5.val();
-                self.ostart.d.next = self.zero16.val();
-                self.p_single.d.next = self.qhi_r.q.val() == self.qlo_r.q.val();
-                self.st.en.next = true;
-                self.st.d.next = self.c_qnzq.val();
-            } else {
-                // no kept prefill element: the channel stays empty
-                self.p_empty.d.next = true;
-                if self.qc.q.val() == self.lastc.val() {
-                    self.rep_init.next = true;
-                } else {
-                    self.qc.en.next = true;
-                }
-            }
-        }
-        if ((self.st.q.val() == self.c_qnzq.val()) | (self.st.q.val() == self.c_onzq.val()))
-            & self.nzq.done.val()
-            & !self.nst.q.val()
-            & self.szfree.val()
-        {
-            self.do_lvl.next = true;
-            self.st.en.next = true;
-            self.st.d.next = self.c_run.val();
-            if self.st.q.val() == self.c_qnzq.val() {
-                self.st.d.next = self.c_qlev.val();
-                if self.wc.q.val() == self.lastc.val() {
-                    self.rep_init.next = true;
-                } else {
-                    self.qc.en.next = true;
-                }
-            }
-        }
-        if self.rep_init.val() {
-            self.st.en.next = true;
-            self.st.d.next = self.c_qrep.val();
-        }
-        // replay: one buffered beat per cycle into the coders
-        self.rrow.en.next = false;
-        self.rrow.d.next = self.rrow.q.val() + self.one10.val();
-        self.rtok.en.next = false;
-        self.rtok.d.next = self.rtok.q.val();
-        self.rp.en.next = false;
-        self.rp.d.next = self.rp.q.val() + self.one23.val();
-        self.have.en.next = false;
-        self.have.d.next = false;
-        if self.st.q.val() == self.c_qrep.val() {
-            self.push_rep.next = self.have.q.val() & self.en_code.val();
-            self.issue.next = (self.rp.q.val() != self.wp.q.val()) & (!self.have.q.val() | self.push_rep.val());
-            self.rp.en.next = self.issue.val();
-            self.have.en.next = true;
-            self.have.d.next = self.issue.val() | (self.have.q.val() & !self.push_rep.val());
-            if self.push_rep.val() {
-                self.push.next = true;
-                self.rrow.en.next = true;
-                if bit_cast::<11, 10>(self.rrow.q.val()) + self.one11.val() == self.nbeats.val() {
-                    self.rrow.d.next = self.zero10.val();
-                    self.rtok.en.next = true;
-                    self.rtok.d.next = self.rtok.q.val() + self.one16.val();
-                }
-            }
-            if (self.rp.q.val() == self.wp.q.val()) & !self.have.q.val() {
-                self.st.en.next = true;
-                self.st.d.next = self.c_run.val();
-                self.ph.en.next = true;
-                self.ph.d.next = self.c_decode.val();
-            }
-        }
-        if self.rep_init.val() {
-            self.rrow.en.next = true;
-            self.rrow.d.next = self.zero10.val();
-            self.rtok.en.next = true;
-            self.rtok.d.next = self.zero16.val();
-            self.rp.en.next = true;
-            self.rp.d.next = bit_cast::<23, 1>(false.into());
-            self.have.en.next = true;
-            self.have.d.next = false;
-        }
-        self.fen.next = !self.inq.item_valid.val() | self.m_done.val();
-        // the monitor's decision for the beat in M, registered (it is the
-        // deepest logic of the unit): valid when neither M nor the channel
-        // state changed at the last edge and the row read was M's
-        self.m_need.en.next = true;
-        self.m_need.d.next = self.mon.need_any.val();
-        self.m_fresh.en.next = true;
-        self.m_fresh.d.next = !self.fen.val()
-            & !self.do_lvl.val()
-            & !self.do_start.val()
-            & !self.do_mmf.val()
-            & (self.st.q.val() == self.c_run.val());
-
-        // sequence bookkeeping
-        self.bits.en.next = self.do_start.val();
-        self.bits.d.next = self.inq.item_bits.val();
-        self.f_oob.en.next = self.do_start.val() & self.inq.item_oob.val();
-        self.f_oob.d.next = true;
-        if self.do_start.val() {
-            self.ph.en.next = true;
-            self.ph.d.next = self.c_prefill.val();
-        }
-        self.npre.en.next = self.do_start.val() | (self.do_mmf.val() & self.inq.item_last.val());
-        self.npre.d.next = self.npre.q.val() + self.one13.val();
-        if self.do_start.val() {
-            self.npre.d.next = bit_cast::<13, 1>(false.into());
-        }
-        self.pos.en.next = self.do_start.val()
-            | (self.do_rsp.val() & self.inq.item_kind.val().get_bit(0) & (self.rsp_code.val() == self.c_rsp_ok.val()));
-        self.pos.d.next = self.pos.q.val() + self.one17.val();
-        if self.do_start.val() {
-            self.pos.d.next = bit_cast::<17, 1>(false.into());
-        }
-        self.wp.en.next = self.do_start.val() | self.do_mmf.val();
-        self.wp.d.next = self.wp.q.val() + self.one23.val();
-        if self.do_start.val() {
-            self.wp.d.next = bit_cast::<23, 1>(false.into());
-        }
-        self.rspv.en.next = true;
-        self.rspv.d.next = self.do_rsp.val();
-        self.rspe.en.next = true;
-        self.rspe.d.next = self.rsp_code.val();
-        self.rsp_valid.next = self.rspv.q.val();
-        self.rsp_err.next = self.rspe.q.val();
-        // status counters (spec §5.5), counting the cycle after their event
-        self.n_rej.en.next = self.rspv.q.val() & (self.rspe.q.val() != self.c_rsp_ok.val());
-        self.n_rej.n.next = self.one8.val();
-        self.p_lev.en.next = true;
-        self.p_lev.d.next = self.do_lvl.val();
-        self.n_lev.en.next = self.p_lev.q.val();
-        self.n_lev.n.next = self.one8.val();
-
-        // created entries (spec §11.7.2)
-        self.szv.en.next = true;
-        self.szv.d.next = self.do_lvl.val() | (self.szv.q.val() & !self.sz_ready.val());
-        self.szw.en.next = self.do_lvl.val();
-        self.szw.d.next = bit_cast::<64, 16>(self.nzq.scale.val())
-            | (bit_cast::<64, 9>(self.nzq.zero.val()) << self.k64[0].val())
-            | (bit_cast::<64, 16>(self.ostart.q.val()) << self.k64[1].val())
-            | (bit_cast::<64, 5>(self.onl.q.val()) << self.k64[2].val())
-            | (bit_cast::<64, 10>(self.wc.q.val()) << self.k64[3].val());
-        self.sz_valid.next = self.szv.q.val();
-        self.sz_word.next = self.szw.q.val();
-
-        // prefill buffer: written by prefill beats, read by the replay
-        self.bw.next = bit_cast::<576, 1>(false.into());
-        for p in 0..self._n {
-            self.x8.next = self.inq.item_x[p].val();
-            self.w9.next = bit_cast::<9, 8>(self.x8.val());
-            if self.inq.item_k[p].val() {
-                self.w9.next = self.w9.val() | self.k9_256.val();
-            }
-            self.bw.next = self.bw.val() | (bit_cast::<576, 9>(self.w9.val()) << self.boff[p].val());
-        }
-        // writes go through a register (the decision's fanout stays off the
-        // memory); the replay starts QLEV cycles after the last write
-        self.pw_v.en.next = true;
-        self.pw_v.d.next = self.do_mmf.val();
-        self.pw_a.en.next = true;
-        self.pw_a.d.next = self.wp.q.val().get_bits::<22>(0);
-        self.pw_d.en.next = true;
-        self.pw_d.d.next = self.bw.val();
-        self.pbuf.en.next = self.pw_v.q.val() | self.issue.val();
-        self.pbuf.we.next = self.pw_v.q.val();
-        self.pbuf.addr.next = self.rp.q.val().get_bits::<22>(0);
-        if self.pw_v.q.val() {
-            self.pbuf.addr.next = self.pw_a.q.val();
-        }
-        self.pbuf.wdata.next = self.pw_d.q.val();
-
-        // channel registers: cleared at a start, MMF from M, a level from the NZQ
-        self.mon.clr.next = self.do_start.val();
-        self.mon.do_mmf.next = self.do_mmf.val();
-        self.mon.do_lvl.next = self.do_lvl.val();
-        self.mon.wc.next = self.wc.q.val();
-        self.mon.olo.next = self.olo.q.val();
-        self.mon.ohi.next = self.ohi.q.val();
-        self.mon.onl.next = self.onl.q.val();
+        // cleared at a start, MMF from M, a level from the NZQ
+        self.mon.clr.next = self.sched.do_start.val();
+        self.mon.do_mmf.next = self.sched.do_mmf.val();
+        self.mon.do_lvl.next = self.sched.do_lvl.val();
+        self.mon.wc.next = self.sched.lvl_ch.val();
+        self.mon.olo.next = self.sched.lvl_lo.val();
+        self.mon.ohi.next = self.sched.lvl_hi.val();
+        self.mon.onl.next = self.sched.lvl_nl.val();
         self.mon.lvl_tl.next = self.nzq.tl.val();
         self.mon.lvl_th.next = self.nzq.th.val();
         self.mon.lvl_s.next = self.nzq.scale.val();
         self.mon.lvl_zs.next = self.nzq.zs.val();
-        self.inq.fen.next = self.fen.val();
+
+        // ---- scheduler (spec §11.7) ----
+        self.sched.clock.next = self.clock.val();
+        self.sched.reset.next = self.reset.val();
+        self.sched.item_valid.next = self.inq.item_valid.val();
+        self.sched.item_kind.next = self.inq.item_kind.val();
+        self.sched.item_first.next = self.inq.item_first.val();
+        self.sched.item_last.next = self.inq.item_last.val();
+        self.sched.item_row.next = self.inq.item_row.val();
+        self.sched.ph.next = self.seq.phase.val();
+        self.sched.err.next = self.seq.err.val();
+        self.sched.pos.next = self.seq.next_pos.val();
+        self.sched.en_code.next = self.out.en_code.val();
+        self.sched.need_any.next = self.mon.need_any.val();
+        self.sched.pick_lane.next = self.mon.pick_lane.val();
+        self.sched.pick_lo.next = self.mon.pick_lo.val();
+        self.sched.pick_hi.next = self.mon.pick_hi.val();
+        self.sched.pick_nl.next = self.mon.pick_nl.val();
+        self.sched.q_lo.next = self.mon.q_lo.val();
+        self.sched.q_hi.next = self.mon.q_hi.val();
+        self.sched.nzq_done.next = self.nzq.done.val();
+        self.sched.nzq_scale.next = self.nzq.scale.val();
+        self.sched.nzq_zero.next = self.nzq.zero.val();
+        self.sched.sz_ready.next = self.sz_ready.val();
+        self.sched.rep_end.next = self.pre.rep_end.val();
+        self.sz_valid.next = self.sched.sz_valid.val();
+        self.sz_word.next = self.sched.sz_word.val();
+
+        // ---- NZQ: one level at a time, from the scheduler's registers ----
+        self.nzq.clock.next = self.clock.val();
+        self.nzq.reset.next = self.reset.val();
+        self.nzq.start.next = self.sched.nzq_start.val();
+        self.nzq.lo.next = self.sched.lvl_lo.val();
+        self.nzq.hi.next = self.sched.lvl_hi.val();
+        self.nzq.bits.next = self.seq.width.val();
+
+        // ---- sequence bookkeeping and responses ----
+        self.seq.clock.next = self.clock.val();
+        self.seq.reset.next = self.reset.val();
+        self.seq.item_kind.next = self.inq.item_kind.val();
+        self.seq.item_last.next = self.inq.item_last.val();
+        self.seq.item_bits.next = self.inq.item_bits.val();
+        self.seq.item_oob.next = self.inq.item_oob.val();
+        self.seq.do_start.next = self.sched.do_start.val();
+        self.seq.do_mmf.next = self.sched.do_mmf.val();
+        self.seq.do_rsp.next = self.sched.do_rsp.val();
+        self.seq.rsp_code.next = self.sched.rsp_code.val();
+        self.seq.go_quant.next = self.sched.go_quant.val();
+        self.seq.do_lvl.next = self.sched.do_lvl.val();
+        self.seq.rep_end.next = self.pre.rep_end.val();
+        self.rsp_valid.next = self.seq.rsp_valid.val();
+        self.rsp_err.next = self.seq.rsp_err.val();
+
+        // ---- prefill buffer: written by prefill beats, read by the replay ----
+        self.pre.clock.next = self.clock.val();
+        self.pre.reset.next = self.reset.val();
+        self.pre.do_start.next = self.sched.do_start.val();
+        self.pre.do_mmf.next = self.sched.do_mmf.val();
+        for p in 0..self._n {
+            self.pre.item_x[p].next = self.inq.item_x[p].val();
+            self.pre.item_k[p].next = self.inq.item_k[p].val();
+        }
+        self.pre.rep_init.next = self.sched.rep_init.val();
+        self.pre.replay.next = self.sched.replay.val();
+        self.pre.en_code.next = self.out.en_code.val();
 
         // ---- coders: a beat of M, or a replayed beat ----
         self.out.clock.next = self.clock.val();
         self.out.reset.next = self.reset.val();
-        self.out.push.next = self.push.val();
-        self.out.pos0.next = self.pos.q.val().get_bits::<16>(0);
+        self.out.push.next = self.sched.push.val() | self.pre.push.val();
+        self.out.pos0.next = self.seq.next_pos.val();
         self.out.last0.next = self.inq.item_last.val();
-        if self.st.q.val() == self.c_qrep.val() {
-            self.out.pos0.next = self.rtok.q.val();
-            self.out.last0.next = bit_cast::<11, 10>(self.rrow.q.val()) + self.one11.val() == self.nbeats.val();
+        if self.sched.replay.val() {
+            self.out.pos0.next = self.pre.tok.val();
+            self.out.last0.next = self.pre.last.val();
         }
         for p in 0..self._n {
             self.out.x[p].next = self.inq.item_x[p].val();
             self.out.k[p].next = self.inq.item_k[p].val();
-            if self.st.q.val() == self.c_qrep.val() {
-                self.out.x[p].next = self.pbuf.rdata.val().get_bits::<8>(self.bbit[p].val().index());
-                self.out.k[p].next = self.pbuf.rdata.val().get_bit(self.bkbit[p].val().index());
+            if self.sched.replay.val() {
+                self.out.x[p].next = self.pre.x[p].val();
+                self.out.k[p].next = self.pre.k[p].val();
             }
             self.out.tl[p].next = self.mon.tl[p].val();
             self.out.th[p].next = self.mon.th[p].val();
             self.out.s[p].next = self.mon.s[p].val();
             self.out.zs[p].next = self.mon.zs[p].val();
         }
-        self.out.q.next = (self.one4.val() << bit_cast::<4, 3>(self.bits.q.val())) - self.one4.val();
+        self.out.q.next = (self.one4.val() << bit_cast::<4, 3>(self.seq.width.val())) - self.one4.val();
         self.out.rec_ready.next = self.rec_ready.val();
         for p in 0..self._n {
             self.rec_index[p].next = self.out.rec_index[p].val();
@@ -912,13 +409,13 @@ impl Logic for TitanusQuantizer {
         self.rec_count.next = self.out.rec_count.val();
 
         // ---- status (spec §11.6.4) ----
-        self.st_levels_opened.next = self.n_lev.count.val();
+        self.st_levels_opened.next = self.seq.st_levels_opened.val();
         self.st_saturated.next = self.out.st_saturated.val();
-        self.st_rejected.next = self.n_rej.count.val();
+        self.st_rejected.next = self.seq.st_rejected.val();
         self.st_limit_hit.next = self.out.st_limit_hit.val();
-        self.st_layer_oob.next = self.f_oob.q.val();
-        self.st_no_prefill.next = self.f_nopre.q.val();
-        self.st_empty_channels.next = self.c_empty.q.val();
-        self.st_single_value_channels.next = self.c_single.q.val();
+        self.st_layer_oob.next = self.seq.st_layer_oob.val();
+        self.st_no_prefill.next = self.seq.st_no_prefill.val();
+        self.st_empty_channels.next = self.sched.st_empty_channels.val();
+        self.st_single_value_channels.next = self.sched.st_single_value_channels.val();
     }
 }
