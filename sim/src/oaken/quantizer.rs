@@ -140,6 +140,25 @@ impl GroupParams {
         q
     }
 
+    /// The first index of a folded group's grid at or above zero (spec
+    /// §2.7): `z = min(ceil(-min / step), 2^m)` for a negative `min`
+    /// (`2^m` when `step = 0`), 0 otherwise. Lower codes lie below `z`,
+    /// upper ones at or above it, so a decoder finds the side as `q >= z`
+    /// and an encoder keeps a code on its side by clamping it to `z - 1` or
+    /// `z`: what hardware computes once per token instead of a sign per
+    /// element.
+    pub fn fold_zero(&self, m: u32) -> u64 {
+        let top = 1u64 << m;
+        if self.min_units >= 0 {
+            0
+        } else if self.step_units == 0 {
+            top
+        } else {
+            let a = -self.min_units;
+            (((a + self.step_units - 1) / self.step_units) as u64).min(top)
+        }
+    }
+
     /// v' = min + q * step, exact.
     pub fn reconstruct(&self, q: u64) -> i64 {
         self.min_units + q as i64 * self.step_units
@@ -283,5 +302,51 @@ impl QuantEngine {
         let mut q = quantize_token(&self.params, &t, x);
         q.status.layer_oob = oob;
         q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kvgen::Rng;
+
+    /// The two statements of §2.7's folded rule agree: the nearest code
+    /// moved by one across zero is the nearest code clamped to `z - 1`
+    /// (lower) or `z` (upper), and a code is upper exactly when `q >= z`.
+    /// Over random grids (FP16 min of either sign, steps from 0 to large)
+    /// and every grid point, midpoint and a random value per index.
+    #[test]
+    fn fold_zero_clamp_equals_the_side_move() {
+        let mut r = Rng::new(7);
+        let (mut moved, mut checked) = (0u64, 0u64);
+        for _ in 0..20_000 {
+            let m = 2 + r.below(8) as u32;
+            let k = (1i64 << m) - 1;
+            // min from about -16.7 to 7.2, either sign
+            let min = fp16::round_down(((r.uniform() - 0.7) * 4e8) as i64);
+            let min_units = fp16::to_units(min);
+            let step = if r.below(20) == 0 { 0 } else { fp16::round_up(1 + (r.uniform() * 2e8 / k as f64) as i64) };
+            let gp = GroupParams { meta: crate::oaken::format::GroupMeta { min, step }, min_units, step_units: fp16::to_units(step) };
+            let z = gp.fold_zero(m);
+            for q in 0..=k as u64 {
+                assert_eq!(gp.reconstruct(q) >= 0, q >= z, "{gp:?} q {q} z {z}");
+            }
+            let hi = gp.reconstruct(k as u64);
+            for _ in 0..8 {
+                let v = min_units + ((hi - min_units) as f64 * r.uniform()) as i64;
+                if v == 0 {
+                    continue;
+                }
+                let upper = v > 0;
+                let q = gp.code(v);
+                let clamped = if upper { q.max(z) } else { q.min(z.saturating_sub(1)) };
+                let f = gp.folded_code(v, upper, k as u64);
+                assert_eq!(f, clamped, "{gp:?} v {v} q {q} z {z}");
+                moved += (f != q) as u64;
+                checked += 1;
+            }
+        }
+        println!("checked {checked}, moved {moved}");
+        assert!(moved > 0 && checked > 100_000);
     }
 }
