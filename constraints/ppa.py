@@ -68,7 +68,7 @@ def elements_per_cycle(unit, params):
         return lanes, "lanes in the prefill replay, lanes / 2 in decode (spec §11.14.5)"
     if unit == "titanus-dequantizer":
         return lanes, "lanes: one beat per cycle (spec §11.14.3)"
-    if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert"):
+    if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert", "fold-zero"):
         return 1, "one operation per cycle (pipelined, `en` advances every stage)"
     return None, "not a per-element stream"
 

@@ -54,6 +54,8 @@ struct EmitArgs {
     width: Option<i64>,
     #[arg(long, value_name = "N", help = flag_help("pipeline"))]
     pipeline: Option<i64>,
+    #[arg(long, value_name = "N", help = flag_help("code-bits"))]
+    code_bits: Option<i64>,
     /// Any other parameter, as KEY=VALUE (VALUE read as TOML); `rtl-gen
     /// params UNIT` lists them.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -125,6 +127,7 @@ fn params(a: &EmitArgs) -> Result<toml::Table, GenError> {
         ("layers", a.layers),
         ("width", a.width),
         ("pipeline", a.pipeline),
+        ("code-bits", a.code_bits),
     ];
     for (k, v) in ints {
         if let Some(v) = v {

@@ -6,6 +6,7 @@ use sim::param_def::{check, def, Allowed, Allowed::*, ParamDef, Value::*};
 use crate::GenError;
 use hdl::prim::div_const::{DivConstCeil, DivMersenneCeil};
 use hdl::prim::div_round::DivRound;
+use hdl::prim::fold_zero::{FoldZero, FOLD_ZERO_WIDTH};
 use hdl::prim::fp16::{Fp16Convert, FX};
 use hdl::prim::mul::MulPipe;
 use hdl::prim::zero_insert::ZeroInsertShifter;
@@ -94,6 +95,12 @@ pub const UNITS: &[UnitInfo] = &[
         summary: "FP16 <-> 2^-24 units, with the RD/RU/RNE rounder",
         spec: "§2.2, §5.6",
     },
+    UnitInfo {
+        name: "fold-zero",
+        module: "fold_zero",
+        summary: "first index of a folded group's grid at or above zero, ceil(|min|/step) clamped to 2^M",
+        spec: "§5.8",
+    },
 ];
 
 pub struct Built {
@@ -132,6 +139,13 @@ const DIV_ROUND_PARAMS: &[ParamDef] = &[ParamDef {
     default: Int(5),
     allowed: Range(1, 9),
     doc: "quotient bits, one pipeline step each",
+}];
+
+const FOLD_ZERO_PARAMS: &[ParamDef] = &[ParamDef {
+    name: "code-bits",
+    default: Int(5),
+    allowed: Range(2, 9),
+    doc: "bits of the folded group's code, M: z is at most 2^M",
 }];
 
 const DIV_CONST_PARAMS: &[ParamDef] = &[
@@ -181,6 +195,7 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
         "zero-remove-shifter" | "zero-insert-shifter" => (SHIFTER_PARAMS.to_vec(), &[]),
         "mul-pipe" => (MUL_PARAMS.to_vec(), &[]),
         "div-round" => (DIV_ROUND_PARAMS.to_vec(), &[]),
+        "fold-zero" => (FOLD_ZERO_PARAMS.to_vec(), &[]),
         "div-const" => (DIV_CONST_PARAMS.to_vec(), DIV_CONST_RULES),
         "fp16-convert" => (Vec::new(), &[]),
         _ => return Err(unknown_unit(unit)),
@@ -347,6 +362,31 @@ fn build_div_round(t: &toml::Table) -> Result<Built, GenError> {
     let p = div_round_params(t)?;
     let e = elaborate(DivRound::<DIV_ROUND_WIDTH>::new(p.quotient_bits), "div_round")?;
     Ok(Built { module: "div_round".into(), params: json(&p), elaborated: e, latency: Some(p.quotient_bits as u32 + 1) })
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct FoldZeroParams {
+    pub code_bits: usize,
+}
+
+impl Default for FoldZeroParams {
+    fn default() -> Self {
+        FoldZeroParams { code_bits: 5 }
+    }
+}
+
+fn fold_zero_params(t: &toml::Table) -> Result<FoldZeroParams, GenError> {
+    let p: FoldZeroParams = parse("fold-zero", t)?;
+    ck("fold-zero", FOLD_ZERO_PARAMS, "code-bits", p.code_bits)?;
+    Ok(p)
+}
+
+fn build_fold_zero(t: &toml::Table) -> Result<Built, GenError> {
+    let p = fold_zero_params(t)?;
+    let e = elaborate(FoldZero::<FOLD_ZERO_WIDTH>::new(p.code_bits), "fold_zero")?;
+    let lat = FoldZero::<FOLD_ZERO_WIDTH>::latency(p.code_bits) as u32;
+    Ok(Built { module: "fold_zero".into(), params: json(&p), elaborated: e, latency: Some(lat) })
 }
 
 /// How `div-const` divides (spec §5.4).
@@ -656,6 +696,7 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "zero-remove-shifter" | "zero-insert-shifter" => shifter_params(unit, t).map(|p| json(&p)),
         "mul-pipe" => mul_params(t).map(|p| json(&p)),
         "div-round" => div_round_params(t).map(|p| json(&p)),
+        "fold-zero" => fold_zero_params(t).map(|p| json(&p)),
         "div-const" => div_const_params(t).map(|p| json(&p)),
         "fp16-convert" => parse::<NoParams>(unit, t).map(|p| json(&p)),
         _ => Err(unknown_unit(unit)),
@@ -674,6 +715,7 @@ pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
         "zero-insert-shifter" => build_insert_shifter(params),
         "mul-pipe" => build_mul(params),
         "div-round" => build_div_round(params),
+        "fold-zero" => build_fold_zero(params),
         "div-const" => build_div_const(params),
         "fp16-convert" => build_fp16(params),
         _ => Err(unknown_unit(unit)),

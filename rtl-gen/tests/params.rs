@@ -4,7 +4,7 @@
 //! that `emit` runs first (`units::validate`) for all of them.
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
-use rtl_gen::units::{DivRoundParams, TitanusDeqParams, TitanusQuantParams};
+use rtl_gen::units::{DivRoundParams, FoldZeroParams, TitanusDeqParams, TitanusQuantParams};
 use serde_json::Value as Json;
 use sim::param_def::{Allowed, ParamDef};
 use std::collections::BTreeSet;
@@ -47,6 +47,7 @@ fn structs(unit: &str) -> (Json, Json) {
         "zero-remove-shifter" | "zero-insert-shifter" => (j(&ShifterParams::default()), j(&ShifterParams::default())),
         "mul-pipe" => (j(&MulParams::default()), j(&MulParams::default())),
         "div-round" => (j(&DivRoundParams::default()), j(&DivRoundParams::default())),
+        "fold-zero" => (j(&FoldZeroParams::default()), j(&FoldZeroParams::default())),
         "div-const" => {
             (j(&DivConstParams::default()), j(&DivConstParams { per_stage: Some(6), ..Default::default() }))
         }
@@ -158,7 +159,8 @@ fn edges(d: &ParamDef) -> (Vec<toml::Value>, Vec<toml::Value>) {
 
 /// Units whose emission takes well under a second: checked through
 /// `rtl-gen emit` too.
-const SMALL: &[&str] = &["mul-pipe", "div-round", "div-const", "zero-remove-shifter", "zero-insert-shifter"];
+const SMALL: &[&str] =
+    &["mul-pipe", "div-round", "fold-zero", "div-const", "zero-remove-shifter", "zero-insert-shifter"];
 
 fn cli_value(v: &toml::Value) -> String {
     match v {
@@ -222,7 +224,8 @@ fn every_range_is_enforced() {
 #[test]
 fn emit_flags_have_help() {
     let help = stdout(&["emit", "--help"]);
-    for flag in ["head-dim", "lanes", "inlier-bits", "outlier-bits", "layers", "middle-mode", "width", "pipeline"] {
+    let flags = ["head-dim", "lanes", "inlier-bits", "outlier-bits", "layers", "middle-mode", "width", "pipeline", "code-bits"];
+    for flag in flags {
         let line = help.lines().find(|l| l.trim_start().starts_with(&format!("--{flag} "))).unwrap();
         // the help names the units that have the parameter, from their tables
         for u in units::UNITS.iter().map(|u| u.name) {

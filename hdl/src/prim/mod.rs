@@ -3,6 +3,7 @@
 pub mod div_const;
 pub mod div_round;
 pub mod fifo;
+pub mod fold_zero;
 pub mod fp16;
 pub mod lead_one;
 pub mod mul;

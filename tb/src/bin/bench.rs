@@ -1017,6 +1017,33 @@ fn prim_of(m: &Model) -> Result<Prim, String> {
                 side: None,
             }
         }
+        "fold-zero" => {
+            // spec §5.8, against sim's GroupParams::fold_zero (§2.7)
+            let m = param("code-bits")? as u32;
+            Prim {
+                ins: vec![g("min"), g("step")],
+                en: g("en"),
+                in_valid: Some(g("in_valid")),
+                out: g("z"),
+                out_valid: Some(g("out_valid")),
+                // finite patterns, the step's sign bit 0
+                draw: Box::new(|r| {
+                    let mut p = || loop {
+                        let x = r.next_u64() as u16;
+                        if sim::fp16::is_finite(x) {
+                            return x as u64;
+                        }
+                    };
+                    vec![p(), p() & 0x7FFF]
+                }),
+                expect: Box::new(move |v| {
+                    use sim::oaken::{format::GroupMeta, quantizer::GroupParams};
+                    let meta = GroupMeta { min: v[0] as u16, step: v[1] as u16 };
+                    GroupParams::from_meta(meta).fold_zero(m) as u128
+                }),
+                side: None,
+            }
+        }
         "div-const" => {
             let k = param("divisor")?;
             Prim {
