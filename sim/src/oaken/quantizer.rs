@@ -126,7 +126,7 @@ impl GroupParams {
     /// A folded group's code (spec §2.7): the nearest grid index, moved by
     /// one when it lies on the other side of zero than the element (lower
     /// elements decode below zero, upper ones at or above it).
-    pub fn folded_code(&self, v: i64, upper: bool, levels_minus_one: u64) -> u64 {
+    pub fn folded_code(&self, v: i64, upper: bool) -> u64 {
         let q = self.code(v);
         let g = self.reconstruct(q);
         let q = if upper && g < 0 {
@@ -136,7 +136,7 @@ impl GroupParams {
         } else {
             q
         };
-        debug_assert!(q <= levels_minus_one && (self.reconstruct(q) >= 0) == upper);
+        debug_assert!((self.reconstruct(q) >= 0) == upper);
         q
     }
 
@@ -250,7 +250,7 @@ pub fn quantize_token_detail(
         let coding = p.coding(c.group);
         let gp = &params[c.group as usize];
         let q = match coding.kind {
-            CodeKind::Folded => gp.folded_code(v, c.upper, coding.levels_minus_one()),
+            CodeKind::Folded => gp.folded_code(v, c.upper),
             _ => gp.code(v),
         };
         assert!(q <= coding.levels_minus_one());
@@ -340,7 +340,7 @@ mod tests {
                 let upper = v > 0;
                 let q = gp.code(v);
                 let clamped = if upper { q.max(z) } else { q.min(z.saturating_sub(1)) };
-                let f = gp.folded_code(v, upper, k as u64);
+                let f = gp.folded_code(v, upper);
                 assert_eq!(f, clamped, "{gp:?} v {v} q {q} z {z}");
                 moved += (f != q) as u64;
                 checked += 1;

@@ -8,7 +8,7 @@ use super::dequantizer::{Dequantizer, SkipCounters};
 use super::int8::Int8Set;
 use super::params::{ConfigTable, TitanusParams};
 use super::pruner::prune;
-use super::quantizer::{Quantizer, Record, TokenOut, SZ_STORED_BITS};
+use super::quantizer::{raw_code, rounds_to_zero, Quantizer, Record, TokenOut, SZ_STORED_BITS};
 use crate::fp16;
 use crate::kvset::{KvSet, KVS};
 use serde::Serialize;
@@ -283,15 +283,14 @@ pub fn measure(
                             // level's scale, -s/2 <= x < s/2, i.e. -S <= 512 x < S
                             let level = if o.record.index[ch] { d.table.lookup(ch, o.pos) } else { None };
                             if let Some(e) = level {
-                                let (sc, xi, z) = (e.scale as i64, x[ch] as i64, e.zero as i64);
+                                let xi = x[ch] as i32;
                                 if y[ch] == 0 {
-                                    r.zero_not_rounding += !(-sc <= 512 * xi && 512 * xi < sc) as u64;
+                                    r.zero_not_rounding += !rounds_to_zero(e.scale as u32, xi) as u64;
                                 }
-                                // unclamped: 0 <= floor((512 x + 2 z S + S) / 2S) <= Q (§11.5.3)
-                                let raw = (512 * xi + 2 * z * sc + sc).div_euclid(2 * sc);
-                                if (0..(1i64 << cfg.bits)).contains(&raw) {
-                                    let err = (y[ch] as i64 - xi).abs();
-                                    r.max_bound_ratio = r.max_bound_ratio.max((512 * err) as f64 / (sc + 256) as f64);
+                                // coded without clamping: 0 <= raw code <= Q (§11.5.3)
+                                if (0..(1i64 << cfg.bits)).contains(&raw_code(e.scale as u32, e.zero as i32, xi)) {
+                                    let err = (y[ch] as i64 - xi as i64).abs();
+                                    r.max_bound_ratio = r.max_bound_ratio.max((512 * err) as f64 / (e.scale as i64 + 256) as f64);
                                     r.bound_checked += 1;
                                 }
                             }

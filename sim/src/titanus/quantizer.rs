@@ -55,10 +55,9 @@ impl Level {
         self.tl <= x && x <= self.th
     }
 
-    /// The code before clamping: `floor((512x + 2zS + S) / 2S)`.
+    /// The code before clamping (§11.5.3).
     pub fn raw_code(&self, x: i32) -> i64 {
-        let s = self.scale as i64;
-        floor_div(512 * x as i64 + 2 * self.zero as i64 * s + s, 2 * s)
+        raw_code(self.scale, self.zero, x)
     }
 
     /// The code, clamped to `0 ..= 2^bits - 1` (clamping happens only at the
@@ -66,6 +65,20 @@ impl Level {
     pub fn code(&self, x: i32, bits: u8) -> u8 {
         self.raw_code(x).clamp(0, (1 << bits) - 1) as u8
     }
+}
+
+/// The code of `x` under a level `(S, z)` before clamping (spec §11.5.3):
+/// `floor((512x + 2zS + S) / 2S)`.
+pub fn raw_code(scale: u32, zero: i32, x: i32) -> i64 {
+    let s = scale as i64;
+    floor_div(512 * x as i64 + 2 * zero as i64 * s + s, 2 * s)
+}
+
+/// `x` rounds to 0 at the scale `S`: `-s/2 <= x < s/2`, i.e. `-S <= 512x <
+/// S`. Exactly the kept elements the DQU rebuilds as 0 (spec §11.8.2).
+pub fn rounds_to_zero(scale: u32, x: i32) -> bool {
+    let (s, x) = (scale as i64, x as i64);
+    -s <= 512 * x && 512 * x < s
 }
 
 /// Reconstruction of one code into the INT8 domain (spec §11.8):
@@ -493,9 +506,8 @@ mod tests {
                         let e = (y as i64 - x as i64).abs();
                         assert!(512 * e <= l.scale as i64 + 256, "{l:?} x={x} e={e}");
                         // rebuilt as 0 exactly when x rounds to 0 at the
-                        // level's scale: -s/2 <= x < s/2 (spec §11.8.2)
-                        let rounds_to_zero = -(l.scale as i64) <= 512 * x as i64 && 512 * (x as i64) < l.scale as i64;
-                        assert_eq!(y == 0, rounds_to_zero, "{l:?} x={x} y={y}");
+                        // level's scale (spec §11.8.2)
+                        assert_eq!(y == 0, rounds_to_zero(l.scale, x), "{l:?} x={x} y={y}");
                     }
                 }
             }
