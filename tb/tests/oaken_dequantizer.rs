@@ -17,8 +17,8 @@
 
 use proptest::prelude::*;
 use sim::fp16;
-use sim::oaken::dequantizer::{align, pack_sparse, split_sparse, DenseRecord, SparseBeat};
-use sim::oaken::params::{OakenParams, SEGMENT};
+use sim::oaken::dequantizer::{align, engine_group_params, pack_sparse, split_sparse, DenseRecord, SparseBeat};
+use sim::oaken::params::{Group, MiddleMode, OakenParams, SEGMENT};
 use sim::oaken::thresholds::Kv;
 use sim::testgen;
 use tb::coverage::Coverage;
@@ -62,6 +62,71 @@ const POINTS: &[&str] = &[
     "table write during traffic",
     "reset in flight",
 ];
+
+/// Points only `middle-mode = paper` sets reach (spec §4.4: the folded
+/// outer and middle groups, each side read as `q >= z` with the record's
+/// folded zero index; a falling grid, from a junk negative step, reads it
+/// inverted).
+const PAPER_POINTS: &[&str] = &[
+    "paper: outer code on the upper side (q >= z)",
+    "paper: outer code on the lower side",
+    "paper: middle code on the upper side (q >= z)",
+    "paper: middle code on the lower side",
+    "paper: z = 0 (min >= 0)",
+    "paper: z = 2^M (step = 0 or clamp)",
+    "paper: 0 < z < 2^M",
+    "paper: falling grid (negative step)",
+];
+
+fn all_points() -> Vec<&'static str> {
+    POINTS.iter().chain(PAPER_POINTS).copied().collect()
+}
+
+/// The paper points of one record's elements: each outer and middle
+/// element's side (the sign of its decoded folded value, spec §2.10) and
+/// each folded group's z (§2.7, from the sanitised metadata).
+fn count_paper(cov: &Coverage, p: &OakenParams, rec: &DenseRecord, map: &[Option<sim::oaken::format::CooEntry>]) {
+    if p.middle_mode != MiddleMode::Paper {
+        return;
+    }
+    let gp = engine_group_params(&rec.meta);
+    let mask = (1u64 << p.inlier_bits) - 1;
+    let mut present = [false; 2];
+    for (d, e) in rec.dense.iter().zip(map) {
+        let slot = *d as u64 & mask;
+        let (g, code, name) = match e {
+            Some(e) if e.outer => (Group::Outer, (e.hi as u64) << p.inlier_bits | slot, "outer"),
+            Some(_) => continue,
+            None => (Group::Middle, slot, "middle"),
+        };
+        present[g as usize] = true;
+        let upper = gp[g as usize].reconstruct(code) >= 0;
+        cov.hit(&if upper {
+            format!("paper: {name} code on the upper side (q >= z)")
+        } else {
+            format!("paper: {name} code on the lower side")
+        });
+    }
+    for g in [Group::Outer, Group::Middle] {
+        if !present[g as usize] {
+            continue;
+        }
+        let q = &gp[g as usize];
+        if q.step_units < 0 {
+            cov.hit("paper: falling grid (negative step)");
+            continue;
+        }
+        let m = p.coding(g).mag_bits;
+        let z = q.fold_zero(m);
+        cov.hit(if z == 0 {
+            "paper: z = 0 (min >= 0)"
+        } else if z == 1u64 << m {
+            "paper: z = 2^M (step = 0 or clamp)"
+        } else {
+            "paper: 0 < z < 2^M"
+        });
+    }
+}
 
 /// How a record's list is damaged (spec §4.3's malformed cases). Every
 /// damage keeps the list's length equal to its counts' sum.
@@ -268,7 +333,9 @@ fn count(cov: &Coverage, p: &OakenParams, seg: &DSegment, run: &DSegRun, kinds: 
             rec.meta.groups.iter().any(|g| fp16::sanitize(g.step).0 == g.step && g.step & 0x8000 != 0),
         );
         let list: Vec<u8> = e[cuts[k].clone()].iter().map(|x| x.0).collect();
-        let taken = align(p, &rec.counts, &list).taken;
+        let a = align(p, &rec.counts, &list);
+        let taken = a.taken;
+        count_paper(cov, p, rec, &a.map);
         cov.hit_if("untaken remainder over L entries dropped", list.len() - taken > p.lanes);
         cov.hit_if("record with no outliers", rec.list_len() == 0);
         cov.hit_if("all-outlier record", rec.list_len() == p.head_dim && !m.any());
@@ -387,7 +454,7 @@ const HW_POINTS: &[&str] = &[
 #[test]
 fn directed_case_reaches_every_event_on_the_model() {
     for (name, p) in oaken_cases::param_sets("oaken-dequantizer", 7) {
-        let cov = Coverage::new(&format!("oaken_dequantizer directed case ({name})"), POINTS);
+        let cov = Coverage::new(&format!("oaken_dequantizer directed case ({name})"), &all_points());
         for (seg, kinds) in segments(&p, &directed_case(&p)) {
             if seg.reset_at.is_some() {
                 continue;
@@ -402,17 +469,25 @@ fn directed_case_reaches_every_event_on_the_model() {
             count(&cov, &p, &seg, &run, &kinds);
         }
         let boundary = "beat ends one record's list and starts the next's";
-        let required: Vec<&str> =
-            POINTS.iter().copied().filter(|q| !HW_POINTS.contains(q) && (p.lanes > 1 || *q != boundary)).collect();
+        let paper = p.middle_mode == MiddleMode::Paper;
+        let required: Vec<&str> = all_points()
+            .into_iter()
+            .filter(|q| !HW_POINTS.contains(q) && (p.lanes > 1 || *q != boundary) && (paper || !PAPER_POINTS.contains(q)))
+            .collect();
         cov.check_points(&required);
     }
 }
 
 #[test]
 fn rtl_matches_model() {
-    let cov = Coverage::new("oaken_dequantizer (default parameters, RTL)", POINTS);
+    let cov = Coverage::new("oaken_dequantizer (default parameters, RTL)", &all_points());
     check(models::get("oaken_dequantizer"), "oaken_dequantizer_rtl", prop::cases(128), 3, &cov);
-    cov.check();
+    cov.check_points(POINTS);
+}
+
+/// The tb/models.toml entry `name` has `middle-mode = paper`.
+fn is_paper(name: &str) -> bool {
+    oaken_cases::param_sets("oaken-dequantizer", 1).iter().any(|(n, p)| *n == name && p.middle_mode == MiddleMode::Paper)
 }
 
 /// Every other parameter set of tb/models.toml, on RTL.
@@ -421,10 +496,15 @@ fn parameter_sets_match_model() {
     let sets: Vec<_> =
         models::of_unit("oaken-dequantizer", false).into_iter().filter(|m| m.name != "oaken_dequantizer").collect();
     assert!(sets.len() >= 6, "tb/models.toml has {} non-default dequantizer sets", sets.len());
-    let cov = Coverage::new("oaken_dequantizer (6 parameter sets, RTL)", POINTS);
+    let paper = sets.iter().any(|m| is_paper(&m.name));
+    let cov = Coverage::new("oaken_dequantizer (parameter sets, RTL)", &all_points());
     // side by side: the sets are independent models
     tb::build::jobs::map(&sets, |&info| check(info, &format!("{}_rtl", info.name), prop::cases(40), 3, &cov));
-    cov.check();
+    if paper {
+        cov.check();
+    } else {
+        cov.check_points(POINTS);
+    }
 }
 
 /// The OSU018 netlists of this run.
@@ -432,8 +512,8 @@ fn parameter_sets_match_model() {
 fn netlists_match_model() {
     let nets = models::of_unit("oaken-dequantizer", true);
     assert!(nets.len() >= 2, "{} dequantizer netlists in this run", nets.len());
-    let cov = Coverage::new("oaken_dequantizer (netlists)", POINTS);
-    for info in nets {
+    let cov = Coverage::new("oaken_dequantizer (netlists)", &all_points());
+    for &info in &nets {
         check(info, &info.name.to_string(), prop::cases(20), 2, &cov);
     }
     cov.check_points(&[
@@ -445,6 +525,9 @@ fn netlists_match_model() {
         "beat ends one record's list and starts the next's",
         "reset in flight",
     ]);
+    if nets.iter().any(|m| is_paper(&m.name)) {
+        cov.check_points(&PAPER_POINTS[..6]);
+    }
     assert!(!prop::full_depth() || cov.count("records") >= 200, "at least 200 records on netlists");
 }
 

@@ -12,6 +12,10 @@
 //! 5 in.step (metadata), 6 lo_outer, 7 lo_inner, 8 hi_inner, 9 hi_outer
 //! (threshold set). Bases and their selections: 0 outer upper, 1 outer
 //! lower, 2 middle plain, 3 middle upper, 4 middle lower, 5 inner.
+//!
+//! `paper` mode (folded outer and middle groups, spec §4.4): the lower
+//! bases are `lo_T + min` with the step's own sign, like the upper ones,
+//! and the record's z words (deq_zero) ride K0..K2 beside the fields.
 
 use super::classify::Sanitize;
 use crate::prim::fp16::{Fp16ToUnits, FX};
@@ -48,6 +52,13 @@ pub struct DeqFields {
     pub k1_oob_q: Signal<Out, Bit>,
     /// K2: the record's layer was out of range
     pub tok_oob_q: Signal<Out, Bit>,
+    /// paper mode only: the dense FIFO head's z words (deq_zero: outer at
+    /// bits 15..0, middle at 31..16)
+    pub zin: Vec<Signal<In, Bits<FX>>>,
+    /// paper mode only: K1 holds a record's first beat
+    pub k1_first: Vec<Signal<In, Bit>>,
+    /// paper mode only: the z words for the beat in K1 (its record's)
+    pub zc: Vec<Signal<Out, Bits<FX>>>,
 
     k0_oob: Reg<Bit>,
     k0_meta: Vec<Reg<Bits<8>>>,
@@ -84,12 +95,18 @@ pub struct DeqFields {
     sig: Vec<Reg<Bit>>,
     tok_oob: Reg<Bit>,
     thr_off: Vec<Constant<Bits<32>>>,
+    // paper mode: the z words at K0, K1 and the record's
+    k0_z: Vec<Reg<Bits<FX>>>,
+    k1_z: Vec<Reg<Bits<FX>>>,
+    rec_z: Vec<Reg<Bits<FX>>>,
+    _paper: usize,
 }
 
 impl DeqFields {
-    /// The token-field stages (no parameters: the metadata word and the
-    /// threshold set have fixed layouts).
-    pub fn new() -> Self {
+    /// The token-field stages (the metadata word and the threshold set have
+    /// fixed layouts); `paper`: the outer and middle groups are folded.
+    pub fn new(paper: bool) -> Self {
+        let zn = paper as usize;
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -141,13 +158,20 @@ impl DeqFields {
             sig: regs(6),
             tok_oob: Reg::default(),
             thr_off: (0..4).map(|i| c(16 * i as u64)).collect(),
+            zin: sigs(zn),
+            k1_first: sigs(paper as usize),
+            zc: sigs(zn),
+            k0_z: regs(zn),
+            k1_z: regs(zn),
+            rec_z: regs(zn),
+            _paper: paper as usize,
         }
     }
 }
 
 impl Default for DeqFields {
     fn default() -> Self {
-        Self::new()
+        Self::new(false)
     }
 }
 
@@ -302,6 +326,45 @@ impl Logic for DeqFields {
         self.bq[5].d.next = self.k1_v[2].q.val();
         if self.k1_neg[2].q.val() {
             self.bq[5].d.next = !self.k1_v[2].q.val();
+        }
+        // paper: folded lower sides, x' = lo_T + min + q step, the step's
+        // own sign as for the upper sides
+        for _p in 0..self._paper {
+            // 1: lo_outer + out.min, step +out.step
+            self.bsum.next = self.k1_v[3].q.val() + self.k1_v[0].q.val();
+            self.sig[1].d.next = self.k1_neg[0].q.val();
+            self.bq[1].d.next = self.bsum.val();
+            if self.k1_neg[0].q.val() {
+                self.bq[1].d.next = !self.bsum.val();
+            }
+            // 4: lo_inner + mid.min, step +mid.step
+            self.bsum.next = self.k1_v[4].q.val() + self.k1_v[1].q.val();
+            self.sig[4].d.next = self.k1_neg[1].q.val();
+            self.bq[4].d.next = self.bsum.val();
+            if self.k1_neg[1].q.val() {
+                self.bq[4].d.next = !self.bsum.val();
+            }
+        }
+        // paper: the z words follow the beat (K0 at fire, K1 with the
+        // pipeline) and load for the record with its bases; a record's
+        // first beat in K1 reads K1's own
+        for g in 0..self._paper {
+            self.k0_z[g].clock.next = self.clock.val();
+            self.k0_z[g].reset.next = self.reset.val();
+            self.k0_z[g].en.next = self.fire.val();
+            self.k0_z[g].d.next = self.zin[g].val();
+            self.k1_z[g].clock.next = self.clock.val();
+            self.k1_z[g].reset.next = self.reset.val();
+            self.k1_z[g].en.next = self.adv.val();
+            self.k1_z[g].d.next = self.k0_z[g].q.val();
+            self.rec_z[g].clock.next = self.clock.val();
+            self.rec_z[g].reset.next = self.reset.val();
+            self.rec_z[g].en.next = self.rec_en.val();
+            self.rec_z[g].d.next = self.k1_z[g].q.val();
+            self.zc[g].next = self.rec_z[g].q.val();
+            if self.k1_first[g].val() {
+                self.zc[g].next = self.k1_z[g].q.val();
+            }
         }
         self.tok_oob.en.next = self.rec_en.val();
         self.tok_oob.d.next = self.k1_oob.q.val();

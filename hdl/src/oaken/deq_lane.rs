@@ -8,6 +8,10 @@
 //!
 //! Decode selections (base, step, direction): 0 outer upper, 1 outer
 //! lower, 2 middle plain, 3 middle upper, 4 middle lower, 5 inner.
+//! In `paper` mode the outer code is `{hi, slot}` and the middle code the
+//! whole slot, and each side is `(q >= z) ^ inv` with the record's z word
+//! of its group (deq_zero) instead of a stored bit. Selection 2 is unused
+//! then, and its base port `bq2` carries the z words at K1 instead.
 
 use crate::prim::fp16::FX;
 use crate::prim::reg::Reg;
@@ -71,6 +75,11 @@ pub struct DeqLane<const IB: usize, const W: usize> {
     dtmp: Signal<Local, Bits<IB>>,
     ent_grp: Signal<Local, Bit>,
     ent_hi: Signal<Local, Bit>,
+    // paper: the outer code {hi, slot}; the two sides (outer, middle)
+    qo: Vec<Signal<Local, Bits<16>>>,
+    up: Vec<Signal<Local, Bit>>,
+    zl: Vec<Signal<Local, Bits<16>>>,
+    zmask: Vec<Constant<Bits<16>>>,
     // ---- K3: base + q * step as a carry-save pair ----
     selv: Signal<Local, Bits<3>>,
     bsel: Signal<Local, Bits<FX>>,
@@ -177,6 +186,7 @@ pub struct DeqLane<const IB: usize, const W: usize> {
 
     // code bits (IB + 1: the outliers' extra upper bit)
     _np: usize,
+    _paper: usize,
     // carry-save tree: 3:2 groups and pass-through operands per level
     _g1: usize,
     _r1: usize,
@@ -193,8 +203,9 @@ pub struct DeqLane<const IB: usize, const W: usize> {
 impl<const IB: usize, const W: usize> DeqLane<IB, W> {
     /// A lane for `IB`-bit dense slots; `mid_shifted`: the middle group is
     /// coded shifted (side bit on top, selections 3 and 4) rather than
-    /// plain (selection 2, the whole slot).
-    pub fn new(mid_shifted: bool) -> Self {
+    /// plain (selection 2, the whole slot); `paper`: the outer and middle
+    /// groups are folded, their sides read from the z words.
+    pub fn new(mid_shifted: bool, paper: bool) -> Self {
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -233,6 +244,10 @@ impl<const IB: usize, const W: usize> DeqLane<IB, W> {
             sig4: Default::default(),
             sig5: Default::default(),
             y: Default::default(),
+            qo: sigs(paper as usize),
+            up: sigs(2 * paper as usize),
+            zl: sigs(2 * paper as usize),
+            zmask: consts((0..paper as u64).map(|_| 0x7FFF)),
             k2_sel: Reg::default(),
             k2_q: Reg::default(),
             sel_d: Default::default(),
@@ -336,6 +351,7 @@ impl<const IB: usize, const W: usize> DeqLane<IB, W> {
             sh15_16: c(15),
             max16: c(0x7BFF),
             _np: np,
+            _paper: paper as usize,
             _g1: g[0],
             _r1: r[0],
             _g2: g[1],
@@ -412,6 +428,41 @@ impl<const IB: usize, const W: usize> Logic for DeqLane<IB, W> {
                 self.q_d.next = self.slot16.val();
                 if self.ent_hi.val() {
                     self.q_d.next = self.slot16.val() | self.hi_bit16.val();
+                }
+            }
+        }
+        // paper: the outer code is {hi, slot} and the middle code the
+        // whole slot; each side is (q >= z) ^ inv
+        for _p in 0..self._paper {
+            self.qo[0].next = self.slot16.val();
+            if self.ent_hi.val() {
+                self.qo[0].next = self.slot16.val() | self.hi_bit16.val();
+            }
+            self.zl[0].next = self.bq2.val().get_bits::<16>(0) & self.zmask[0].val();
+            self.zl[1].next = self.bq2.val().get_bits::<16>(16) & self.zmask[0].val();
+            self.up[0].next = self.qo[0].val() >= self.zl[0].val();
+            if self.bq2.val().get_bit(15) {
+                self.up[0].next = !(self.qo[0].val() >= self.zl[0].val());
+            }
+            self.up[1].next = self.slot16.val() >= self.zl[1].val();
+            if self.bq2.val().get_bit(31) {
+                self.up[1].next = !(self.slot16.val() >= self.zl[1].val());
+            }
+            self.sel_d.next = self.sel_c[4].val();
+            if self.up[1].val() {
+                self.sel_d.next = self.sel_c[3].val();
+            }
+            self.q_d.next = self.slot16.val();
+            if self.has.val() {
+                if self.ent_grp.val() {
+                    self.sel_d.next = self.sel_c[1].val();
+                    if self.up[0].val() {
+                        self.sel_d.next = self.sel_c[0].val();
+                    }
+                    self.q_d.next = self.qo[0].val();
+                } else {
+                    self.sel_d.next = self.sel_c[5].val();
+                    self.q_d.next = self.qo[0].val();
                 }
             }
         }

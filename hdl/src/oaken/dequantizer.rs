@@ -23,12 +23,21 @@
 //! stall-all pipeline: zero-insert and field conversion, bases and lane
 //! selection, a carry-save sum per lane, its carry-propagate add, and a
 //! two-stage rounder.
+//!
+//! In `paper` mode (spec §4.4) a front (deq_zero) sits before the input
+//! FIFOs: each dense beat waits in a fixed pipe while the folded zero
+//! index of its record's outer and middle groups is computed, and enters
+//! the dense FIFO with it; the lanes read each side as a compare against it.
 
 use super::deq_aligner::DeqAligner;
 use super::deq_expand::{DeqExpandStage, XW, X_MOVE, X_TAKEN};
 use super::deq_fields::DeqFields;
 use super::deq_input::DeqInput;
 use super::deq_lane::DeqLane;
+use super::deq_zero::DeqZero;
+use crate::prim::fifo::FifoShift;
+use crate::prim::fold_zero::FOLD_ZERO_WIDTH;
+use crate::prim::fp16::FX;
 use super::table::ThresholdTable;
 use crate::prim::reg::Reg;
 use crate::prim::vecs::{consts, regs, sigs};
@@ -57,9 +66,16 @@ pub struct DeqGeometry {
 
 impl DeqGeometry {
     pub fn new(p: &OakenParams) -> DeqGeometry {
-        // FIFO (1), aligner register K0 (1), K1..K4 (4), rounder (2)
-        DeqGeometry { lanes: p.lanes, beats: p.head_beats(), segments: p.segments(), latency: 8 }
+        // FIFO (1), aligner register K0 (1), K1..K4 (4), rounder (2); in
+        // paper mode the front's pipe (outlier_bits + 2) before the FIFO
+        let front = if p.middle_mode == MiddleMode::Paper { front_stages(p) } else { 0 };
+        DeqGeometry { lanes: p.lanes, beats: p.head_beats(), segments: p.segments(), latency: 8 + front }
     }
+}
+
+/// Paper mode: stages of the front's pipe, the outer group's z latency.
+pub fn front_stages(p: &OakenParams) -> usize {
+    DeqZero::<FOLD_ZERO_WIDTH>::latency(p.outlier_bits as usize)
 }
 
 /// `IB` inlier bits; `W` = `sum_width(IB)`.
@@ -122,6 +138,23 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     pub out_layer_oob: Signal<Out, Bit>,
 
     thr_tab: ThresholdTable,
+    // ---- paper mode only (empty otherwise): the front before the input
+    // FIFOs. A pipe of front_stages() stages of whole dense beats (with
+    // the table read at acceptance) advancing as one when its last stage
+    // is empty or the dense FIFO takes it; the outer group's z from the
+    // port and the middle group's (one step shorter) from the pipe's
+    // first stage, both leaving with the beat into a z FIFO that the
+    // aligner pops with the dense FIFO ----
+    fadv: Vec<Signal<Local, Bit>>,
+    fpush: Vec<Signal<Local, Bit>>,
+    fpv: Vec<Reg<Bit>>,
+    fpd: Vec<Reg<Bits<IB>>>,
+    fpm: Vec<Reg<Bits<8>>>,
+    fpc: Vec<Reg<Bits<8>>>,
+    fpt: Vec<Reg<Bits<64>>>,
+    fpo: Vec<Reg<Bit>>,
+    fz: Vec<DeqZero<FOLD_ZERO_WIDTH>>,
+    fzq: Vec<FifoShift<FX>>,
     // ---- input FIFOs ----
     inp: DeqInput<IB>,
     // ---- aligner and K0's flags ----
@@ -180,19 +213,28 @@ pub struct OakenDequantizer<const IB: usize, const W: usize> {
     _segs: usize,
     _bytes: usize,
     _stages: usize,
+    // 1 in paper mode (the front, the z words), else 0
+    _paper: usize,
+    // the front's stages, the last one, and its slot, byte and count registers
+    _fp: usize,
+    _fpm1: usize,
+    _fnd: usize,
+    _fnm: usize,
+    _fnc: usize,
 }
 
 impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
     pub fn new(p: &OakenParams) -> Self {
         p.validate().expect("parameters are validated by the generator");
-        // rtl-gen refuses it first (spec §2.5: sim only, so far)
-        assert!(p.middle_mode != MiddleMode::Paper, "middle-mode paper has no RTL yet");
         assert_eq!(p.inlier_bits as usize, IB);
         assert_eq!(W, sum_width(IB));
         let l = p.lanes;
         let s = p.segments();
         let bytes = 12;
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
+        let paper = p.middle_mode == MiddleMode::Paper;
+        let fp = if paper { front_stages(p) } else { 0 };
+        let pn = paper as usize;
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -226,6 +268,20 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             out_err: Default::default(),
             out_layer_oob: Default::default(),
             thr_tab: ThresholdTable::new(p.layers),
+            fadv: sigs(pn),
+            fpush: sigs(pn),
+            fpv: regs(fp),
+            fpd: regs(fp * l),
+            fpm: regs(fp * bytes),
+            fpc: regs(fp * s),
+            fpt: regs(fp),
+            fpo: regs(fp),
+            fz: if paper {
+                vec![DeqZero::new(p.outlier_bits as usize, 0), DeqZero::new(p.inlier_bits as usize, 16)]
+            } else {
+                vec![]
+            },
+            fzq: (0..pn).map(|_| FifoShift::new(FIFO_DEPTH)).collect(),
             inp: DeqInput::new(p),
             aln: DeqAligner::new(p),
             adv: Default::default(),
@@ -250,9 +306,9 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             k1_has: regs(l),
             k1_ent: regs(l),
             k1_dense: regs(l),
-            fields: DeqFields::new(),
+            fields: DeqFields::new(paper),
             rec_en: Default::default(),
-            lane: (0..l).map(|_| DeqLane::new(mid_shifted)).collect(),
+            lane: (0..l).map(|_| DeqLane::new(mid_shifted, paper)).collect(),
             pv: regs(stages),
             pf: regs(stages),
             pl: regs(stages),
@@ -266,6 +322,12 @@ impl<const IB: usize, const W: usize> OakenDequantizer<IB, W> {
             _segs: s,
             _bytes: bytes,
             _stages: stages,
+            _paper: pn,
+            _fp: fp,
+            _fpm1: fp.saturating_sub(1),
+            _fnd: fp * l,
+            _fnm: fp * bytes,
+            _fnc: fp * s,
         }
     }
 }
@@ -314,6 +376,120 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         self.inp.thr_oob.next = self.thr_tab.rd_oob.val();
         self.inp.fire.next = self.aln.fire.val();
         self.inp.app.next = self.aln.app.val();
+        // paper: the dense port enters the front, whose pipe feeds the
+        // dense FIFO (the table is read as the beat is accepted, as always)
+        for k in self._fpm1..self._fp {
+            self.fadv[0].next = !self.fpv[k].q.val() | self.inp.d_ready.val();
+            self.fpush[0].next = self.fpv[k].q.val() & self.inp.d_ready.val();
+            self.inp.d_valid.next = self.fpv[k].q.val();
+            self.inp.thr_set.next = self.fpt[k].q.val();
+            self.inp.thr_oob.next = self.fpo[k].q.val();
+        }
+        for _f in 0..self._paper {
+            self.d_ready.next = self.fadv[0].val();
+            self.fpv[0].d.next = self.d_valid.val();
+            self.fpt[0].d.next = self.thr_tab.rd_set.val();
+            self.fpo[0].d.next = self.thr_tab.rd_oob.val();
+        }
+        for k in 0..self._fp {
+            self.fpv[k].clock.next = self.clock.val();
+            self.fpv[k].reset.next = self.reset.val();
+            self.fpv[k].en.next = self.fadv[0].val();
+            self.fpt[k].clock.next = self.clock.val();
+            self.fpt[k].reset.next = self.reset.val();
+            self.fpt[k].en.next = self.fadv[0].val();
+            self.fpo[k].clock.next = self.clock.val();
+            self.fpo[k].reset.next = self.reset.val();
+            self.fpo[k].en.next = self.fadv[0].val();
+        }
+        for k in 1..self._fp {
+            self.fpv[k].d.next = self.fpv[k - 1].q.val();
+            self.fpt[k].d.next = self.fpt[k - 1].q.val();
+            self.fpo[k].d.next = self.fpo[k - 1].q.val();
+        }
+        for i in 0..self._fnd {
+            self.fpd[i].clock.next = self.clock.val();
+            self.fpd[i].reset.next = self.reset.val();
+            self.fpd[i].en.next = self.fadv[0].val();
+        }
+        for i in 0..self._fnm {
+            self.fpm[i].clock.next = self.clock.val();
+            self.fpm[i].reset.next = self.reset.val();
+            self.fpm[i].en.next = self.fadv[0].val();
+        }
+        for i in 0..self._fnc {
+            self.fpc[i].clock.next = self.clock.val();
+            self.fpc[i].reset.next = self.reset.val();
+            self.fpc[i].en.next = self.fadv[0].val();
+        }
+        // stage 0 from the port, stage k from stage k - 1, the last stage
+        // into the dense FIFO
+        for _f in 0..self._paper {
+            for p in 0..self._lanes {
+                self.fpd[p].d.next = self.d_dense[p].val();
+            }
+            for i in 0..self._bytes {
+                self.fpm[i].d.next = self.d_meta[i].val();
+            }
+            for s in 0..self._segs {
+                self.fpc[s].d.next = self.d_counts[s].val();
+            }
+        }
+        for l in self._lanes..(self._lanes + 1) {
+            for i in self._lanes..self._fnd {
+                self.fpd[i].d.next = self.fpd[i - l].q.val();
+            }
+            for k in self._fpm1..self._fp {
+                for p in 0..self._lanes {
+                    self.inp.d_dense[p].next = self.fpd[k * l + p].q.val();
+                }
+            }
+        }
+        for l in self._bytes..(self._bytes + 1) {
+            for i in self._bytes..self._fnm {
+                self.fpm[i].d.next = self.fpm[i - l].q.val();
+            }
+            for k in self._fpm1..self._fp {
+                for i in 0..self._bytes {
+                    self.inp.d_meta[i].next = self.fpm[k * l + i].q.val();
+                }
+            }
+        }
+        for l in self._segs..(self._segs + 1) {
+            for i in self._segs..self._fnc {
+                self.fpc[i].d.next = self.fpc[i - l].q.val();
+            }
+            for k in self._fpm1..self._fp {
+                for s in 0..self._segs {
+                    self.inp.d_counts[s].next = self.fpc[k * l + s].q.val();
+                }
+            }
+        }
+        // z: the outer group's from the port (out.min bytes 0-1, out.step
+        // 2-3), the middle group's from stage 0 (mid.min 4-5, mid.step
+        // 6-7), one cycle later and one step shorter, so both leave with
+        // the beat
+        for _f in 0..self._paper {
+            self.fz[0].clock.next = self.clock.val();
+            self.fz[0].reset.next = self.reset.val();
+            self.fz[0].en.next = self.fadv[0].val();
+            self.fz[0].min_lo.next = self.d_meta[0].val();
+            self.fz[0].min_hi.next = self.d_meta[1].val();
+            self.fz[0].step_lo.next = self.d_meta[2].val();
+            self.fz[0].step_hi.next = self.d_meta[3].val();
+            self.fz[1].clock.next = self.clock.val();
+            self.fz[1].reset.next = self.reset.val();
+            self.fz[1].en.next = self.fadv[0].val();
+            self.fz[1].min_lo.next = self.fpm[4].q.val();
+            self.fz[1].min_hi.next = self.fpm[5].q.val();
+            self.fz[1].step_lo.next = self.fpm[6].q.val();
+            self.fz[1].step_hi.next = self.fpm[7].q.val();
+            self.fzq[0].clock.next = self.clock.val();
+            self.fzq[0].reset.next = self.reset.val();
+            self.fzq[0].push.next = self.fpush[0].val();
+            self.fzq[0].pop.next = self.aln.fire.val();
+            self.fzq[0].wdata.next = self.fz[0].zw.val() | self.fz[1].zw.val();
+        }
 
         // ---------------- aligner (spec §4.3) and K0's flags ----------------
         self.aln.clock.next = self.clock.val();
@@ -327,6 +503,11 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         self.aln.h_cnt1.next = self.inp.h_cnt1.val();
         self.aln.w_cnt0.next = self.d_counts[0].val();
+        for k in self._fpm1..self._fp {
+            for l in self._segs..(self._segs + 1) {
+                self.aln.w_cnt0.next = self.fpc[k * l].q.val();
+            }
+        }
         self.aln.h_n.next = self.inp.h_n.val();
         self.aln.h_bad.next = self.inp.h_bad.val();
         for p in 0..self._lanes {
@@ -397,6 +578,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
         }
         self.fields.thr.next = self.inp.h_thr.val();
         self.fields.oob.next = self.inp.h_oob.val();
+        for _f in 0..self._paper {
+            self.fields.zin[0].next = self.fzq[0].rdata.val();
+            self.fields.k1_first[0].next = self.pf[0].q.val();
+        }
 
         // beat flags along K1..out: slot k is after stage k + 1
         for k in 0..self._stages {
@@ -458,6 +643,10 @@ impl<const IB: usize, const W: usize> Logic for OakenDequantizer<IB, W> {
             self.lane[p].sig4.next = self.fields.sig_q[4].val();
             self.lane[p].sig5.next = self.fields.sig_q[5].val();
             self.out_data[p].next = self.lane[p].y.val();
+            // paper: selection 2 is unused; its base port carries the z words
+            for _f in 0..self._paper {
+                self.lane[p].bq2.next = self.fields.zc[0].val();
+            }
         }
 
         for k in (self._stages - 1)..self._stages {

@@ -8,6 +8,7 @@ pub mod deq_fields;
 pub mod deq_input;
 pub mod deq_lane;
 pub mod deq_or_tree;
+pub mod deq_zero;
 pub mod dequantizer;
 pub mod encode_lane;
 pub mod extremes;
