@@ -183,7 +183,7 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
     use sim::oaken::{mmu, params as oaken};
     use sim::titanus::params as titanus;
     let (defs, rules): (Vec<ParamDef>, &[&str]) = match unit {
-        "oaken-quantizer" | "oaken-dequantizer" => (oaken_rtl_defs(), oaken::OAKEN_RULES),
+        "oaken-quantizer" | "oaken-dequantizer" => (oaken::OAKEN_PARAMS.to_vec(), oaken::OAKEN_RULES),
         "oaken-mmu" => (mmu::MMU_PARAMS.to_vec(), mmu::MMU_RULES),
         "titanus-pruner" => {
             let mut d = titanus_defs(&["channels", "lanes", "layers"]);
@@ -201,22 +201,6 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
         _ => return Err(unknown_unit(unit)),
     };
     Ok(ParamTable { defs, rules: rules.to_vec() })
-}
-
-/// The Oaken engines' parameters as the RTL has them: `paper` mode is
-/// modelled in sim only (spec §2.5), so the generator does not offer it.
-const OAKEN_RTL_MIDDLE: ParamDef = ParamDef {
-    name: "middle-mode",
-    default: sim::param_def::Value::Name("plain"),
-    allowed: sim::param_def::Allowed::Names(&["plain", "shifted"]),
-    doc: "middle group: a plain uniform code, or shifted by the inner thresholds (side bit + magnitude); paper mode is in sim only",
-};
-
-fn oaken_rtl_defs() -> Vec<ParamDef> {
-    sim::oaken::params::OAKEN_PARAMS
-        .iter()
-        .map(|d| if d.name == "middle-mode" { OAKEN_RTL_MIDDLE } else { *d })
-        .collect()
 }
 
 fn unknown_unit(unit: &str) -> GenError {
@@ -468,7 +452,6 @@ fn build_fp16(t: &toml::Table) -> Result<Built, GenError> {
 fn oaken_params(unit: &str, t: &toml::Table) -> Result<sim::oaken::params::OakenParams, GenError> {
     let p: sim::oaken::params::OakenParams = parse(unit, t)?;
     p.validate().map_err(|e| GenError(format!("{unit}: {e}")))?;
-    OAKEN_RTL_MIDDLE.check_name(&p.middle_mode.to_string()).map_err(|e| GenError(format!("{unit}: {e}")))?;
     Ok(p)
 }
 

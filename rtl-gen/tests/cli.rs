@@ -87,19 +87,26 @@ fn bad_flags_one_line() {
     }
 }
 
-/// `paper` mode is modelled in sim only (spec §2.5): both Oaken engines
-/// refuse it in one line and write nothing, instead of emitting another
-/// mode's Verilog.
+/// `paper` mode (spec §2.5) is emitted by both Oaken engines, and its
+/// manifest says so; `shifted` at two inlier bits is still refused (one
+/// bit for the side would leave one for the magnitude), in one line.
 #[test]
-fn paper_mode_refused_until_it_has_rtl() {
+fn paper_mode_emits_and_shifted_needs_three_bits() {
     let root = scratch("paper");
     let d = root.to_str().unwrap();
     for unit in ["oaken-quantizer", "oaken-dequantizer"] {
-        let out = rtl_gen(&["emit", unit, "-o", d, "--middle-mode", "paper"]);
+        let out = rtl_gen(&["emit", unit, "-o", d, "--middle-mode", "paper", "--lanes", "4", "--head-dim", "32"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{unit}: {err}");
+        let stem = unit.replace('-', "_");
+        let manifest = std::fs::read_to_string(root.join(format!("{stem}.json"))).unwrap();
+        assert!(manifest.contains("\"paper\""), "{unit}: {manifest}");
+        let _ = std::fs::remove_dir_all(&root);
+        let out = rtl_gen(&["emit", unit, "-o", d, "--middle-mode", "shifted", "--inlier-bits", "2", "--outlier-bits", "3"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{unit}: {err}");
         assert_eq!(err.lines().count(), 1, "{unit}: {err}");
-        assert!(err.contains("unknown variant `paper`: middle-mode must be "), "{unit}: {err}");
+        assert!(err.contains(">= 3"), "{unit}: {err}");
         assert!(!root.exists(), "{unit} wrote files");
     }
 }

@@ -363,5 +363,29 @@ pub fn directed_case(p: &OakenParams, three_ends: bool) -> CasePlan {
     ties.dedup();
     let at = 2 * real as usize;
     traffic.tokens.splice(at..at, ties.into_iter().map(|s| TokPlan { layer: 0, v: false, kind: TokKind::Tie(s) }));
-    CasePlan { pool_seed, segments: vec![cut, traffic] }
+    let mut segments = vec![cut, traffic];
+    if p.middle_mode == sim::oaken::params::MiddleMode::Paper {
+        segments.push(held_segment(p));
+    }
+    CasePlan { pool_seed, segments }
+}
+
+/// `paper` mode (spec §2.5): a threshold set above zero (1, 2, 3, 4) and
+/// edge-case tokens holding -65504 or -Inf, whose folded lower value
+/// `x - lo_outer` is below -65504 and is held there.
+fn held_segment(p: &OakenParams) -> SegPlan {
+    let raw = [0x3C00, 0x4000, 0x4200, 0x4400];
+    let set = sim::oaken::thresholds::ThresholdSet::new(raw).expect("an ordered set");
+    let low = |x: &[u16]| x.iter().any(|&e| e == 0xFBFF || e == 0xFC00);
+    let seeds = (0u64..100_000).filter(|&s| low(&testgen::edge_token_seeded(p.vector_len(), set, s).1)).take(3);
+    SegPlan {
+        load: true,
+        writes: vec![WritePlan { layer: 0, v: false, kind: WriteKind::Raw(raw) }],
+        tokens: seeds.map(|s| TokPlan { layer: 0, v: false, kind: TokKind::Edge(s) }).collect(),
+        live: vec![],
+        reset_at: None,
+        reset_cycles: 1,
+        stalls: [Stall::Never, Stall::Never, Stall::Random { p: 30 }],
+        seed: 0x0a4e_0003,
+    }
 }

@@ -9,8 +9,8 @@
 //! points below are counted on every run and must all be reached.
 
 use proptest::strategy::Just;
-use sim::oaken::params::{Group, OakenParams};
-use sim::oaken::quantizer::quantize_token_detail;
+use sim::oaken::params::{CodeKind, Group, MiddleMode, OakenParams};
+use sim::oaken::quantizer::{coded_value, folded_clamped, quantize_token_detail, ElementCode, GroupParams};
 use sim::oaken::thresholds::ThresholdSet;
 use sim::testgen;
 use tb::coverage::Coverage;
@@ -55,13 +55,49 @@ const POINTS: &[&str] = &[
 const HEAD_POINTS: &[&str] =
     &["multi-head token", "head without outliers beside one with", "head with a short last segment"];
 
+/// Points only `middle_mode = paper` sets reach (spec §2.5, §2.7): codes
+/// the side rule moved, on either side and in either folded group, and a
+/// lower value held at -65504.
+const PAPER_POINTS: &[&str] = &[
+    "paper: lower code clamped to z - 1",
+    "paper: upper code clamped to z",
+    "paper: outer code on the lower side",
+    "paper: outer code on the upper side",
+    "paper: middle code on the lower side",
+    "paper: middle code on the upper side",
+    "paper: folded value held at -65504",
+];
+
 fn all_points() -> Vec<&'static str> {
-    POINTS.iter().chain(HEAD_POINTS).copied().collect()
+    POINTS.iter().chain(HEAD_POINTS).chain(PAPER_POINTS).copied().collect()
+}
+
+/// A folded group's codes against the nearest code (spec §2.7).
+fn paper_coverage(cov: &Coverage, p: &OakenParams, set: &ThresholdSet, x: &[u16], meta: &sim::oaken::format::Meta, detail: &[ElementCode]) {
+    for (&e, d) in x.iter().zip(detail) {
+        let c = d.class;
+        if p.coding(c.group).kind != CodeKind::Folded {
+            continue;
+        }
+        let units = sim::fp16::to_units(sim::fp16::sanitize(e).0);
+        let v = coded_value(p, set, c, units);
+        let near = GroupParams::from_meta(meta.groups[c.group as usize]).code(v);
+        let side = if c.upper { "upper" } else { "lower" };
+        let g = if c.group == Group::Outer { "outer" } else { "middle" };
+        cov.hit(&format!("paper: {g} code on the {side} side"));
+        if d.code != near {
+            cov.hit(if c.upper { "paper: upper code clamped to z" } else { "paper: lower code clamped to z - 1" });
+        }
+        cov.hit_if("paper: folded value held at -65504", folded_clamped(p, set, c, units));
+    }
 }
 
 /// Counts what one token exercises, with the set it used.
 fn token_coverage(cov: &Coverage, p: &OakenParams, set: &ThresholdSet, oob: bool, x: &[u16]) {
     let (q, detail) = quantize_token_detail(p, set, x);
+    if p.middle_mode == MiddleMode::Paper {
+        paper_coverage(cov, p, set, x, &q.meta, &detail);
+    }
     let mut n = [0usize; 3];
     for d in &detail {
         n[d.class.group as usize] += 1;
@@ -186,9 +222,11 @@ fn directed_case_reaches_every_event_on_the_model() {
             "head with a short last segment" => p.heads > 1 && p.head_dim % 64 != 0,
             _ => p.heads > 1,
         };
+        let paper = p.middle_mode == MiddleMode::Paper;
         let required: Vec<&str> = all_points()
             .into_iter()
             .filter(|q| !HW_POINTS.contains(q) && (!HEAD_POINTS.contains(q) || heads(q)))
+            .filter(|q| paper || !PAPER_POINTS.contains(q))
             .collect();
         cov.check_points(&required);
     }
@@ -206,8 +244,9 @@ fn rtl_matches_model() {
 fn parameter_sets_match_model() {
     let sets: Vec<_> =
         models::of_unit("oaken-quantizer", false).into_iter().filter(|m| m.name != "oaken_quantizer").collect();
-    assert!(sets.len() >= 6, "tb/models.toml has {} non-default quantizer sets", sets.len());
-    let cov = Coverage::new("oaken_quantizer (7 parameter sets, RTL)", &all_points());
+    assert!(sets.len() >= 9, "tb/models.toml has {} non-default quantizer sets", sets.len());
+    assert!(sets.iter().filter(|m| params_of(&Model::new(m)).middle_mode == MiddleMode::Paper).count() >= 3);
+    let cov = Coverage::new(&format!("oaken_quantizer ({} parameter sets, RTL)", sets.len()), &all_points());
     // side by side: the sets are independent models
     tb::build::jobs::map(&sets, |&info| check(info, &format!("{}_rtl", info.name), prop::cases(64), 3, &cov));
     cov.check();

@@ -17,6 +17,12 @@
 //!   group and fanned out to every lane, set the critical path); the code,
 //!   split into the dense slot and the COO fields, with the last stage's
 //!   steps.
+//!
+//! `paper` mode (spec §2.5, §2.7): no side is negated (v = x - T_side); a
+//! negative n (a lower value held at -65504) codes as 0; and the last stage
+//! keeps a folded code on its side of zero by clamping it to `z - 1`
+//! (lower) or `z` (upper), the group's z coming with the token's first
+//! beat. The outer code is plain: its bit IB is the COO `hi` bit.
 
 use super::classify::Classify;
 use crate::prim::div_round::NW;
@@ -56,6 +62,8 @@ pub struct EncodeLane<const IB: usize> {
     pub norm: Signal<In, Bits<NORMW>>,
     /// Last stage: per group, step = 0 (every code is 0).
     pub dz: Signal<In, Bits<3>>,
+    /// Last stage (`paper` mode): {z middle, z outer}, 16 bits each.
+    pub zc: Signal<In, Bits<32>>,
     /// Dense slot.
     pub dense: Signal<Out, Bits<IB>>,
     /// Outer or inner element: it has a COO entry.
@@ -111,6 +119,7 @@ pub struct EncodeLane<const IB: usize> {
     gf: Signal<Local, Bits<2>>,
     dzg: Signal<Local, Bit>,
     sidev: Signal<Local, Bit>,
+    zg: Signal<Local, Bits<16>>,
     /// A register sits before step j.
     brk: Vec<Constant<Bit>>,
     /// Remainder masks (spec §5.3: before step j, rem < 2^(12 + Q - j)).
@@ -137,6 +146,10 @@ pub struct EncodeLane<const IB: usize> {
     sh_side: Constant<Bits<IB>>,
     mid_side: Constant<Bit>,
     hi_bit: Constant<Bits<32>>,
+    /// `paper` mode: folded outer and middle groups.
+    paper: Constant<Bit>,
+    z_at: Constant<Bits<32>>,
+    n_msb: Constant<Bits<32>>,
     _q: usize,
 }
 
@@ -155,7 +168,10 @@ impl<const IB: usize> EncodeLane<IB> {
         }
     }
 
-    pub fn new(mid_shifted: bool) -> Self {
+    /// `mid_shifted`: the middle group is side-magnitude; `paper`: the
+    /// outer and middle groups are folded (spec §2.5).
+    pub fn new(mid_shifted: bool, paper: bool) -> Self {
+        assert!(!(mid_shifted && paper));
         assert!((2..=8).contains(&IB));
         let q = IB + 1;
         // the widest remainder, 12 + Q bits, fits the divider's datapath
@@ -181,6 +197,7 @@ impl<const IB: usize> EncodeLane<IB> {
             off: Default::default(),
             norm: Default::default(),
             dz: Default::default(),
+            zc: Default::default(),
             dense: Default::default(),
             keep: Default::default(),
             grp: Default::default(),
@@ -228,6 +245,7 @@ impl<const IB: usize> EncodeLane<IB> {
             gf: Default::default(),
             dzg: Default::default(),
             sidev: Default::default(),
+            zg: Default::default(),
             brk: (0..q).map(|j| Constant::new(j == 0 || Self::stage_of(j) != Self::stage_of(j - 1))).collect(),
             rmask: (0..q).map(|j| c((1u64 << (12 + q - j)) - 1)).collect(),
             sh: (0..q).map(|j| c((q - j) as u64)).collect(),
@@ -249,6 +267,9 @@ impl<const IB: usize> EncodeLane<IB> {
             sh_side: c((IB - 1) as u64),
             mid_side: Constant::new(mid_shifted),
             hi_bit: c(IB as u64),
+            paper: Constant::new(paper),
+            z_at: c(16),
+            n_msb: c((FX - 1) as u64),
             _q: q,
         }
     }
@@ -320,7 +341,7 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         self.cls.k_lo_i.next = self.k_lo_i.val();
         self.cls.k_hi_i.next = self.k_hi_i.val();
         self.cls.k_hi_o.next = self.k_hi_o.val();
-        self.flip.next = (self.cls.sg.val() == self.sgc[0].val())
+        self.flip.next = ((self.cls.sg.val() == self.sgc[0].val()) & !self.paper.val())
             | (self.mid_side.val() & (self.cls.sg.val() == self.sgc[1].val()));
         self.sig.next = bit_cast::<11, 10>(self.x.val().get_bits::<10>(0)) | self.imp11.val();
         self.sa.next = self.x.val().get_bits::<5>(10) - self.one5.val();
@@ -370,6 +391,11 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
         self.shv.next = self.l2_n.q.val() >> bit_cast::<FX, 6>(self.nf.val().get_bits::<6>(self.f_sh.val().index()));
         if self.nf.val().get_bit(self.f_left.val().index()) {
             self.shv.next = self.l2_n.q.val() << self.one_fx.val();
+        }
+        // paper mode: n < 0 only for a lower value held at -65504 (spec
+        // §2.5), whose n is 0
+        if self.paper.val() & self.l2_n.q.val().get_bit(self.n_msb.val().index()) {
+            self.shv.next = self.zero_fx.val();
         }
         self.rem[0].next = bit_cast::<NW, FX>(self.shv.val() + self.mv.val()) & self.rmask[0].val();
         self.qv[0].next = self.zero16.val();
@@ -453,6 +479,21 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
             if self.dzg.val() {
                 self.qf.next = self.zero16.val();
             }
+            // paper mode: a folded code stays on its side of zero (spec
+            // §2.7): lower codes at most z - 1, upper ones at least z
+            self.zg.next = self.zc.val().get_bits::<16>(0);
+            if self.gf.val() == self.gc[1].val() {
+                self.zg.next = self.zc.val().get_bits::<16>(self.z_at.val().index());
+            }
+            if self.paper.val() & (self.gf.val() != self.gc[2].val()) {
+                if self.sv[l].val() {
+                    if self.qf.val() < self.zg.val() {
+                        self.qf.next = self.zg.val();
+                    }
+                } else if self.qf.val() >= self.zg.val() {
+                    self.qf.next = self.zg.val() - self.one16.val();
+                }
+            }
             self.sidev.next = self.sv[l].val() & self.mid_side.val();
             self.out_dense.d.next = self.qf.val().get_bits::<IB>(0);
             if self.gf.val() == self.gc[1].val() {
@@ -462,7 +503,7 @@ impl<const IB: usize> Logic for EncodeLane<IB> {
             self.out_keep.d.next = self.gf.val() != self.gc[1].val();
             self.out_grp.d.next = self.gf.val() == self.gc[0].val();
             self.out_hi.d.next = self.qf.val().get_bit(self.hi_bit.val().index());
-            if self.gf.val() == self.gc[0].val() {
+            if (self.gf.val() == self.gc[0].val()) & !self.paper.val() {
                 self.out_hi.d.next = self.sv[l].val();
             }
         }

@@ -1,5 +1,6 @@
 //! Constants FIFO of the Oaken quantization engine: each token's record
-//! (thresholds, each group's min and step), segment counts and status, from
+//! (thresholds, each group's min and step, and in `paper` mode the folded
+//! groups' z), segment counts and status, from
 //! the per-token unit to pass 2, which takes them at the token's first
 //! read. While the FIFO is empty its head is the per-token unit's result
 //! itself, so a token pushed and popped at the same edge never waits.
@@ -32,22 +33,28 @@ pub struct QConstFifo {
     pub counts: Vec<Signal<In, Bits<8>>>,
     /// token status
     pub status: Signal<In, Bits<2>>,
+    /// `paper` mode: z of the outer group (0 in the other modes)
+    pub z0: Signal<In, Bits<16>>,
+    /// `paper` mode: z of the middle group (0 in the other modes)
+    pub z1: Signal<In, Bits<16>>,
     /// nothing is stored (the head is then the input itself)
     pub empty: Signal<Out, Bit>,
-    /// the head's record {step2, min2, step1, min1, step0, min0, thr}
-    pub head_rec: Signal<Out, Bits<160>>,
+    /// the head's record {z, step2, min2, step1, min1, step0, min0, thr},
+    /// z at [191:160]
+    pub head_rec: Signal<Out, Bits<192>>,
     /// the head's counts
     pub head_cnt: Vec<Signal<Out, Bits<8>>>,
     /// the head's status
     pub head_st: Signal<Out, Bits<2>>,
     cf: FifoCtrl,
-    cf_rec: FifoMem<160>,
+    cf_rec: FifoMem<192>,
     cf_cnt: Vec<FifoMem<8>>,
     cf_st: FifoMem<2>,
-    rec_in: Signal<Local, Bits<160>>,
+    rec_in: Signal<Local, Bits<192>>,
     rtmp: Signal<Local, Bits<16>>,
     /// Record positions of min0, step0, min1, step1, min2, step2.
-    rec_sh: Vec<Constant<Bits<160>>>,
+    rec_sh: Vec<Constant<Bits<192>>>,
+    z_sh: Vec<Constant<Bits<192>>>,
     _cnts: usize,
 }
 
@@ -64,6 +71,8 @@ impl QConstFifo {
             step: sigs(3),
             counts: sigs(counts),
             status: Default::default(),
+            z0: Default::default(),
+            z1: Default::default(),
             empty: Default::default(),
             head_rec: Default::default(),
             head_cnt: sigs(counts),
@@ -75,6 +84,7 @@ impl QConstFifo {
             rec_in: Default::default(),
             rtmp: Default::default(),
             rec_sh: consts((0..6).map(|i| 64 + 16 * i)),
+            z_sh: consts([160, 176]),
             _cnts: counts,
         }
     }
@@ -83,14 +93,16 @@ impl QConstFifo {
 impl Logic for QConstFifo {
     #[hdl_gen]
     fn update(&mut self) {
-        // record: {step2, min2, step1, min1, step0, min0, thr}
-        self.rec_in.next = bit_cast::<160, 64>(self.thr.val());
+        // record: {z, step2, min2, step1, min1, step0, min0, thr}
+        self.rec_in.next = bit_cast::<192, 64>(self.thr.val())
+            | (bit_cast::<192, 16>(self.z0.val()) << self.z_sh[0].val())
+            | (bit_cast::<192, 16>(self.z1.val()) << self.z_sh[1].val());
         for g in 0..3 {
             self.rtmp.next = self.min[g].val();
-            self.rec_in.next = self.rec_in.val() | (bit_cast::<160, 16>(self.rtmp.val()) << self.rec_sh[2 * g].val());
+            self.rec_in.next = self.rec_in.val() | (bit_cast::<192, 16>(self.rtmp.val()) << self.rec_sh[2 * g].val());
             self.rtmp.next = self.step[g].val();
             self.rec_in.next =
-                self.rec_in.val() | (bit_cast::<160, 16>(self.rtmp.val()) << self.rec_sh[2 * g + 1].val());
+                self.rec_in.val() | (bit_cast::<192, 16>(self.rtmp.val()) << self.rec_sh[2 * g + 1].val());
         }
         self.cf.clock.next = self.clock.val();
         self.cf.reset.next = self.reset.val();

@@ -17,7 +17,11 @@
 //!   complemented magnitudes and their two carries; they reach the lanes'
 //!   L2.
 //! - The divisor fields travel with the first beat, stage s group g at
-//!   3s + g: P2's reach the lanes' L3, step = 0 the last step stage.
+//!   3s + g: P2's reach the lanes' L3, step = 0 the last step stage, and
+//!   with it (`paper` mode) the folded groups' z.
+//! - `paper` mode: both middle sides have offsets of their own, and no side
+//!   is negated: v = x - T_side on both sides (spec §2.5), so off =
+//!   -lo_T - min or -hi_T - min.
 
 use super::classify::Key;
 use super::encode_lane::{NORMW, OFFW};
@@ -36,8 +40,8 @@ pub struct QTokenValues {
     pub en2: Signal<In, Bit>,
     /// a token's first beat is read this cycle: its record loads P0
     pub load: Signal<In, Bit>,
-    /// the token's record {step2, min2, step1, min1, step0, min0, thr}
-    pub rec: Signal<In, Bits<160>>,
+    /// the token's record {z, step2, min2, step1, min1, step0, min0, thr}
+    pub rec: Signal<In, Bits<192>>,
     /// order keys of lo_outer, lo_inner, hi_inner, hi_outer (with P0)
     pub key: Vec<Signal<Out, Bits<16>>>,
     /// the five offsets, FX bits each (with P1)
@@ -46,6 +50,8 @@ pub struct QTokenValues {
     pub norm: Signal<Out, Bits<NORMW>>,
     /// step = 0 per group (with the lanes' last step stage)
     pub dz: Signal<Out, Bits<3>>,
+    /// {z middle, z outer} (`paper` mode; 0 otherwise), with `dz`
+    pub zc: Signal<Out, Bits<32>>,
     p0_thr: Reg<Bits<64>>,
     p0_key: Vec<Key>,
     p0_conv: Vec<Fp16ToUnits>,
@@ -60,6 +66,8 @@ pub struct QTokenValues {
     /// Divisor fields, stage s group g at 3s + g.
     pnorm: Vec<Reg<Bits<18>>>,
     pdz: Vec<Reg<Bit>>,
+    /// z along the same stages as step = 0
+    pz: Vec<Reg<Bits<32>>>,
     // step FP16 -> divisor fields (spec §5.3)
     sfp: Signal<Local, Bits<16>>,
     sexp: Signal<Local, Bits<16>>,
@@ -100,9 +108,10 @@ pub struct QTokenValues {
 }
 
 impl QTokenValues {
-    /// `mid_shifted`: the middle group is shifted; `ts`: the lanes' step
-    /// stages (EncodeLane::step_stages).
-    pub fn new(mid_shifted: bool, ts: usize) -> Self {
+    /// `mid_shifted`: the middle group is shifted (side-magnitude or, with
+    /// `paper`, folded); `ts`: the lanes' step stages
+    /// (EncodeLane::step_stages).
+    pub fn new(mid_shifted: bool, paper: bool, ts: usize) -> Self {
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -119,6 +128,7 @@ impl QTokenValues {
             off: Default::default(),
             norm: Default::default(),
             dz: Default::default(),
+            zc: Default::default(),
             p0_thr: Reg::default(),
             p0_key: (0..4).map(|_| Key::default()).collect(),
             p0_conv: (0..p1n).map(|_| Fp16ToUnits::default()).collect(),
@@ -132,6 +142,7 @@ impl QTokenValues {
             wantn: Default::default(),
             pnorm: regs(9),
             pdz: regs(3 * (3 + ts)),
+            pz: regs(3 + ts),
             sfp: Default::default(),
             sexp: Default::default(),
             smant: Default::default(),
@@ -153,7 +164,8 @@ impl QTokenValues {
             thr_off: consts((0..4).map(|i| 16 * i)),
             step_off: consts((0..3).map(|g| 80 + 32 * g)),
             cvt_off: consts([0u64, 48, 64, 96, 128, 16, 32][..p1n].iter().copied()),
-            want_neg: [false, true, true, true, true, false, true][..p1n].iter().map(|&b| Constant::new(b)).collect(),
+            // lo_outer and lo_inner enter negated only when folded
+            want_neg: [paper, true, true, true, true, paper, true][..p1n].iter().map(|&b| Constant::new(b)).collect(),
             off_sh: consts((0..5).map(|i| (FX * i) as u64)),
             norm_sh: consts((0..3).map(|i| 18 * i)),
             dz_sh: consts(0..3),
@@ -228,6 +240,16 @@ impl Logic for QTokenValues {
         for i in 3..(3 * self._pd) {
             self.pdz[i].d.next = self.pdz[i - 3].q.val();
         }
+        for i in 0..self._pd {
+            self.pz[i].clock.next = self.clock.val();
+            self.pz[i].reset.next = self.reset.val();
+            self.pz[i].en.next = self.en2.val();
+        }
+        self.pz[0].en.next = self.load.val();
+        self.pz[0].d.next = self.rec.val().get_bits::<32>(160);
+        for i in 1..self._pd {
+            self.pz[i].d.next = self.pz[i - 1].q.val();
+        }
         // P1: offsets per subgroup (spec §2.5): n = v - min with v = x - hi_T,
         // lo_T - x or x, so off = lo_T - min, -hi_T - min or -min; each is
         // one add of two complemented magnitudes and their two carries
@@ -279,6 +301,7 @@ impl Logic for QTokenValues {
         }
         self.dz.next = self.zero3.val();
         for z in self._pd..(self._pd + 1) {
+            self.zc.next = self.pz[z - 1].q.val();
             for g in 0..3 {
                 self.dztmp.next = self.pdz[3 * z - 3 + g].q.val();
                 self.dz.next = self.dz.val() | (bit_cast::<3, 1>(self.dztmp.val().into()) << self.dz_sh[g].val());

@@ -78,7 +78,7 @@ impl Geometry {
         let lanes = p.lanes;
         let beats = p.beats();
         let tree = ExtremeTree::latency(lanes);
-        let tp = TokenParams::latency();
+        let tp = TokenParams::latency(p.middle_mode == MiddleMode::Paper, p.outlier_bits as usize);
         let lane = super::encode_lane::latency(p.inlier_bits as usize);
         let zl = ZeroRemove::<8>::latency(lanes, SHIFTER_PIPELINE);
         // A beat is counted against the buffer from its acceptance until
@@ -221,6 +221,8 @@ pub struct OakenQuantizer<const IB: usize> {
     _cnts: usize,
     /// Pass-2 stages from P0 to the lane outputs.
     _p2: usize,
+    /// `paper` mode: the folded groups' z go with each token's record
+    _paper: usize,
 }
 
 impl<const IB: usize> OakenQuantizer<IB> {
@@ -228,8 +230,6 @@ impl<const IB: usize> OakenQuantizer<IB> {
     /// buffer's storage module.
     pub fn new(p: &OakenParams, module: &str) -> Self {
         p.validate().expect("parameters are validated by the generator");
-        // rtl-gen refuses it first (spec §2.5: sim only, so far)
-        assert!(p.middle_mode != MiddleMode::Paper, "middle-mode paper has no RTL yet");
         assert_eq!(p.inlier_bits as usize, IB);
         let g = Geometry::new(p);
         let l = g.lanes;
@@ -238,12 +238,16 @@ impl<const IB: usize> OakenQuantizer<IB> {
         let p2 = EncodeLane::<IB>::latency();
         let ts = EncodeLane::<IB>::step_stages(IB);
         let mid_shifted = p.middle_mode == MiddleMode::Shifted;
+        // paper mode shifts both middle sides too (folded, spec §2.5): the
+        // tree keeps them apart and pass 2 offsets each by its threshold
+        let paper = p.middle_mode == MiddleMode::Paper;
+        let mid_split = mid_shifted || paper;
         let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|gr| p.coding(gr).levels_minus_one());
         let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|gr| p.coding(gr).shifted());
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
-        let classes = if mid_shifted { 5 } else { 4 };
+        let classes = if mid_split { 5 } else { 4 };
         OakenQuantizer {
             clock: Default::default(),
             reset: Default::default(),
@@ -270,10 +274,10 @@ impl<const IB: usize> OakenQuantizer<IB> {
             out_status: Default::default(),
             thr_tab: ThresholdTable::new(p.layers),
             credit: QCredit::new(g.beats, g.head_beats, g.seg_beats, g.buffer),
-            pass1: QPass1::new(l, mid_shifted),
+            pass1: QPass1::new(l, mid_split),
             tree: ExtremeTree::new(l, classes),
             accum: QAccumulate::new(classes, s),
-            params: TokenParams::new(divisors, shifted, s, g.side_fifo, g.beats),
+            params: TokenParams::new(divisors, shifted, paper, s, g.side_fifo, g.beats),
             cfifo: QConstFifo::new(s, g.const_fifo),
             tbram: {
                 let m = &g.memories(module)[0];
@@ -289,8 +293,8 @@ impl<const IB: usize> OakenQuantizer<IB> {
             rd_first: Default::default(),
             bc_out: Reg::default(),
             bh_out: Reg::default(),
-            tokvals: QTokenValues::new(mid_shifted, ts),
-            lane: (0..l).map(|_| EncodeLane::new(mid_shifted)).collect(),
+            tokvals: QTokenValues::new(mid_split, paper, ts),
+            lane: (0..l).map(|_| EncodeLane::new(mid_shifted, paper)).collect(),
             pv: regs(p2 + 1),
             pf: regs(p2 + 1),
             pl: regs(p2 + 1),
@@ -309,6 +313,7 @@ impl<const IB: usize> OakenQuantizer<IB> {
             _classes: classes,
             _cnts: s,
             _p2: p2,
+            _paper: paper as usize,
         }
     }
 }
@@ -440,6 +445,13 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
             self.cfifo.step[g].next = self.params.out_step[g].val();
         }
         self.cfifo.status.next = self.params.out_status.val();
+        // paper mode: the folded groups' z
+        self.cfifo.z0.next = self.zero16.val();
+        self.cfifo.z1.next = self.zero16.val();
+        for _z in 0..self._paper {
+            self.cfifo.z0.next = self.params.out_z[0].val();
+            self.cfifo.z1.next = self.params.out_z[1].val();
+        }
         for s in 0..self._cnts {
             self.cfifo.counts[s].next = self.params.out_counts[s].val();
         }
@@ -507,6 +519,7 @@ impl<const IB: usize> Logic for OakenQuantizer<IB> {
             self.lane[p].off.next = self.tokvals.off.val();
             self.lane[p].norm.next = self.tokvals.norm.val();
             self.lane[p].dz.next = self.tokvals.dz.val();
+            self.lane[p].zc.next = self.tokvals.zc.val();
         }
 
         // output: COO assembly and compaction, the dense slots alongside,

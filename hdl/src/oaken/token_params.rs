@@ -22,11 +22,26 @@
 //!   the FP16 grid, the smear of its leading one shifted right by 11.
 //! - U4: shifted group: `D = v_max - min`, and min's FP16 pattern. (A plain
 //!   group's values wait in U3 and U4.)
+//! - folded group (`paper` mode, spec §2.5): U2 takes `v_min` from the
+//!   lower side when it has elements (`lo - xmin_L`, a magnitude, with a
+//!   sign flag) and `v_max` from the upper side when it has (`xmax_U - hi`,
+//!   else `xmax_L - lo`, two's complement), by the presence flags alone;
+//!   U3 rounds a negative `v_min` away from zero (RD of a negative value):
+//!   the bits below the grid cleared, and one grid step (`ulp`) kept aside
+//!   when any was set; a magnitude above 65504 is held there (spec §2.5);
+//!   U4 adds `v_max + |min|` as one carry-save level and an add.
 //! - the group's step, `RU(ceil(D / (2^m - 1)))`, in three stages
 //!   (`group_step.rs`): a shifted group's from U4, a plain group's from U2
 //!   (its min is v_min itself), so a plain group's result waits two cycles
 //!   in the step block's output register, or in two delay registers when
 //!   tokens may come less than three cycles apart.
+//!
+//! - `paper` mode: each folded group's `z` (spec §2.7, §5.8: the first grid
+//!   index at or above zero) from its min and step, `M + 2` more stages
+//!   (`FoldZero`, M = outlier_bits for both groups: a larger M changes no
+//!   clamp, since a middle group with an upper element has `z < 2^IB`);
+//!   min and step wait for it in delay registers when tokens may come
+//!   closer than that.
 //!
 //! FP16 pattern of a positive value `u` in units (spec §2.2.3): with the
 //! leading one at bit `p`, `u` below 2048 is its own pattern; otherwise the
@@ -39,10 +54,11 @@ use super::group_step::GroupStep;
 use super::tp_sign::TpSignTest;
 use super::tp_sub::TpSub;
 use crate::prim::fifo::{FifoCtrl, FifoMem};
+use crate::prim::fold_zero::{FoldZero, FOLD_ZERO_WIDTH};
 use crate::prim::fp16::{Fp16ToUnits, FX};
 use crate::prim::lead_one::LeadOne;
 use crate::prim::reg::Reg;
-use crate::prim::vecs::regs;
+use crate::prim::vecs::{consts, regs};
 use rust_hdl::prelude::*;
 
 /// Operand slots per group in U1: shifted `xmin_U, xmax_U, xmin_L,
@@ -73,6 +89,8 @@ pub struct TokenParams {
     pub out_min: Vec<Signal<Out, Bits<16>>>,
     pub out_step: Vec<Signal<Out, Bits<16>>>,
     pub out_thr: Signal<Out, Bits<64>>,
+    /// `paper` mode: the outer and the middle group's z (spec §2.7).
+    pub out_z: Vec<Signal<Out, Bits<16>>>,
     pub out_counts: Vec<Signal<Out, Bits<8>>>,
     pub out_status: Signal<Out, Bits<2>>,
     // Shifted groups are blocks 0 (outer) and 1 (middle, when shifted),
@@ -108,6 +126,26 @@ pub struct TokenParams {
     u4_d: Vec<Reg<Bits<FX>>>,
     u4_min: Vec<Reg<Bits<16>>>,
     u4_p: Vec<Reg<Bit>>,
+    // folded blocks (paper mode): v_min negative (U2, U3); U3's rounding
+    // increment and the grid step it adds (0 when none)
+    f2_neg: Vec<Reg<Bit>>,
+    f3_neg: Vec<Reg<Bit>>,
+    f3_inc: Vec<Reg<Bit>>,
+    f3_ulp: Vec<Reg<Bits<FX>>>,
+    fsat: Vec<Signal<Local, Bit>>,
+    finc: Vec<Signal<Local, Bit>>,
+    fmin: Vec<Signal<Local, Bits<16>>>,
+    fds: Vec<Signal<Local, Bits<FX>>>,
+    fdc: Vec<Signal<Local, Bits<FX>>>,
+    /// paper mode: z of the outer and the middle group
+    fz: Vec<FoldZero<FOLD_ZERO_WIDTH>>,
+    /// each group's min and step as the step blocks align them, then, when
+    /// tokens may come closer than z's latency, delayed by it: stage i
+    /// group g at 3i + g
+    am: Vec<Signal<Local, Bits<16>>>,
+    ast: Vec<Signal<Local, Bits<16>>>,
+    zd_min: Vec<Reg<Bits<16>>>,
+    zd_step: Vec<Reg<Bits<16>>>,
     /// Each group's step (a plain group's from U2, a shifted one's from U4).
     step: Vec<GroupStep>,
     /// A plain group's step and min, two cycles more (tokens less than three
@@ -147,8 +185,25 @@ pub struct TokenParams {
     /// 65504 in units and as FP16: RD's saturation.
     max_units: Constant<Bits<FX>>,
     max_fp: Constant<Bits<16>>,
-    /// Per group: shifted (1) or plain (1).
+    /// Folded blocks only (empty otherwise, so that no other mode emits
+    /// an unused constant): the top 11 bits of 65504 in units (39:29); 1
+    fc11: Vec<Constant<Bits<11>>>,
+    fc16: Vec<Constant<Bits<16>>>,
+    /// bit indices: 29 (65504's grid), FX - 1 (the sign)
+    fci: Vec<Constant<Bits<32>>>,
+    /// the bits below 65504's grid; 10; 0; 1; -65504 (two's complement)
+    fcx: Vec<Constant<Bits<FX>>>,
+    /// Per group: shifted (1: side-magnitude or folded) or plain (1), and
+    /// which shifted groups are side-magnitude and which folded.
     _shifted: [usize; 3],
+    _sm: [usize; 3],
+    _fo: [usize; 3],
+    /// paper mode: z's latency (0 otherwise), and the delay registers of
+    /// min and step (1 when used)
+    _lz: usize,
+    _zdel: usize,
+    _paper: usize,
+    /// valid bits along the stages to the step blocks' outputs: 7
     _plain: [usize; 3],
     /// Shifted and plain blocks.
     _ns: usize,
@@ -156,17 +211,24 @@ pub struct TokenParams {
     _segs: usize,
     /// A plain group's result needs the two delay registers.
     _pdel: usize,
+    _nv: usize,
 }
 
 impl TokenParams {
     /// `divisors[g] = 2^m - 1` and `shifted[g]` per group (spec §2.5);
+    /// `paper`: the shifted groups are folded (both outer and middle);
     /// `fifo` = side FIFO depth; `spacing`: the fewest cycles between two
     /// tokens (the engine's beats per token).
-    pub fn new(divisors: [u64; 3], shifted: [bool; 3], segments: usize, fifo: usize, spacing: usize) -> Self {
+    pub fn new(divisors: [u64; 3], shifted: [bool; 3], paper: bool, segments: usize, fifo: usize, spacing: usize) -> Self {
         assert!(shifted[0] && !shifted[2], "outer shifted, inner plain (spec §2.5)");
+        assert!(!paper || shifted[1], "paper mode folds the middle group too");
         assert!(divisors.iter().all(|k| (k + 1).is_power_of_two()));
         let ns = 1 + shifted[1] as usize;
         let np = 3 - ns;
+        let ob = (divisors[0] + 1).trailing_zeros() as usize;
+        let lz = Self::z_latency(paper, ob);
+        let zdel = (paper && spacing < lz + 3) as usize;
+        let nf = if paper { ns } else { 0 };
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -182,6 +244,7 @@ impl TokenParams {
             out_min: (0..3).map(|_| Default::default()).collect(),
             out_step: (0..3).map(|_| Default::default()).collect(),
             out_thr: Default::default(),
+            out_z: (0..2 * paper as usize).map(|_| Default::default()).collect(),
             out_counts: (0..segments).map(|_| Default::default()).collect(),
             out_status: Default::default(),
             s_conv: (0..SLOTS * ns).map(|_| Fp16ToUnits::default()).collect(),
@@ -205,6 +268,20 @@ impl TokenParams {
             u4_d: regs(ns),
             u4_min: regs(ns),
             u4_p: regs(ns),
+            f2_neg: regs(nf),
+            f3_neg: regs(nf),
+            f3_inc: regs(nf),
+            f3_ulp: regs(nf),
+            fsat: (0..nf).map(|_| Default::default()).collect(),
+            finc: (0..nf).map(|_| Default::default()).collect(),
+            fmin: (0..nf).map(|_| Default::default()).collect(),
+            fds: (0..nf).map(|_| Default::default()).collect(),
+            fdc: (0..nf).map(|_| Default::default()).collect(),
+            fz: (0..nf).map(|_| FoldZero::new(ob)).collect(),
+            am: (0..3).map(|_| Default::default()).collect(),
+            ast: (0..3).map(|_| Default::default()).collect(),
+            zd_min: regs(3 * lz * zdel),
+            zd_step: regs(3 * lz * zdel),
             step: divisors.iter().map(|&k| GroupStep::new((k + 1).trailing_zeros() as usize)).collect(),
             pd_step: regs(2 * np * (spacing < 3) as usize),
             pd_min: regs(2 * np * (spacing < 3) as usize),
@@ -217,7 +294,7 @@ impl TokenParams {
             tfp: Default::default(),
             csub: (0..4 * ns).map(|_| TpSub::default()).collect(),
             psub: (0..np).map(|_| TpSub::default()).collect(),
-            ctest: (0..2 * ns).map(|_| TpSignTest::default()).collect(),
+            ctest: (0..2 * ns * !paper as usize).map(|_| TpSignTest::default()).collect(),
             sh6: Default::default(),
             sfx: Default::default(),
             // (lo_outer, hi_outer), then (lo_inner, hi_inner)
@@ -233,7 +310,17 @@ impl TokenParams {
             sh10: c(10),
             max_units: c(65504 << 24),
             max_fp: c(0x7BFF),
+            fc11: consts((0..nf.min(1)).map(|_| 0x7FF)),
+            fc16: consts((0..nf.min(1)).map(|_| 1)),
+            fci: consts([29u64, (FX - 1) as u64].into_iter().take(2 * nf.min(1))),
+            fcx: consts([(1u64 << 29) - 1, 10, 0, 1, (1u64 << FX) - (65504u64 << 24)].into_iter().take(5 * nf.min(1))),
             _shifted: shifted.map(|b| b as usize),
+            _sm: shifted.map(|b| (b && !paper) as usize),
+            _fo: shifted.map(|b| (b && paper) as usize),
+            _lz: lz,
+            _zdel: zdel,
+            _paper: paper as usize,
+            _nv: 4 + GroupStep::LATENCY,
             _plain: shifted.map(|b| !b as usize),
             _ns: ns,
             _np: np,
@@ -245,8 +332,17 @@ impl TokenParams {
         }
     }
 
-    pub fn latency() -> usize {
-        4 + GroupStep::LATENCY
+    /// `paper` mode adds z's latency (`FoldZero`, M = outlier_bits `ob`).
+    pub fn latency(paper: bool, ob: usize) -> usize {
+        4 + GroupStep::LATENCY + Self::z_latency(paper, ob)
+    }
+
+    fn z_latency(paper: bool, ob: usize) -> usize {
+        if paper {
+            ob + 2
+        } else {
+            0
+        }
     }
 }
 
@@ -360,20 +456,24 @@ macro_rules! token_params_logic {
                     self.pd_min[i].en.next = true;
                 }
                 for g in 0..3 {
-                    self.out_step[g].next = self.step[g].step_out.val();
-                    self.out_min[g].next = self.step[g].min_out.val();
+                    self.ast[g].next = self.step[g].step_out.val();
+                    self.am[g].next = self.step[g].min_out.val();
                 }
                 // token valid along the stages
-                for i in 0..7 {
+                for i in 0..self._nv {
                     self.vs[i].clock.next = self.clock.val();
                     self.vs[i].reset.next = self.reset.val();
                     self.vs[i].en.next = true;
                 }
                 self.vs[0].d.next = self.in_valid.val();
-                for i in 1..7 {
+                for i in 1..self._nv {
                     self.vs[i].d.next = self.vs[i - 1].q.val();
                 }
                 self.out_valid.next = self.vs[6].q.val();
+                // paper mode: the two z come out together, M + 2 later
+                for _p in 0..self._paper {
+                    self.out_valid.next = self.fz[0].out_valid.val() & self.fz[1].out_valid.val();
+                }
                 // side FIFO: in with the summary, out with the result
                 self.side.clock.next = self.clock.val();
                 self.side.reset.next = self.reset.val();
@@ -445,8 +545,8 @@ macro_rules! token_params_logic {
                         self.pd_min[2 * $b].d.next = self.step[$g].min_out.val();
                         self.pd_step[2 * $b + 1].d.next = self.pd_step[2 * $b].q.val();
                         self.pd_min[2 * $b + 1].d.next = self.pd_min[2 * $b].q.val();
-                        self.out_step[$g].next = self.pd_step[2 * $b + 1].q.val();
-                        self.out_min[$g].next = self.pd_min[2 * $b + 1].q.val();
+                        self.ast[$g].next = self.pd_step[2 * $b + 1].q.val();
+                        self.am[$g].next = self.pd_min[2 * $b + 1].q.val();
                     }
                 }
                 for _s in 0..self._shifted[$g] {
@@ -499,54 +599,202 @@ macro_rules! token_params_logic {
                     // sign tests (tp_sign.rs): min_U < min_L iff xmin_U + xmax_L
                     // - lo - hi < 0 (slots 0, 3); max_U < max_L iff xmax_U +
                     // xmin_L - lo - hi < 0 (slots 1, 2)
-                    for t in 0..2 {
-                        self.ctest[2 * $b + t].a.next = self.s_mag[6 * $b + t].q.val();
-                        self.ctest[2 * $b + t].a_neg.next = self.s_neg[6 * $b + t].q.val();
-                        self.ctest[2 * $b + t].b.next = self.s_mag[6 * $b + 3 - t].q.val();
-                        self.ctest[2 * $b + t].b_neg.next = self.s_neg[6 * $b + 3 - t].q.val();
-                        self.ctest[2 * $b + t].lo.next = self.s_mag[6 * $b + 4].q.val();
-                        self.ctest[2 * $b + t].lo_neg.next = self.s_neg[6 * $b + 4].q.val();
-                        self.ctest[2 * $b + t].hi.next = self.s_mag[6 * $b + 5].q.val();
-                        self.ctest[2 * $b + t].hi_neg.next = self.s_neg[6 * $b + 5].q.val();
+                    for _sm in 0..self._sm[$g] {
+                        for t in 0..2 {
+                            self.ctest[2 * $b + t].a.next = self.s_mag[6 * $b + t].q.val();
+                            self.ctest[2 * $b + t].a_neg.next = self.s_neg[6 * $b + t].q.val();
+                            self.ctest[2 * $b + t].b.next = self.s_mag[6 * $b + 3 - t].q.val();
+                            self.ctest[2 * $b + t].b_neg.next = self.s_neg[6 * $b + 3 - t].q.val();
+                            self.ctest[2 * $b + t].lo.next = self.s_mag[6 * $b + 4].q.val();
+                            self.ctest[2 * $b + t].lo_neg.next = self.s_neg[6 * $b + 4].q.val();
+                            self.ctest[2 * $b + t].hi.next = self.s_mag[6 * $b + 5].q.val();
+                            self.ctest[2 * $b + t].hi_neg.next = self.s_neg[6 * $b + 5].q.val();
+                        }
                     }
-                    // v_min and v_max over the sides present
-                    self.u2_a[$g].d.next = self.csub[4 * $b + 2].d.val();
-                    if self.u1_p[2 * $g + 1].q.val() & (!self.u1_p[2 * $g].q.val() | self.ctest[2 * $b].lt.val()) {
+                    for _sm in 0..self._sm[$g] {
+                        // v_min and v_max over the sides present
+                        self.u2_a[$g].d.next = self.csub[4 * $b + 2].d.val();
+                        if self.u1_p[2 * $g + 1].q.val() & (!self.u1_p[2 * $g].q.val() | self.ctest[2 * $b].lt.val()) {
+                            self.u2_a[$g].d.next = self.csub[4 * $b].d.val();
+                        }
+                        self.s2_b[$b].d.next = self.csub[4 * $b + 1].d.val();
+                        if self.u1_p[2 * $g].q.val() & (!self.u1_p[2 * $g + 1].q.val() | self.ctest[2 * $b + 1].lt.val()) {
+                            self.s2_b[$b].d.next = self.csub[4 * $b + 3].d.val();
+                        }
+                        // U3: RD(v_min) of a positive value: clear the bits below
+                        // its grid spacing; 2^40 or more saturates to 65504 (below
+                        // that, clearing already gives 65504 at most)
+                        self.lead_min[$b].v.next = self.u2_a[$g].q.val();
+                        self.u3_p[$b].d.next = self.u2_p[$g].q.val();
+                        self.u3_a[$b].d.next =
+                            self.u2_a[$g].q.val() & !(self.lead_min[$b].smear.val() >> self.eleven_fx.val());
+                        self.s3_sat[$b].d.next =
+                            self.u2_a[$g].q.val().get_bits::<2>(self.sat_lo.val().index()) != self.zero2.val();
+                        if self.s3_sat[$b].d.val() {
+                            self.u3_a[$b].d.next = self.max_units.val();
+                        }
+                        // U4: D = v_max - min, min's pattern
+                        self.u4_d[$b].d.next = self.s3_b[$b].q.val() - self.u3_a[$b].q.val();
+                        self.sh6.next = self.s3_pos[$b].q.val() - self.ten6.val();
+                        self.sfx.next = self.u3_a[$b].q.val();
+                        self.u4_min[$b].d.next = bit_cast::<16, FX>(self.sfx.val() >> bit_cast::<FX, 6>(self.sh6.val()))
+                            + (bit_cast::<16, 6>(self.sh6.val()) << self.sh10.val());
+                        if self.s3_pos[$b].q.val() <= self.ten6.val() {
+                            self.u4_min[$b].d.next = self.u3_a[$b].q.val().get_bits::<16>(0);
+                        }
+                        if self.s3_sat[$b].q.val() {
+                            self.u4_min[$b].d.next = self.max_fp.val();
+                        }
+                    }
+                    for _fo in 0..self._fo[$g] {
+                        // U2: v_min, v_max over the sides present (by the presence
+                        // flags alone: lower values are < 0, upper ones > 0);
+                        // csub 2 is xmax_L - lo here, a value, not a magnitude
+                        self.csub[4 * $b + 2].a.next = self.s_mag[6 * $b + 3].q.val();
+                        self.csub[4 * $b + 2].a_neg.next = self.s_neg[6 * $b + 3].q.val();
+                        self.csub[4 * $b + 2].b.next = self.s_mag[6 * $b + 4].q.val();
+                        self.csub[4 * $b + 2].b_neg.next = self.s_neg[6 * $b + 4].q.val();
+                        self.f2_neg[$b].clock.next = self.clock.val();
+                        self.f2_neg[$b].reset.next = self.reset.val();
+                        self.f2_neg[$b].en.next = true;
+                        self.f2_neg[$b].d.next = self.u1_p[2 * $g].q.val();
                         self.u2_a[$g].d.next = self.csub[4 * $b].d.val();
-                    }
-                    self.s2_b[$b].d.next = self.csub[4 * $b + 1].d.val();
-                    if self.u1_p[2 * $g].q.val() & (!self.u1_p[2 * $g + 1].q.val() | self.ctest[2 * $b + 1].lt.val()) {
-                        self.s2_b[$b].d.next = self.csub[4 * $b + 3].d.val();
-                    }
-                    // U3: RD(v_min) of a positive value: clear the bits below
-                    // its grid spacing; 2^40 or more saturates to 65504 (below
-                    // that, clearing already gives 65504 at most)
-                    self.lead_min[$b].v.next = self.u2_a[$g].q.val();
-                    self.u3_p[$b].d.next = self.u2_p[$g].q.val();
-                    self.u3_a[$b].d.next =
-                        self.u2_a[$g].q.val() & !(self.lead_min[$b].smear.val() >> self.eleven_fx.val());
-                    self.s3_sat[$b].d.next =
-                        self.u2_a[$g].q.val().get_bits::<2>(self.sat_lo.val().index()) != self.zero2.val();
-                    if self.s3_sat[$b].d.val() {
-                        self.u3_a[$b].d.next = self.max_units.val();
-                    }
-                    // U4: D = v_max - min, min's pattern
-                    self.u4_d[$b].d.next = self.s3_b[$b].q.val() - self.u3_a[$b].q.val();
-                    self.sh6.next = self.s3_pos[$b].q.val() - self.ten6.val();
-                    self.sfx.next = self.u3_a[$b].q.val();
-                    self.u4_min[$b].d.next = bit_cast::<16, FX>(self.sfx.val() >> bit_cast::<FX, 6>(self.sh6.val()))
-                        + (bit_cast::<16, 6>(self.sh6.val()) << self.sh10.val());
-                    if self.s3_pos[$b].q.val() <= self.ten6.val() {
-                        self.u4_min[$b].d.next = self.u3_a[$b].q.val().get_bits::<16>(0);
-                    }
-                    if self.s3_sat[$b].q.val() {
-                        self.u4_min[$b].d.next = self.max_fp.val();
+                        if self.u1_p[2 * $g].q.val() {
+                            self.u2_a[$g].d.next = self.csub[4 * $b + 3].d.val();
+                        }
+                        self.s2_b[$b].d.next = self.csub[4 * $b + 2].d.val();
+                        if self.u1_p[2 * $g + 1].q.val() {
+                            self.s2_b[$b].d.next = self.csub[4 * $b + 1].d.val();
+                        }
+                        // U3: RD(v_min): a positive one rounds down (clear the bits
+                        // below its grid), a negative one's magnitude up (the same,
+                        // plus one grid step when a cleared bit was set); a
+                        // positive one at 2^40 or more saturates to 65504, a
+                        // negative one above 65504 is held at 65504 (spec §2.5)
+                        self.lead_min[$b].v.next = self.u2_a[$g].q.val();
+                        self.u3_p[$b].d.next = self.u2_p[$g].q.val();
+                        // a lower-side v_max is held at -65504 too
+                        if self.s2_b[$b].q.val().get_bit(self.fci[1].val().index())
+                            & (self.s2_b[$b].q.val() < self.fcx[4].val())
+                        {
+                            self.s3_b[$b].d.next = self.fcx[4].val();
+                        }
+                        self.fsat[$b].next =
+                            self.u2_a[$g].q.val().get_bits::<2>(self.sat_lo.val().index()) != self.zero2.val();
+                        if self.f2_neg[$b].q.val()
+                            & (self.u2_a[$g].q.val().get_bits::<11>(self.fci[0].val().index()) == self.fc11[0].val())
+                            & ((self.u2_a[$g].q.val() & self.fcx[0].val()) != self.fcx[2].val())
+                        {
+                            self.fsat[$b].next = true;
+                        }
+                        self.s3_sat[$b].d.next = self.fsat[$b].val();
+                        self.u3_a[$b].d.next =
+                            self.u2_a[$g].q.val() & !(self.lead_min[$b].smear.val() >> self.eleven_fx.val());
+                        self.f3_neg[$b].clock.next = self.clock.val();
+                        self.f3_neg[$b].reset.next = self.reset.val();
+                        self.f3_neg[$b].en.next = true;
+                        self.f3_neg[$b].d.next = self.f2_neg[$b].q.val();
+                        self.f3_inc[$b].clock.next = self.clock.val();
+                        self.f3_inc[$b].reset.next = self.reset.val();
+                        self.f3_inc[$b].en.next = true;
+                        self.finc[$b].next = self.f2_neg[$b].q.val()
+                            & !self.fsat[$b].val()
+                            & ((self.u2_a[$g].q.val() & (self.lead_min[$b].smear.val() >> self.eleven_fx.val()))
+                                != self.fcx[2].val());
+                        self.f3_inc[$b].d.next = self.finc[$b].val();
+                        self.f3_ulp[$b].clock.next = self.clock.val();
+                        self.f3_ulp[$b].reset.next = self.reset.val();
+                        self.f3_ulp[$b].en.next = true;
+                        self.f3_ulp[$b].d.next = self.fcx[2].val();
+                        if self.finc[$b].val() {
+                            self.f3_ulp[$b].d.next = (self.lead_min[$b].smear.val() >> self.fcx[1].val())
+                                & !(self.lead_min[$b].smear.val() >> self.eleven_fx.val());
+                        }
+                        if self.fsat[$b].val() {
+                            self.u3_a[$b].d.next = self.max_units.val();
+                        }
+                        // U4: D = v_max - min: v_max - |min| for a positive min,
+                        // v_max + |min| + ulp (one carry-save level) for a
+                        // negative one; min's pattern, its significand plus the
+                        // increment, and the sign
+                        self.u4_d[$b].d.next = self.s3_b[$b].q.val() - self.u3_a[$b].q.val();
+                        self.fds[$b].next = self.s3_b[$b].q.val() ^ self.u3_a[$b].q.val() ^ self.f3_ulp[$b].q.val();
+                        self.fdc[$b].next = ((self.s3_b[$b].q.val() & self.u3_a[$b].q.val())
+                            | (self.s3_b[$b].q.val() & self.f3_ulp[$b].q.val())
+                            | (self.u3_a[$b].q.val() & self.f3_ulp[$b].q.val()))
+                            << self.fcx[3].val();
+                        if self.f3_neg[$b].q.val() {
+                            self.u4_d[$b].d.next = self.fds[$b].val() + self.fdc[$b].val();
+                        }
+                        self.sh6.next = self.s3_pos[$b].q.val() - self.ten6.val();
+                        self.sfx.next = self.u3_a[$b].q.val();
+                        self.fmin[$b].next = bit_cast::<16, FX>(self.sfx.val() >> bit_cast::<FX, 6>(self.sh6.val()))
+                            + (bit_cast::<16, 6>(self.sh6.val()) << self.sh10.val());
+                        // (an add, not a cast: rust-hdl evaluates a cast's
+                        // operand while emitting, and this block is empty
+                        // outside paper mode)
+                        if self.f3_inc[$b].q.val() {
+                            self.fmin[$b].next = self.fmin[$b].val() + self.fc16[0].val();
+                        }
+                        if self.s3_pos[$b].q.val() <= self.ten6.val() {
+                            self.fmin[$b].next = self.u3_a[$b].q.val().get_bits::<16>(0);
+                        }
+                        if self.s3_sat[$b].q.val() {
+                            self.fmin[$b].next = self.max_fp.val();
+                        }
+                        if self.f3_neg[$b].q.val() {
+                            self.fmin[$b].next = self.fmin[$b].val() | self.sign16.val();
+                        }
+                        self.u4_min[$b].d.next = self.fmin[$b].val();
                     }
                     self.step[$g].d.next = self.u4_d[$b].q.val();
                     self.step[$g].min.next = self.u4_min[$b].q.val();
                     self.step[$g].present.next = self.u4_p[$b].q.val();
                 }
                 )*
+                // paper mode: each folded group's z from its min and step
+                // (M + 2 stages); min and step wait as long (delay
+                // registers, when the next token's could land first)
+                for b in 0..(2 * self._paper) {
+                    self.fz[b].clock.next = self.clock.val();
+                    self.fz[b].reset.next = self.reset.val();
+                    self.fz[b].en.next = true;
+                    self.fz[b].in_valid.next = self.vs[6].q.val();
+                    self.fz[b].min.next = self.step[b].min_out.val();
+                    self.fz[b].step.next = self.step[b].step_out.val();
+                    self.out_z[b].next = self.fz[b].z.val();
+                }
+
+                for g in 0..3 {
+                    self.out_min[g].next = self.am[g].val();
+                    self.out_step[g].next = self.ast[g].val();
+                }
+                for i in 0..(3 * self._lz * self._zdel) {
+                    self.zd_min[i].clock.next = self.clock.val();
+                    self.zd_min[i].reset.next = self.reset.val();
+                    self.zd_min[i].en.next = true;
+                    self.zd_step[i].clock.next = self.clock.val();
+                    self.zd_step[i].reset.next = self.reset.val();
+                    self.zd_step[i].en.next = true;
+                }
+                for _d in 0..self._zdel {
+                    for g in 0..3 {
+                        self.zd_min[g].d.next = self.am[g].val();
+                        self.zd_step[g].d.next = self.ast[g].val();
+                    }
+                    for i in 1..self._lz {
+                        for g in 0..3 {
+                            self.zd_min[3 * i + g].d.next = self.zd_min[3 * i - 3 + g].q.val();
+                            self.zd_step[3 * i + g].d.next = self.zd_step[3 * i - 3 + g].q.val();
+                        }
+                    }
+                    for i in (self._lz - 1)..self._lz {
+                        for g in 0..3 {
+                            self.out_min[g].next = self.zd_min[3 * i + g].q.val();
+                            self.out_step[g].next = self.zd_step[3 * i + g].q.val();
+                        }
+                    }
+                }
             }
         }
     };
@@ -593,8 +841,10 @@ mod tests {
         n
     }
 
-    fn expected(p: &OakenParams, t: &ThresholdSet, x: &[u16]) -> [(u16, u16); 3] {
-        let mut out = [(0, 0); 3];
+    /// Each group's (min, step, z), z with M = outlier_bits for both folded
+    /// groups (0 for the others).
+    fn expected(p: &OakenParams, t: &ThresholdSet, x: &[u16]) -> [(u16, u16, u64); 3] {
+        let mut out = [(0, 0, 0); 3];
         for g in [Group::Outer, Group::Middle, Group::Inner] {
             let vs: Vec<i64> = x
                 .iter()
@@ -604,7 +854,9 @@ mod tests {
                 .collect();
             if let (Some(&lo), Some(&hi)) = (vs.iter().min(), vs.iter().max()) {
                 let gp = GroupParams::derive(p.coding(g), lo, hi);
-                out[g as usize] = (gp.meta.min, gp.meta.step);
+                out[g as usize] = (gp.meta.min, gp.meta.step, gp.fold_zero(p.outlier_bits));
+            } else {
+                out[g as usize].2 = GroupParams::EMPTY.fold_zero(p.outlier_bits);
             }
         }
         out
@@ -621,7 +873,7 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for mode in [MiddleMode::Plain, MiddleMode::Shifted] {
+        for mode in [MiddleMode::Plain, MiddleMode::Shifted, MiddleMode::Paper] {
             for ib in 2u32..=8 {
                 if mode == MiddleMode::Shifted && ib < 3 {
                     continue;
@@ -629,13 +881,19 @@ mod tests {
                 let p = OakenParams { inlier_bits: ib, outlier_bits: ib + 1, middle_mode: mode, ..Default::default() };
                 let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).levels_minus_one());
                 let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).shifted());
-                for spacing in [1usize, 3] {
-                let mut b = TokenParams::new(divisors, shifted, 1, 12, spacing);
+                let paper = mode == MiddleMode::Paper;
+                let ob = ib as usize + 1;
+                // paper: tokens every cycle, closer than z's latency, and
+                // far enough apart for min and step to wait undelayed
+                let spacings: &[usize] = if paper { &[ob + 5, 3, 1] } else { &[1, 3] };
+                for &spacing in spacings {
+                let mut b = TokenParams::new(divisors, shifted, paper, 1, TokenParams::latency(paper, ob) + 1, spacing);
                 b.connect_all();
                 b.reset.next = true;
                 edge(&mut b);
                 b.reset.next = false;
-                let lat = TokenParams::latency();
+                let lat = TokenParams::latency(paper, ob);
+                let mut held = 0;
                 let mut want = std::collections::VecDeque::new();
                 let mut seen = 0;
                 let (mut tiny, mut sat) = (0, 0);
@@ -681,6 +939,10 @@ mod tests {
                     b.in_counts[0].next = ((n % 200) as u64).into();
                     b.in_status.next = 0u64.into();
                     b.in_valid.next = true;
+                    let [lo_o, lo_i, _, _] = t.units();
+                    held += v.iter().map(|&e| fp16::to_units(fp16::sanitize(e).0)).any(|u| {
+                        (u < lo_o && u - lo_o < -fp16::MAX_UNITS) || (u >= lo_o && u < lo_i && u - lo_i < -fp16::MAX_UNITS)
+                    }) as usize;
                     want.push_back((n, expected(&p, &t, &v), t.pack()));
                     for idle in 0..spacing {
                         edge(&mut b);
@@ -694,7 +956,11 @@ mod tests {
                             let (k, e, thr) = want.pop_front().unwrap();
                             for g in 0..3 {
                                 let got = (b.out_min[g].val().index() as u16, b.out_step[g].val().index() as u16);
-                                assert_eq!(got, e[g], "ib {ib} {mode:?} spacing {spacing} token {k} group {g} ({idle})");
+                                assert_eq!(got, (e[g].0, e[g].1), "ib {ib} {mode:?} spacing {spacing} token {k} group {g} ({idle})");
+                                if paper && g < 2 {
+                                    let z = b.out_z[g].val().index() as u64;
+                                    assert_eq!(z, e[g].2, "z: ib {ib} spacing {spacing} token {k} group {g} ({idle})");
+                                }
                             }
                             assert_eq!(b.out_thr.val().to_u64(), thr);
                             assert_eq!(b.out_counts[0].val().index(), k % 200);
@@ -704,6 +970,7 @@ mod tests {
                 }
                 assert!(seen + lat >= 600, "{seen} results");
                 assert!(tiny > 50 && sat > 10, "tiny {tiny}, saturating {sat}");
+                assert!(!paper || held > 10, "folded values held at -65504: {held}");
                 }
             }
         }

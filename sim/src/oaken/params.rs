@@ -166,7 +166,7 @@ pub const OAKEN_PARAMS: &[ParamDef] = &[
         name: "middle-mode",
         default: Name("plain"),
         allowed: Names(&["plain", "shifted", "paper"]),
-        doc: "middle group: a plain uniform code; shifted by the inner thresholds (side bit + magnitude); or paper (middle and outer groups on the authors' folded grid; sim only, no RTL yet)",
+        doc: "middle group: a plain uniform code; shifted by the inner thresholds (side bit + magnitude); or paper (middle and outer groups on the authors' folded grid, the side read from the decoded sign)",
     },
 ];
 
