@@ -35,6 +35,12 @@ pub enum TokKind {
     /// Every element +0 (a padding token: one value, all in the inner
     /// group; directed cases only, counted as edge-case).
     Zeros,
+    /// `paper` mode (spec §2.5): elements in the middle of the inner range,
+    /// every fifth at -65504 and every fifth but one at `lo_outer - 65504`
+    /// plus 0, 1 or 2 grid steps of 32: with `lo_outer` well above zero the
+    /// first are held at -65504, far more than a step below the group's
+    /// narrow range (directed cases only, counted as edge-case).
+    NearHeld,
 }
 
 #[derive(Clone, Debug)]
@@ -276,6 +282,18 @@ pub fn materialize(p: &OakenParams, plan: &CasePlan) -> Vec<Segment> {
                             (2, x)
                         }
                         TokKind::Zeros => (2, vec![0; p.vector_len()]),
+                        TokKind::NearHeld => {
+                            let f = |u: u16| fp16::to_f32(u);
+                            let mid = fp16::from_f32((f(set.lo_inner) + f(set.hi_inner)) / 2.0);
+                            let x = (0..p.vector_len())
+                                .map(|i| match i % 5 {
+                                    0 => fp16::MAX_NEG,
+                                    1 => fp16::from_f32(f(set.lo_outer) - 65504.0 + 32.0 * (i / 5 % 3) as f32),
+                                    _ => mid,
+                                })
+                                .collect();
+                            (2, x)
+                        }
                     };
                     kinds.push(kind);
                     Token { layer: t.layer, v: t.v, x }
@@ -372,7 +390,11 @@ pub fn directed_case(p: &OakenParams, three_ends: bool) -> CasePlan {
 
 /// `paper` mode (spec §2.5): a threshold set above zero (1, 2, 3, 4) and
 /// edge-case tokens holding -65504 or -Inf, whose folded lower value
-/// `x - lo_outer` is below -65504 and is held there.
+/// `x - lo_outer` is below -65504 and is held there; and V's set at (1034,
+/// 2048, 3072, 4096) with a `NearHeld` token, whose held values lie 1034
+/// below a group range of a few steps. 1034 is not a multiple of that
+/// range's 64: the unheld `n` keeps bits inside the lane divider's window,
+/// so a lane that divided it instead of 0 would code 2^M - 1, not 0.
 fn held_segment(p: &OakenParams) -> SegPlan {
     let raw = [0x3C00, 0x4000, 0x4200, 0x4400];
     let set = sim::oaken::thresholds::ThresholdSet::new(raw).expect("an ordered set");
@@ -380,8 +402,14 @@ fn held_segment(p: &OakenParams) -> SegPlan {
     let seeds = (0u64..100_000).filter(|&s| low(&testgen::edge_token_seeded(p.vector_len(), set, s).1)).take(3);
     SegPlan {
         load: true,
-        writes: vec![WritePlan { layer: 0, v: false, kind: WriteKind::Raw(raw) }],
-        tokens: seeds.map(|s| TokPlan { layer: 0, v: false, kind: TokKind::Edge(s) }).collect(),
+        writes: vec![
+            WritePlan { layer: 0, v: false, kind: WriteKind::Raw(raw) },
+            WritePlan { layer: 0, v: true, kind: WriteKind::Raw([0x640A, 0x6800, 0x6A00, 0x6C00]) },
+        ],
+        tokens: seeds
+            .map(|s| TokPlan { layer: 0, v: false, kind: TokKind::Edge(s) })
+            .chain([TokPlan { layer: 0, v: true, kind: TokKind::NearHeld }])
+            .collect(),
         live: vec![],
         reset_at: None,
         reset_cycles: 1,

@@ -66,6 +66,7 @@ const PAPER_POINTS: &[&str] = &[
     "paper: middle code on the lower side",
     "paper: middle code on the upper side",
     "paper: folded value held at -65504",
+    "paper: held value more than a step below the group minimum",
 ];
 
 fn all_points() -> Vec<&'static str> {
@@ -88,7 +89,14 @@ fn paper_coverage(cov: &Coverage, p: &OakenParams, set: &ThresholdSet, x: &[u16]
         if d.code != near {
             cov.hit(if c.upper { "paper: upper code clamped to z" } else { "paper: lower code clamped to z - 1" });
         }
-        cov.hit_if("paper: folded value held at -65504", folded_clamped(p, set, c, units));
+        let held = folded_clamped(p, set, c, units);
+        cov.hit_if("paper: folded value held at -65504", held);
+        // the unheld n = (x - lo) - min is more than a step below zero: the
+        // lane must code it as n = 0 (spec §2.14), which only such a value
+        // tells apart from dividing n itself
+        let gp = GroupParams::from_meta(meta.groups[c.group as usize]);
+        let raw_n = units - set.units()[if c.group == Group::Outer { 0 } else { 1 }] - gp.min_units;
+        cov.hit_if("paper: held value more than a step below the group minimum", held && -raw_n > gp.step_units);
     }
 }
 
