@@ -5,6 +5,7 @@
 //! models bit for bit.
 pub mod fp16;
 pub mod kvgen;
+pub mod kivi;
 pub mod kvset;
 pub mod mem;
 pub mod metrics;

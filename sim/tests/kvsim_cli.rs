@@ -152,3 +152,42 @@ fn bad_input_is_one_line() {
     let e = fails(&["profile", "-i", s(&kv), "-o", s(&th)]);
     assert!(e.contains("Fortran"), "{e}");
 }
+
+/// `kvsim kivi` reads the files `kvsim metrics` reads, reports bits and
+/// SQNR with the residual apart, and rejects bad parameters in one line.
+#[test]
+fn kivi_on_a_metrics_file() {
+    let d = TempDir::new();
+    let (kv, js) = (d.path("kv.npy"), d.path("kivi.json"));
+    ok(&["gen", "--runs", "1", "--layers", "2", "--tokens", "80", "--head-dim", "64", "-o", s(&kv)]);
+    let out = ok(&["kivi", "--input", s(&kv), "--group", "16", "--residual", "32", "--json", s(&js)]);
+    assert!(out.contains("bits/element, quantized (codes + metadata): 4.0000"), "{out}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&js).unwrap()).unwrap();
+    // K: 80 - 80 mod 32 = 64 tokens quantized; V: 80 - 32 = 48
+    assert_eq!(r["k"]["quantized_elements"], 2 * 64 * 64);
+    assert_eq!(r["k"]["residual_elements"], 2 * 16 * 64);
+    assert_eq!(r["v"]["quantized_elements"], 2 * 48 * 64);
+    assert_eq!(r["v"]["residual_elements"], 2 * 32 * 64);
+    assert_eq!(r["elements"], 2 * 2 * 80 * 64);
+    let f = |k: &str| r[k].as_f64().unwrap();
+    // (16 two-bit codes in one word + one metadata word) / 16 elements
+    assert_eq!(f("bits_per_element"), 4.0);
+    assert_eq!(f("bits_per_element_with_residual"), (4.0 * (112.0 * 128.0) + 16.0 * (48.0 * 128.0)) / (160.0 * 128.0));
+    assert!(f("max_bound_ratio") <= 1.0);
+    assert!(f("sqnr_db") >= f("sqnr_floor_db"));
+    // two heads of 32 per row: the same groups (G divides 32), the same figures
+    let two = ok(&["kivi", "--input", s(&kv), "--group", "16", "--residual", "32", "--heads", "2"]);
+    assert!(two.contains("heads 2 x head_dim 32"), "{two}");
+    let e = fails(&["kivi", "--input", s(&kv), "--bits", "1"]);
+    assert!(e.contains("bits must be one of 2, 3, 4, 8, got 1"), "{e}");
+    let e = fails(&["kivi", "--input", s(&kv), "--group", "48"]);
+    assert!(e.contains("group must be a power of two in 16..=128, got 48"), "{e}");
+    let e = fails(&["kivi", "--input", s(&kv), "--group", "128"]);
+    assert!(e.contains("group (128) must divide head-dim (64)"), "{e}");
+    let e = fails(&["kivi", "--input", s(&kv), "--residual", "40"]);
+    assert!(e.contains("residual (40) must be a multiple of group (32)"), "{e}");
+    let e = fails(&["kivi", "--input", s(&kv), "--head-dim", "128"]);
+    assert!(e.contains("not a multiple of heads x head-dim = 1 x 128"), "{e}");
+    let e = fails(&["kivi", "--input", s(&kv), "--heads", "0"]);
+    assert!(e.contains("heads"), "{e}");
+}

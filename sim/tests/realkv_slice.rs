@@ -62,3 +62,38 @@ fn titanus_rebuilds_real_kv_within_the_bound() {
         assert_eq!(r.elements, 1024 * 5 * 2 * 192);
     }
 }
+
+/// KIVI on the slice (spec §13.11): K per channel over 32-token blocks, V
+/// per token over 32-channel groups, R = 128, at 2, 3, 4 and 8 bits. Every
+/// quantized element is rebuilt within §13.9's bound, and the SQNR is at
+/// least the floor that bound gives from the groups' ranges alone (§13.11),
+/// for K, V and both.
+#[test]
+fn kivi_rebuilds_real_kv_within_the_bound() {
+    use sim::kivi::{metrics::measure, params::KiviCacheParams};
+    let set = slice();
+    for bits in [2u32, 3, 4, 8] {
+        let p = KiviCacheParams { head_dim: 64, heads: 3, group: 32, bits_k: bits, bits_v: bits, residual: 128 };
+        let r = measure(&set, &p).unwrap();
+        println!(
+            "KIVI {bits} bits: {:.4} bits/element, SQNR {:.2} dB (K {:.2}, V {:.2}), floor {:.2} dB; authors' chain {:.2} dB, codes differing {:.3}%",
+            r.bits_per_element,
+            r.sqnr_db.unwrap(),
+            r.k.sqnr_db.unwrap(),
+            r.v.sqnr_db.unwrap(),
+            r.sqnr_floor_db.unwrap(),
+            r.authors_sqnr_db.unwrap(),
+            100.0 * r.codes_differ
+        );
+        assert!(r.max_bound_ratio <= 1.0, "{bits}: an element beyond the §13.9 bound ({})", r.max_bound_ratio);
+        assert_eq!((r.nonfinite, r.authors_nan), (0, 0));
+        // K: 1,024 = 8 x 128 tokens, all flushed; V: all but the last 128
+        assert_eq!((r.k.quantized_elements, r.k.residual_elements), (5 * 1024 * 192, 0));
+        assert_eq!((r.v.quantized_elements, r.v.residual_elements), (5 * 896 * 192, 5 * 128 * 192));
+        let words = 32usize.div_ceil(32 / bits as usize);
+        assert_eq!(r.bits_per_element, (32 * words + 32) as f64 / 32.0);
+        for (name, got, floor) in [("all", r.sqnr_db, r.sqnr_floor_db), ("K", r.k.sqnr_db, r.k.sqnr_floor_db), ("V", r.v.sqnr_db, r.v.sqnr_floor_db)] {
+            assert!(got.unwrap() >= floor.unwrap(), "{bits} bits, {name}: SQNR {got:?} below the floor {floor:?}");
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! kvsim: synthetic KV sets, offline threshold profiling and compression
-//! metrics for the Oaken engine (docs/spec.md §6-§8).
+//! metrics for the Oaken engine (docs/spec.md §6-§8), KIVI (§13) and Titanus (§11).
 
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "kvsim", version, about = "Oaken KV-cache tools: generate, profile, measure")]
+#[command(name = "kvsim", version, about = "KV-cache tools: generate, profile, measure (Oaken, KIVI, Titanus)")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -28,10 +28,68 @@ enum Cmd {
     Metrics(MetricsArgs),
     /// MMU fragmentation and burst efficiency over mixes of sequence lengths (spec §10.13)
     MmuMetrics(MmuMetricsArgs),
+    /// KIVI over a KV set: bits per element, SQNR, departure from the authors' FP16 chain (spec §13.11)
+    Kivi(KiviArgs),
     /// Titanus CPQ over an INT8 (or converted FP16) KV set: bytes moved, SQNR, HQE levels (spec §11.11)
     Titanus(TitanusArgs),
     /// Titanus pruning thresholds reaching a target pruning ratio per layer and K/V (spec §11.10)
     TitanusProfile(TitanusProfileArgs),
+}
+
+#[derive(Args)]
+struct KiviArgs {
+    /// KV set (.npy, <f2 or <f4), as for `metrics`
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Elements per head; heads x head-dim must divide the set's last
+    /// dimension, each row being cut into vectors of that length (default:
+    /// the set's last dimension over heads)
+    #[arg(long)]
+    head_dim: Option<usize>,
+    /// Heads per token vector
+    #[arg(long, default_value_t = 1)]
+    heads: usize,
+    /// Group size G: channels per V group, tokens per K group
+    #[arg(long, default_value_t = 32)]
+    group: usize,
+    /// Code width for K and V (2, 3, 4 or 8)
+    #[arg(long, default_value_t = 2)]
+    bits: u32,
+    /// Code width for K only (overrides --bits)
+    #[arg(long)]
+    bits_k: Option<u32>,
+    /// Code width for V only (overrides --bits)
+    #[arg(long)]
+    bits_v: Option<u32>,
+    /// Residual length R: K flushed every R tokens, V window of R tokens
+    #[arg(long, default_value_t = 128)]
+    residual: usize,
+    /// Also write the report as JSON
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn kivi(a: KiviArgs) -> Result<(), String> {
+    use sim::kivi::params::KiviCacheParams;
+    let set = KvSet::read(&a.input)?;
+    if a.heads == 0 {
+        return Err("heads must be in 1..=64, got 0".into());
+    }
+    let p = KiviCacheParams {
+        head_dim: a.head_dim.unwrap_or(set.head_dim / a.heads),
+        heads: a.heads,
+        group: a.group,
+        bits_k: a.bits_k.unwrap_or(a.bits),
+        bits_v: a.bits_v.unwrap_or(a.bits),
+        residual: a.residual,
+    };
+    let r = sim::kivi::metrics::measure(&set, &p)?;
+    print!("{}", r.summary());
+    if let Some(path) = &a.json {
+        let json = serde_json::to_string_pretty(&r).expect("report serialises") + "\n";
+        std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -363,7 +421,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, titanus or titanus-profile (try --help)", 2)
+                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, kivi, titanus or titanus-profile (try --help)", 2)
             }
             _ => {
                 // clap's message, without its usage and hint lines
@@ -383,6 +441,7 @@ fn main() -> ExitCode {
         Cmd::Profile(a) => run_profile(a),
         Cmd::Metrics(a) => metrics(a),
         Cmd::MmuMetrics(a) => mmu_metrics(a),
+        Cmd::Kivi(a) => kivi(a),
         Cmd::Titanus(a) => titanus(a),
         Cmd::TitanusProfile(a) => titanus_profile(a),
     };
