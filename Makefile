@@ -298,10 +298,40 @@ realkv: deps build
 	  cmd="tools/realkv/oaken_ref.py --input $(REALKV)/set/01-canal.kv.npy --thresholds $(BUILD)/realkv-thresholds.json"; \
 	  printf '\n## Oaken: the authors'"'"' reference and its variants (spec §2.15)\n\n`%s`\n\n' "$$cmd"; \
 	  $(REALKV_VENV)/bin/python $$cmd || exit 1; \
+	  for b in 2 4; do \
+	    cmd="$(KVSIM) kivi --input $(REALKV)/set/01-canal.kv.npy --heads 3 --head-dim 64 --bits $$b"; \
+	    printf '\n## KIVI, %s bits, G = 32, R = 128 (spec §13)\n\n`%s`\n\n```\n' $$b "$$cmd"; $$cmd || exit 1; printf '```\n'; \
+	  done; \
 	  cmd="$(KVSIM) titanus --input $(REALKV)/set/01-canal.kv.npy --levels-at 64,192,448,960"; \
 	  printf '\n## Titanus, defaults\n\n`%s`\n\n```\n' "$$cmd"; $$cmd || exit 1; printf '```\n'; \
 	} > $(REPORTS)/realkv-metrics.md
 	@cat $(REPORTS)/realkv-metrics.md
+
+# KIVI beside Oaken (spec §13.13): the default synthetic set and the
+# committed real slice, to build/reports/kivi.md.
+KIVI_DIR     := $(BUILD)/kivi
+.PHONY: kivi-report
+kivi-report:
+	$(CARGO) build --release -p sim --bin kvsim
+	@mkdir -p $(REPORTS) $(KIVI_DIR)
+	$(KVSIM) gen -o $(KIVI_DIR)/kv.npy
+	$(KVSIM) profile --input $(KIVI_DIR)/kv.npy -o $(KIVI_DIR)/th.json
+	$(KVSIM) profile --input sim/data/realkv-slice.kv.npy -o $(KIVI_DIR)/th-slice.json
+	@{ printf '# KIVI beside Oaken (spec §13.13)\n'; \
+	  for set in synthetic slice; do \
+	    if [ $$set = synthetic ]; then in=$(KIVI_DIR)/kv.npy; th=$(KIVI_DIR)/th.json; shape=""; \
+	    else in=sim/data/realkv-slice.kv.npy; th=$(KIVI_DIR)/th-slice.json; shape="--heads 3 --head-dim 64"; fi; \
+	    for ib in 2 3 4; do \
+	      cmd="$(KVSIM) metrics --input $$in --thresholds $$th --inlier-bits $$ib $$shape"; \
+	      printf '\n## %s: Oaken, inlier bits %s\n\n`%s`\n\n```\n' $$set $$ib "$$cmd"; $$cmd || exit 1; printf '```\n'; \
+	    done; \
+	    for bg in 2:32 2:16 3:64 4:64 4:32 4:16 8:32; do \
+	      cmd="$(KVSIM) kivi --input $$in --bits $${bg%:*} --group $${bg#*:} $$shape"; \
+	      printf '\n## %s: KIVI, %s bits, G = %s\n\n`%s`\n\n```\n' $$set $${bg%:*} $${bg#*:} "$$cmd"; $$cmd || exit 1; printf '```\n'; \
+	    done; \
+	  done; \
+	} > $(REPORTS)/kivi.md
+	@echo "wrote $(REPORTS)/kivi.md"
 
 # The ORFS and FuseSoC design folders (`rtl-gen emit --flow`) of every unit,
 # checked with Yosys, OpenSTA and FuseSoC's Verilator lint (tb/tests/flows.rs).
