@@ -333,6 +333,27 @@ kivi-report:
 	} > $(REPORTS)/kivi.md
 	@echo "wrote $(REPORTS)/kivi.md"
 
+# PackKV (spec §14.11): the default synthetic set and the committed real
+# slice, with and without repacking, at the defaults and a few variants,
+# to build/reports/packkv.md.
+PACKKV_DIR   := $(BUILD)/packkv
+.PHONY: packkv-report
+packkv-report:
+	$(CARGO) build --release -p sim --bin kvsim
+	@mkdir -p $(REPORTS) $(PACKKV_DIR)
+	$(KVSIM) gen -o $(PACKKV_DIR)/kv.npy
+	@{ printf '# PackKV (spec §14.11)\n'; \
+	  for set in synthetic slice; do \
+	    if [ $$set = synthetic ]; then in=$(PACKKV_DIR)/kv.npy; shape=""; \
+	    else in=sim/data/realkv-slice.kv.npy; shape="--heads 3 --head-dim 64"; fi; \
+	    for v in "" "--block 128" "--pack 8" "--levels-k 7 --levels-v 3" "--levels-k 15 --levels-v 7"; do \
+	      cmd="$(KVSIM) packkv --input $$in $$shape $$v"; \
+	      printf '\n## %s: %s\n\n`%s`\n\n```\n' $$set "$${v:-defaults}" "$$cmd"; $$cmd || exit 1; printf '```\n'; \
+	    done; \
+	  done; \
+	} > $(REPORTS)/packkv.md
+	@echo "wrote $(REPORTS)/packkv.md"
+
 # The ORFS and FuseSoC design folders (`rtl-gen emit --flow`) of every unit,
 # checked with Yosys, OpenSTA and FuseSoC's Verilator lint (tb/tests/flows.rs).
 .PHONY: flows

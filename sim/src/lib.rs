@@ -11,6 +11,7 @@ pub mod mem;
 pub mod metrics;
 pub mod npy;
 pub mod oaken;
+pub mod packkv;
 pub mod param_def;
 pub mod shifter;
 pub mod testgen;

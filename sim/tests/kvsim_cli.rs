@@ -191,3 +191,33 @@ fn kivi_on_a_metrics_file() {
     let e = fails(&["kivi", "--input", s(&kv), "--heads", "0"]);
     assert!(e.contains("heads"), "{e}");
 }
+
+/// `kvsim packkv` reads the files `kvsim metrics` reads, reports both
+/// bit counts, leaves the tail after the last full block in FP16, and
+/// rejects bad parameters in one line.
+#[test]
+fn packkv_on_a_metrics_file() {
+    let d = TempDir::new();
+    let (kv, js) = (d.path("kv.npy"), d.path("packkv.json"));
+    ok(&["gen", "--runs", "1", "--layers", "2", "--tokens", "80", "--head-dim", "64", "-o", s(&kv)]);
+    let out = ok(&["packkv", "--input", s(&kv), "--block", "32", "--json", s(&js)]);
+    assert!(out.contains("authors' count"), "{out}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&js).unwrap()).unwrap();
+    // 80 tokens: two blocks of 32 quantized, 16 left in FP16
+    assert_eq!(r["k"]["quantized_elements"], 2 * 64 * 64);
+    assert_eq!(r["v"]["residual_elements"], 2 * 16 * 64);
+    let f = |a: &str, b: &str| r[a][b].as_f64().unwrap();
+    assert_eq!(f("bits_none", "token_meta"), 0.5); // 32 bits per 64 elements
+    assert!(f("bits_none", "total") > f("bits_none", "authors_count"));
+    assert!(f("bits_median", "permutation") > 0.0);
+    assert!(r["max_bound_ratio"].as_f64().unwrap() <= 1.0);
+    assert!(r["sqnr_db"].as_f64().unwrap() >= r["sqnr_floor_db"].as_f64().unwrap());
+    let e = fails(&["packkv", "--input", s(&kv), "--levels-k", "1"]);
+    assert!(e.contains("levels must be in 2..=255, got 1"), "{e}");
+    let e = fails(&["packkv", "--input", s(&kv), "--block", "48"]);
+    assert!(e.contains("block must be a power of two in 16..=128, got 48"), "{e}");
+    let e = fails(&["packkv", "--input", s(&kv), "--block", "16", "--pack", "32"]);
+    assert!(e.contains("pack (32) must divide block (16)"), "{e}");
+    let e = fails(&["packkv", "--input", s(&kv), "--head-dim", "128"]);
+    assert!(e.contains("not a multiple of heads x head-dim = 1 x 128"), "{e}");
+}

@@ -102,3 +102,37 @@ fn kivi_rebuilds_real_kv_within_the_bound() {
         assert!(close(100.0 * r.codes_differ, differ), "{bits}: spec §13.10's codes differing");
     }
 }
+
+/// PackKV on the slice (spec §14.11): N = 10 for K and 5 for V, blocks of
+/// 64, packs of 16, one min and max over the 3 x 64 channels. Every element
+/// is rebuilt within §14.8's bound, the SQNR is at least the floor that
+/// bound gives from the tokens' ranges alone (derived, not tuned), codes
+/// survive encoder -> decoder (`measure` fails otherwise), and the figures
+/// of spec §14.11 hold.
+#[test]
+fn packkv_rebuilds_real_kv_within_the_bound() {
+    use sim::packkv::{metrics::measure, params::PackKvParams};
+    let set = slice();
+    let p = PackKvParams { head_dim: 64, heads: 3, levels: 10, ..Default::default() };
+    let r = measure(&set, &p, 5).unwrap();
+    print!("{}", r.summary());
+    assert!(r.max_bound_ratio <= 1.0, "an element beyond the §14.8 bound ({})", r.max_bound_ratio);
+    assert_eq!(r.nonfinite_tokens, 0);
+    assert_eq!((r.k.quantized_elements, r.v.quantized_elements), (5 * 1024 * 192, 5 * 1024 * 192));
+    for (name, got, floor) in [("all", r.sqnr_db, r.sqnr_floor_db), ("K", r.k.sqnr_db, r.k.sqnr_floor_db), ("V", r.v.sqnr_db, r.v.sqnr_floor_db)] {
+        assert!(got.unwrap() >= floor.unwrap(), "{name}: SQNR {got:?} below the floor {floor:?}");
+    }
+    // the per-token step and zero: 32 bits per 192-element token; one
+    // 32-bit header per 64 x 192 block; the permutation 64 x 6 bits per K block
+    assert_eq!(r.k.bits_none.token_meta, 32.0 / 192.0);
+    assert_eq!(r.k.bits_none.block_headers, 32.0 / (64.0 * 192.0));
+    assert_eq!(r.k.bits_median.permutation, 384.0 / (64.0 * 192.0));
+    assert_eq!(r.v.bits_median.permutation, 0.0);
+    // pack fields: (4 + 3) bits per 16 K codes, (3 + 2) per 16 V codes
+    assert_eq!((r.k.bits_none.pack_fields, r.v.bits_none.pack_fields), (7.0 / 16.0, 5.0 / 16.0));
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
+    // spec §14.11: SQNR K, V; bits none, median (everything stored); codes differing
+    assert!(close(r.k.sqnr_db.unwrap(), 11.63, 0.005) && close(r.v.sqnr_db.unwrap(), 9.19, 0.005), "spec §14.11's SQNR");
+    assert!(close(r.bits_none.total, 2.6646, 0.00005) && close(r.bits_median.total, 2.5528, 0.00005), "spec §14.11's bits");
+    assert!(close(100.0 * r.codes_differ, 0.178, 0.0005), "spec §14.11's codes differing");
+}

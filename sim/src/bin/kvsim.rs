@@ -1,5 +1,6 @@
 //! kvsim: synthetic KV sets, offline threshold profiling and compression
-//! metrics for the Oaken engine (docs/spec.md §6-§8), KIVI (§13) and Titanus (§11).
+//! metrics for the Oaken engine (docs/spec.md §6-§8), KIVI (§13), PackKV (§14) and
+//! Titanus (§11).
 
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "kvsim", version, about = "KV-cache tools: generate, profile, measure (Oaken, KIVI, Titanus)")]
+#[command(name = "kvsim", version, about = "KV-cache tools: generate, profile, measure (Oaken, KIVI, PackKV, Titanus)")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -30,6 +31,8 @@ enum Cmd {
     MmuMetrics(MmuMetricsArgs),
     /// KIVI over a KV set: bits per element, SQNR, departure from the authors' FP16 chain (spec §13.11)
     Kivi(KiviArgs),
+    /// PackKV over a KV set: bits per element both ways, ratio vs FP16, SQNR, the authors' chain (spec §14.11)
+    Packkv(PackKvArgs),
     /// Titanus CPQ over an INT8 (or converted FP16) KV set: bytes moved, SQNR, HQE levels (spec §11.11)
     Titanus(TitanusArgs),
     /// Titanus pruning thresholds reaching a target pruning ratio per layer and K/V (spec §11.10)
@@ -84,6 +87,54 @@ fn kivi(a: KiviArgs) -> Result<(), String> {
         residual: a.residual,
     };
     let r = sim::kivi::metrics::measure(&set, &p)?;
+    print!("{}", r.summary());
+    if let Some(path) = &a.json {
+        let json = serde_json::to_string_pretty(&r).expect("report serialises") + "\n";
+        std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+struct PackKvArgs {
+    /// KV set (.npy, <f2 or <f4), as for `metrics`
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Elements per head; heads x head-dim must divide the set's last
+    /// dimension (default: the set's last dimension over heads)
+    #[arg(long)]
+    head_dim: Option<usize>,
+    /// Heads per token vector (one min and max over all of them)
+    #[arg(long, default_value_t = 1)]
+    heads: usize,
+    /// N for K: step = (max - min) / N rounded up, rel = 1/N
+    #[arg(long, default_value_t = 10)]
+    levels_k: u32,
+    /// N for V
+    #[arg(long, default_value_t = 5)]
+    levels_v: u32,
+    /// Tokens per block, K and V alike
+    #[arg(long, default_value_t = 64)]
+    block: usize,
+    /// Tokens per pack
+    #[arg(long, default_value_t = 16)]
+    pack: usize,
+    /// Also write the report as JSON
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn packkv(a: PackKvArgs) -> Result<(), String> {
+    use sim::packkv::params::PackKvParams;
+    let set = KvSet::read(&a.input)?;
+    if a.heads == 0 {
+        return Err("heads must be in 1..=64, got 0".into());
+    }
+    let head_dim = a.head_dim.unwrap_or(set.head_dim / a.heads);
+    // lanes change no result: the largest legal power of two up to 16
+    let lanes = 1usize << head_dim.trailing_zeros().min(4);
+    let p = PackKvParams { head_dim, heads: a.heads, levels: a.levels_k, block: a.block, pack: a.pack, lanes, ..Default::default() };
+    let r = sim::packkv::metrics::measure(&set, &p, a.levels_v)?;
     print!("{}", r.summary());
     if let Some(path) = &a.json {
         let json = serde_json::to_string_pretty(&r).expect("report serialises") + "\n";
@@ -421,7 +472,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, kivi, titanus or titanus-profile (try --help)", 2)
+                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, kivi, packkv, titanus or titanus-profile (try --help)", 2)
             }
             _ => {
                 // clap's message, without its usage and hint lines
@@ -442,6 +493,7 @@ fn main() -> ExitCode {
         Cmd::Metrics(a) => metrics(a),
         Cmd::MmuMetrics(a) => mmu_metrics(a),
         Cmd::Kivi(a) => kivi(a),
+        Cmd::Packkv(a) => packkv(a),
         Cmd::Titanus(a) => titanus(a),
         Cmd::TitanusProfile(a) => titanus_profile(a),
     };
