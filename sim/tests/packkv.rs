@@ -221,3 +221,22 @@ fn gpu_interleave_order() {
     assert_ne!(wi, wc);
     assert_eq!(decode_block(&p, &wi).unwrap().rows, b.rows);
 }
+
+/// The synthetic row of spec §14.11's table, recomputed from the default
+/// synthetic set (`kvsim gen` defaults): a change that moves it must
+/// update the spec too. The SQNR is at least the §14.8 floor.
+#[test]
+fn section_14_11_synthetic_figures() {
+    use sim::kvgen::{generate, KvGenConfig};
+    use sim::packkv::metrics::measure;
+    let set = generate(&KvGenConfig::default()).unwrap();
+    let r = measure(&set, &PackKvParams::default(), 5).unwrap();
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
+    assert!(r.max_bound_ratio <= 1.0);
+    assert!(r.sqnr_db.unwrap() >= r.sqnr_floor_db.unwrap());
+    assert!(close(r.bits_none.total, 2.6013, 5e-5) && close(r.bits_median.total, 2.2653, 5e-5));
+    assert!(close(r.bits_none.authors_count, 2.3463, 5e-5) && close(r.bits_median.authors_count, 1.9870, 5e-5));
+    assert!(close(r.v.bits_median.authors_count, 1.0819, 5e-5) && close(r.k.bits_none.authors_count, 2.8902, 5e-5));
+    assert!(close(r.k.sqnr_db.unwrap(), 10.85, 0.005) && close(r.v.sqnr_db.unwrap(), 7.50, 0.005));
+    assert!(close(r.sqnr_floor_db.unwrap(), 4.44, 0.005));
+}
