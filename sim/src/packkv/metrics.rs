@@ -191,8 +191,8 @@ impl Acc {
     }
 }
 
-fn block_of(p: &PackKvParams, toks: &[(TokenGrid, Vec<u8>, bool)]) -> TokenBlock {
-    TokenBlock { meta: toks.iter().map(|t| t.0.meta).collect(), rows: toks.iter().map(|t| t.1.clone()).collect(), nonfinite: toks.iter().any(|t| t.2) && p.block > 0 }
+fn block_of(toks: &[(TokenGrid, Vec<u8>, bool)]) -> TokenBlock {
+    TokenBlock { meta: toks.iter().map(|t| t.0.meta).collect(), rows: toks.iter().map(|t| t.1.clone()).collect(), nonfinite: toks.iter().any(|t| t.2) }
 }
 
 /// Each (run, layer) sample's rows are cut into vectors of
@@ -236,7 +236,7 @@ pub fn measure(set: &KvSet, p: &PackKvParams, levels_v: u32) -> Result<PackKvRep
                             ac.push(acc.token(pp, &x, &g, &q.codes, &out, &mut max_ratio));
                             toks.push((g, q.codes, q.nonfinite));
                         }
-                        parts.push(block_of(pp, &toks));
+                        parts.push(block_of(&toks));
                         auth.push(ac);
                     }
                     for (mode, pm) in [(Repack::None, &pk), (Repack::Median, &PackKvParams { repack: Repack::Median, ..pk.clone() })] {
