@@ -185,6 +185,15 @@ fn nonfinite_input_is_flagged() {
     assert!(r.nonfinite);
     let r = pv_dot(2, &[], &[], &[fp16::from_f32(0.5)], &[&[0, 0]]);
     assert!(!r.nonfinite);
+    // a metadata word with a NaN step reaching hack-qk-dot or hack-pv-dot
+    let (q, _) = Quantizer::new(8, 16, Rounding::Nearest, 0xACE1).quantize_vector(&[fp16::from_f32(0.5); 16]);
+    let (mut k, _) = Quantizer::new(2, 16, Rounding::Nearest, 0xACE1).quantize_vector(&[fp16::from_f32(1.0); 16]);
+    let unit = QkDot::new(q.clone());
+    assert!(!unit.nonfinite(&k));
+    k[0].meta.scale = 0x7E00;
+    assert!(unit.nonfinite(&k));
+    assert_eq!(unit.score(&k), 8.0, "the NaN step read as +0");
+    assert!(pv_dot(1, &q, &[vec![k[0].clone()]], &[], &[]).nonfinite);
 }
 
 /// Every open length 0..Pi-1 behind two closed partitions: the exact

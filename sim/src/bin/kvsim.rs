@@ -30,7 +30,7 @@ enum Cmd {
     MmuMetrics(MmuMetricsArgs),
     /// KIVI over a KV set: bits per element, SQNR, departure from the authors' FP16 chain (spec §13.11)
     Kivi(KiviArgs),
-    /// HACK over a KV set: Eq. 4 attention on codes against exact attention and the dequantize-first baseline (spec §15.12)
+    /// HACK over a KV set: Eq. 4 attention on codes against exact attention and the dequantize-first baseline (spec §15.13)
     Hack(HackArgs),
     /// Titanus CPQ over an INT8 (or converted FP16) KV set: bytes moved, SQNR, HQE levels (spec §11.11)
     Titanus(TitanusArgs),
@@ -77,7 +77,7 @@ struct HackArgs {
     #[arg(short, long)]
     input: PathBuf,
     /// Q set (.npy, shape (runs, layers, 1, tokens, q_heads x head_dim)), as
-    /// `make realkv` writes; without it Q is drawn (spec §15.12)
+    /// `make realkv` writes; without it Q is drawn (spec §15.13)
     #[arg(long)]
     q: Option<PathBuf>,
     /// Elements per head (default: the set's last dimension over heads)

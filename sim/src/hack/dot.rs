@@ -1,5 +1,5 @@
 //! Bit-exact models of `hack-qk-dot` and `hack-pv-dot` (docs/spec.md §15.6,
-//! §15.7, §15.8): Eq. 4 per partition with exact integer dot products and
+//! §15.8, §15.9): Eq. 4 per partition with exact integer dot products and
 //! code sums, the four-term combine exact in fixed point (units of 2^-48),
 //! and one rounding, to binary32 nearest-even, per output.
 
@@ -73,6 +73,12 @@ impl QkDot {
         self.q.iter().zip(k).map(|(a, b)| combine(a, b)).sum()
     }
 
+    /// The `nonfinite` status of one K token: a NaN or infinity in its or
+    /// the held Q's metadata (replaced as in spec §2.2.1).
+    pub fn nonfinite(&self, k: &[Part]) -> bool {
+        self.q.iter().chain(k).any(Part::meta_nonfinite)
+    }
+
     /// The emitted score: RNE32 of the exact sum over partitions.
     pub fn score(&self, k: &[Part]) -> f32 {
         round_f32(self.score_exact(k))
@@ -102,7 +108,7 @@ pub fn pv_dot(head_dim: usize, p_closed: &[Part], v_closed: &[Vec<Part>], p_tail
             acc[j] += combine(p, v);
         }
     }
-    let mut nonfinite = false;
+    let mut nonfinite = p_closed.iter().chain(v_closed.iter().flatten()).any(Part::meta_nonfinite);
     for (&p, v) in p_tail.iter().zip(v_tail) {
         let (p, f) = fp16::sanitize(p);
         nonfinite |= f;

@@ -1,5 +1,5 @@
 //! `kvsim hack`: HACK against exact attention and against the
-//! dequantize-first FP16 baseline on a KV set (docs/spec.md §15.12).
+//! dequantize-first FP16 baseline on a KV set (docs/spec.md §15.13).
 
 use super::attention::{baseline_step, bound_ratios, exact_step, hack_step, SeqCache};
 use super::params::{HackParams, Rounding};
@@ -41,7 +41,7 @@ impl QSet {
     }
 }
 
-/// splitmix64, for drawing Q reproducibly (spec §15.12).
+/// splitmix64, for drawing Q reproducibly (spec §15.13).
 pub struct SplitMix(pub u64);
 
 impl SplitMix {
@@ -134,7 +134,7 @@ impl Acc {
     }
 }
 
-/// Runs every legal partition of `partitions` over the set (spec §15.12).
+/// Runs every legal partition of `partitions` over the set (spec §15.13).
 pub fn measure(set: &KvSet, head_dim: usize, q: Option<&QSet>, partitions: &[usize], base: &HackParams, queries: usize) -> Result<HackReport, String> {
     if head_dim == 0 || !set.head_dim.is_multiple_of(head_dim) {
         return Err(format!("head-dim ({head_dim}) must divide the set's row length ({})", set.head_dim));
@@ -230,7 +230,7 @@ pub fn measure(set: &KvSet, head_dim: usize, q: Option<&QSet>, partitions: &[usi
         tokens: t_len,
         sequences,
         q_source: match q {
-            None => "drawn (spec §15.12)".into(),
+            None => "drawn (spec §15.13)".into(),
             Some(s) => format!("file, {} query heads", s.q_heads),
         },
         rounding: base.rounding,

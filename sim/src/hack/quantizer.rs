@@ -19,8 +19,17 @@ pub struct Part {
 }
 
 impl Part {
+    /// The decoder parameters, the metadata sanitised (spec §15.2): a
+    /// NaN or infinity that reaches a dot unit is replaced and flagged.
     pub fn params(&self) -> GroupParams {
-        GroupParams::from_meta(self.meta)
+        let (scale, _) = crate::fp16::sanitize(self.meta.scale);
+        let (min, _) = crate::fp16::sanitize(self.meta.min);
+        GroupParams::from_meta(Meta { scale, min })
+    }
+
+    /// The metadata holds a NaN or an infinity (the dot units' `nonfinite`).
+    pub fn meta_nonfinite(&self) -> bool {
+        !crate::fp16::is_finite(self.meta.scale) || !crate::fp16::is_finite(self.meta.min)
     }
 
     /// Builds a partition from codes and metadata (the sum recomputed).

@@ -1,4 +1,4 @@
-//! The references HACK is measured against (docs/spec.md §15.9): the exact
+//! The references HACK is measured against (docs/spec.md §15.9, §15.10): the exact
 //! dequantize-then-multiply of the same codes, the dequantize-first FP16
 //! baseline, exact attention, and the host softmax that makes P.
 

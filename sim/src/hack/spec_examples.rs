@@ -1,4 +1,4 @@
-//! The worked examples of docs/spec.md §15.13.
+//! The worked examples of docs/spec.md §15.14.
 
 use super::dot::{code_dot, combine, combine_f16, combine_f32, pv_dot, round_f32, QkDot};
 use super::lfsr::Lfsr;
