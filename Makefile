@@ -354,6 +354,31 @@ packkv-report:
 	} > $(REPORTS)/packkv.md
 	@echo "wrote $(REPORTS)/packkv.md"
 
+# HACK (spec §15.12): `kvsim hack` on the default synthetic set and the
+# committed real slice, both roundings (and on the real set with its own Q
+# when `make realkv` has made it), to build/reports/hack.md.
+HACK_DIR     := $(BUILD)/hack
+.PHONY: hack-report
+hack-report:
+	$(CARGO) build --release -p sim --bin kvsim
+	@mkdir -p $(REPORTS) $(HACK_DIR)
+	$(KVSIM) gen -o $(HACK_DIR)/kv.npy
+	@{ printf '# HACK: attention on 2-bit codes (spec §15)\n'; \
+	  for set in synthetic slice; do \
+	    if [ $$set = synthetic ]; then in=$(HACK_DIR)/kv.npy; shape=""; \
+	    else in=sim/data/realkv-slice.kv.npy; shape="--heads 3 --head-dim 64"; fi; \
+	    for r in nearest stochastic; do \
+	      cmd="$(KVSIM) hack --input $$in --rounding $$r $$shape"; \
+	      printf '\n## %s, rounding %s\n\n`%s`\n\n```\n' $$set $$r "$$cmd"; $$cmd || exit 1; printf '```\n'; \
+	    done; \
+	  done; \
+	  if [ -f $(REALKV)/set/01-canal.q.npy ]; then \
+	    cmd="$(KVSIM) hack --input $(REALKV)/set/01-canal.kv.npy --q $(REALKV)/set/01-canal.q.npy --heads 3 --head-dim 64"; \
+	    printf '\n## real set, 01-canal, its own Q\n\n`%s`\n\n```\n' "$$cmd"; $$cmd || exit 1; printf '```\n'; \
+	  fi; \
+	} > $(REPORTS)/hack.md
+	@echo "wrote $(REPORTS)/hack.md"
+
 # The ORFS and FuseSoC design folders (`rtl-gen emit --flow`) of every unit,
 # checked with Yosys, OpenSTA and FuseSoC's Verilator lint (tb/tests/flows.rs).
 .PHONY: flows

@@ -4,6 +4,7 @@
 //! the papers. The co-simulation tests in `tb` compare the RTL against these
 //! models bit for bit.
 pub mod fp16;
+pub mod hack;
 pub mod kvgen;
 pub mod kivi;
 pub mod kvset;

@@ -1,6 +1,6 @@
 //! kvsim: synthetic KV sets, offline threshold profiling and compression
-//! metrics for the Oaken engine (docs/spec.md §6-§8), KIVI (§13), PackKV (§14) and
-//! Titanus (§11).
+//! metrics for the Oaken engine (docs/spec.md §6-§8), KIVI (§13), PackKV (§14),
+//! HACK (§15) and Titanus (§11).
 
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
@@ -33,6 +33,8 @@ enum Cmd {
     Kivi(KiviArgs),
     /// PackKV over a KV set: bits per element both ways, ratio vs FP16, SQNR, the authors' chain (spec §14.11)
     Packkv(PackKvArgs),
+    /// HACK over a KV set: Eq. 4 attention on codes against exact attention and the dequantize-first baseline (spec §15.13)
+    Hack(HackArgs),
     /// Titanus CPQ over an INT8 (or converted FP16) KV set: bytes moved, SQNR, HQE levels (spec §11.11)
     Titanus(TitanusArgs),
     /// Titanus pruning thresholds reaching a target pruning ratio per layer and K/V (spec §11.10)
@@ -70,6 +72,78 @@ struct KiviArgs {
     /// Also write the report as JSON
     #[arg(long)]
     json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct HackArgs {
+    /// KV set (.npy, <f2 or <f4), as for `metrics`
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Q set (.npy, shape (runs, layers, 1, tokens, q_heads x head_dim)), as
+    /// `make realkv` writes; without it Q is drawn (spec §15.13)
+    #[arg(long)]
+    q: Option<PathBuf>,
+    /// Elements per head (default: the set's last dimension over heads)
+    #[arg(long)]
+    head_dim: Option<usize>,
+    /// KV heads per row
+    #[arg(long, default_value_t = 1)]
+    heads: usize,
+    /// Partition sizes Pi, comma-separated; given explicitly, each must be
+    /// legal (default 32,64,128, where an illegal one is reported as not run)
+    #[arg(long, value_delimiter = ',')]
+    partition: Option<Vec<usize>>,
+    /// Code rounding: nearest or stochastic
+    #[arg(long, default_value = "nearest")]
+    rounding: String,
+    /// LFSR seed (1..=65535)
+    #[arg(long, default_value_t = 0xACE1)]
+    seed: u32,
+    /// Queries per sequence, every 37 tokens back from the last
+    #[arg(long, default_value_t = 16)]
+    queries: usize,
+    /// Also write the report as JSON
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// `Err((message, exit code))`: 2 for a bad parameter, 1 otherwise.
+fn hack(a: HackArgs) -> Result<(), (String, u8)> {
+    use sim::hack::params::{HackParams, Rounding};
+    let set = KvSet::read(&a.input).map_err(|e| (e, 1))?;
+    if a.heads == 0 || set.head_dim % a.heads != 0 {
+        return Err((format!("heads ({}) must divide the set's row length ({})", a.heads, set.head_dim), 2));
+    }
+    let head_dim = a.head_dim.unwrap_or(set.head_dim / a.heads);
+    let rounding: Rounding = a.rounding.parse().map_err(|e| (e, 2))?;
+    let seed = u16::try_from(a.seed).ok().filter(|&s| s != 0).ok_or((format!("seed must be in 1..=65535, got {}", a.seed), 2))?;
+    let base = HackParams { head_dim, rounding, seed, ..Default::default() };
+    let parts = match &a.partition {
+        Some(list) => {
+            for &pi in list {
+                HackParams { partition: pi, lanes: 16.min(pi.max(1)), ..base.clone() }.validate().map_err(|e| (e.0, 2))?;
+            }
+            list.clone()
+        }
+        None => vec![32, 64, 128],
+    };
+    if set.head_dim % head_dim != 0 {
+        return Err((format!("head-dim ({head_dim}) must divide the set's row length ({})", set.head_dim), 2));
+    }
+    let q = match &a.q {
+        None => None,
+        Some(path) => {
+            let arr = sim::npy::read(path).map_err(|e| (format!("{}: {e}", path.display()), 1))?;
+            Some(sim::hack::metrics::QSet::from_array(arr, &set, head_dim).map_err(|e| (format!("{}: {e}", path.display()), 1))?)
+        }
+    };
+    let r = sim::hack::metrics::measure(&set, head_dim, q.as_ref(), &parts, &base, a.queries).map_err(|e| (e, 1))?;
+    print!("{}", r.summary());
+    if let Some(path) = &a.json {
+        let json = serde_json::to_string_pretty(&r).expect("report serialises") + "\n";
+        std::fs::write(path, json).map_err(|e| (format!("{}: {e}", path.display()), 1))?;
+    }
+    Ok(())
 }
 
 fn kivi(a: KiviArgs) -> Result<(), String> {
@@ -472,7 +546,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, kivi, packkv, titanus or titanus-profile (try --help)", 2)
+                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, kivi, packkv, hack, titanus or titanus-profile (try --help)", 2)
             }
             _ => {
                 // clap's message, without its usage and hint lines
@@ -494,6 +568,10 @@ fn main() -> ExitCode {
         Cmd::MmuMetrics(a) => mmu_metrics(a),
         Cmd::Kivi(a) => kivi(a),
         Cmd::Packkv(a) => packkv(a),
+        Cmd::Hack(a) => match hack(a) {
+            Ok(()) => Ok(()),
+            Err((msg, code)) => return fail(&format!("error: {msg}"), code),
+        },
         Cmd::Titanus(a) => titanus(a),
         Cmd::TitanusProfile(a) => titanus_profile(a),
     };

@@ -1,0 +1,55 @@
+//! The references HACK is measured against (docs/spec.md §15.9, §15.10): the exact
+//! dequantize-then-multiply of the same codes, the dequantize-first FP16
+//! baseline, exact attention, and the host softmax that makes P.
+
+use super::quantizer::Part;
+use crate::fp16;
+
+/// Dequantize-then-multiply, exact: `sum (min_a + a' s_a)(min_b + b' s_b)`
+/// over the partitions, in units of 2^-48. Equal to `dot::combine` summed
+/// (Eq. 4 is an identity on the grid values).
+pub fn grid_dot(a: &[Part], b: &[Part]) -> i128 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (0..x.codes.len()).map(|j| x.grid(j) as i128 * y.grid(j) as i128).sum::<i128>())
+        .sum()
+}
+
+/// A partition dequantized to FP16 as a dequantize-first datapath does it:
+/// `RNE(min + q step)` (the KIVI dequantizer, spec §13.6).
+pub fn dequantize16(p: &Part) -> Vec<u16> {
+    (0..p.codes.len()).map(|j| fp16::round_nearest_even(p.grid(j))).collect()
+}
+
+/// The baseline's multiply-accumulate: FP16 operands, products exact in
+/// binary32, accumulated in binary32 (nearest even) in element order.
+pub fn mac_f32(a: &[u16], b: &[u16]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    let mut acc = 0f32;
+    for (&x, &y) in a.iter().zip(b) {
+        acc += fp16::to_f32(x) * fp16::to_f32(y);
+    }
+    acc
+}
+
+/// Sanitised FP16 as f64 (spec §2.2.1).
+pub fn val(x: u16) -> f64 {
+    fp16::to_f64(fp16::sanitize(x).0)
+}
+
+/// The host softmax (outside the units, spec §15.9): `x_t = scale s_t` in
+/// f64, `p_t = exp(x_t - max) / sum`, rounded to binary32 then to FP16,
+/// both nearest even.
+pub fn softmax_host(scores: &[f64], scale: f64) -> Vec<u16> {
+    let p = softmax_f64(scores, scale);
+    p.iter().map(|&v| fp16::from_f32(v as f32)).collect()
+}
+
+/// Softmax in f64 (exact attention).
+pub fn softmax_f64(scores: &[f64], scale: f64) -> Vec<f64> {
+    let max = scores.iter().map(|&s| s * scale).fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = scores.iter().map(|&s| (s * scale - max).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    e.iter().map(|&v| v / sum).collect()
+}
