@@ -49,6 +49,10 @@ fn structs(unit: &str) -> (Json, Json) {
         "div-round" => (j(&DivRoundParams::default()), j(&DivRoundParams::default())),
         "fold-zero" => (j(&FoldZeroParams::default()), j(&FoldZeroParams::default())),
         "kivi-dequantizer" => (j(&KiviDeqParams::default()), j(&KiviDeqParams::default())),
+        "kivi-quantizer" => {
+            let d = j(&sim::kivi::params::KiviParams::default());
+            (d.clone(), d)
+        }
         "div-const" => {
             (j(&DivConstParams::default()), j(&DivConstParams { per_stage: Some(6), ..Default::default() }))
         }
@@ -111,7 +115,8 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         (_, "channels", 1) => vec![("lanes", i(1))],
         // KIVI: axis token needs group | head-dim, and a beat never spans two groups
         ("kivi-dequantizer", "head-dim", 1) => vec![("axis", toml::Value::String("channel".into())), ("lanes", i(1))],
-        ("kivi-dequantizer", "lanes", 64) => vec![("group", i(64))],
+        ("kivi-dequantizer" | "kivi-quantizer", "lanes", 64) => vec![("group", i(64))],
+        ("kivi-quantizer", "head-dim", 16) => vec![("group", i(16))],
         _ => vec![],
     }
 }

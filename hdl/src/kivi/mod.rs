@@ -2,3 +2,4 @@
 //! `kivi-dequantizer`: packed words and a metadata word to FP16 values
 //! (§13.6, §13.14).
 pub mod dequantizer;
+pub mod quantizer;
