@@ -16,8 +16,8 @@
 //! - P2: `q * significand` (a 16x16 multiply of an 8-bit code and an
 //!   11-bit significand), `units(min)` as a signed value;
 //! - P3: the product shifted by the step's exponent (`q * units(step)`);
-//! - P4: `units(min) +- q * units(step)` exact on 50 bits, clamped to
-//!   +-2^40 (beyond 65504 either way, so RNE saturates the same);
+//! - P4: `units(min) +- q * units(step)` exact on 50 bits; P5: clamped
+//!   to +-2^40 (beyond 65504 either way, so RNE saturates the same);
 //! - R0..R2: `UnitsToFp16` in RNE mode (spec §5.6).
 
 use crate::prim::fp16::{Fp16ToUnits, UnitsToFp16, FX, RNE};
@@ -29,8 +29,8 @@ use rust_hdl::prelude::*;
 /// 2^8 * 2^11 * 2^29 = 2^48`, so the sum and its sign fit 50 bits.
 pub const SUM_W: usize = 50;
 
-/// Pipeline registers from slot `a` to the output: P1-P4 and R0-R2.
-const STAGES: usize = 7;
+/// Pipeline registers from slot `a` to the output: P1-P5 and R0-R2.
+const STAGES: usize = 8;
 
 #[derive(LogicBlock)]
 pub struct KiviDequantizer {
@@ -91,7 +91,10 @@ pub struct KiviDequantizer {
     min_w: Signal<Local, Bits<SUM_W>>,
     sum: Signal<Local, Bits<SUM_W>>,
     top: Signal<Local, Bits<10>>,
-    p4_v: Vec<Reg<Bits<FX>>>,
+    sumq: Signal<Local, Bits<SUM_W>>,
+    p4_s: Vec<Reg<Bits<SUM_W>>>,
+    // ---- P5 ----
+    p5_v: Vec<Reg<Bits<FX>>>,
     // ---- R0..R2 ----
     rnd: Vec<UnitsToFp16>,
     vld: Vec<Reg<Bit>>,
@@ -173,7 +176,9 @@ impl KiviDequantizer {
             min_w: Default::default(),
             sum: Default::default(),
             top: Default::default(),
-            p4_v: regs(lanes),
+            sumq: Default::default(),
+            p4_s: regs(lanes),
+            p5_v: regs(lanes),
             rnd: (0..lanes).map(|_| UnitsToFp16::default()).collect(),
             vld: regs(STAGES),
             lst: regs(STAGES),
@@ -201,7 +206,7 @@ impl KiviDequantizer {
     }
 
     /// Cycles from an input beat's transfer to its group's first output
-    /// beat, with the output ready: slot a, then P1-P4 and R0-R2.
+    /// beat, with the output ready: slot a, then P1-P5 and R0-R2.
     pub const LATENCY: usize = STAGES + 1;
 }
 
@@ -209,7 +214,7 @@ impl Logic for KiviDequantizer {
     #[hdl_gen]
     fn update(&mut self) {
         // ---- register wiring: clock, reset; the pipeline loads on adv ----
-        self.adv.next = !self.vld[6].q.val() | self.out_ready.val();
+        self.adv.next = !self.vld[7].q.val() | self.out_ready.val();
         for i in 0..self._w {
             self.a_words[i].clock.next = self.clock.val();
             self.a_words[i].reset.next = self.reset.val();
@@ -257,16 +262,19 @@ impl Logic for KiviDequantizer {
             self.p3_sh[l].clock.next = self.clock.val();
             self.p3_sh[l].reset.next = self.reset.val();
             self.p3_sh[l].en.next = self.adv.val();
-            self.p4_v[l].clock.next = self.clock.val();
-            self.p4_v[l].reset.next = self.reset.val();
-            self.p4_v[l].en.next = self.adv.val();
+            self.p4_s[l].clock.next = self.clock.val();
+            self.p4_s[l].reset.next = self.reset.val();
+            self.p4_s[l].en.next = self.adv.val();
+            self.p5_v[l].clock.next = self.clock.val();
+            self.p5_v[l].reset.next = self.reset.val();
+            self.p5_v[l].en.next = self.adv.val();
             self.rnd[l].clock.next = self.clock.val();
             self.rnd[l].reset.next = self.reset.val();
             self.rnd[l].en.next = self.adv.val();
             self.rnd[l].neg.next = false;
             self.rnd[l].mode.next = self.k_rne.val();
         }
-        for s in 0..7 {
+        for s in 0..8 {
             self.vld[s].clock.next = self.clock.val();
             self.vld[s].reset.next = self.reset.val();
             self.vld[s].en.next = self.adv.val();
@@ -382,7 +390,7 @@ impl Logic for KiviDequantizer {
         self.vld[2].d.next = self.vld[1].q.val();
         self.lst[2].d.next = self.lst[1].q.val();
 
-        // ---- P4: the exact sum, clamped to +-2^40 ----
+        // ---- P4: the exact sum; P5: clamped to +-2^40 ----
         self.min_w.next = bit_cast::<SUM_W, FX>(self.p3_min.q.val());
         if self.p3_min.q.val().get_bit(41) {
             self.min_w.next = bit_cast::<SUM_W, FX>(self.p3_min.q.val()) | self.k_sext.val();
@@ -392,28 +400,34 @@ impl Logic for KiviDequantizer {
             if self.p3_sneg.q.val() {
                 self.sum.next = self.min_w.val() - self.p3_sh[l].q.val();
             }
-            self.top.next = self.sum.val().get_bits::<10>(40);
-            self.p4_v[l].d.next = self.sum.val().get_bits::<FX>(0);
-            if (self.top.val() != self.k_zero10.val()) & (self.top.val() != self.k_ones10.val()) {
-                self.p4_v[l].d.next = self.k_posmax.val();
-                if self.sum.val().get_bit(49) {
-                    self.p4_v[l].d.next = self.k_negmax.val();
-                }
-            }
+            self.p4_s[l].d.next = self.sum.val();
         }
         self.vld[3].d.next = self.vld[2].q.val();
         self.lst[3].d.next = self.lst[2].q.val();
+        for l in 0..self._lanes {
+            self.sumq.next = self.p4_s[l].q.val();
+            self.top.next = self.sumq.val().get_bits::<10>(40);
+            self.p5_v[l].d.next = self.sumq.val().get_bits::<FX>(0);
+            if (self.top.val() != self.k_zero10.val()) & (self.top.val() != self.k_ones10.val()) {
+                self.p5_v[l].d.next = self.k_posmax.val();
+                if self.sumq.val().get_bit(49) {
+                    self.p5_v[l].d.next = self.k_negmax.val();
+                }
+            }
+        }
+        self.vld[4].d.next = self.vld[3].q.val();
+        self.lst[4].d.next = self.lst[3].q.val();
 
         // ---- R0..R2: RNE onto FP16 ----
         for l in 0..self._lanes {
-            self.rnd[l].v.next = self.p4_v[l].q.val();
+            self.rnd[l].v.next = self.p5_v[l].q.val();
             self.out_y[l].next = self.rnd[l].y.val();
         }
-        for s in 4..7 {
+        for s in 5..8 {
             self.vld[s].d.next = self.vld[s - 1].q.val();
             self.lst[s].d.next = self.lst[s - 1].q.val();
         }
-        self.out_valid.next = self.vld[6].q.val();
-        self.out_last.next = self.lst[6].q.val();
+        self.out_valid.next = self.vld[7].q.val();
+        self.out_last.next = self.lst[7].q.val();
     }
 }
