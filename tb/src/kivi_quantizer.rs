@@ -157,6 +157,18 @@ pub fn token_of(r: &mut Xorshift, p: &QuantParams, kind: Kind) -> Token {
             let k = (r.next_u64() as usize) % p.groups();
             x[k * g..(k + 1) * g].fill(v);
         }
+        Kind::Synthetic if r.next_u64() % 3 == 0 => {
+            // on a grid with step 1.0 exactly (min -1, max 2^b - 2): every
+            // other element a tie (spec §13.12, example 1)
+            let top = (1u64 << p.bits) - 1;
+            for c in x.chunks_mut(g) {
+                for v in c.iter_mut() {
+                    *v = fp16::from_f32(-1.0 + (r.next_u64() % (2 * top + 1)) as f32 * 0.5);
+                }
+                c[0] = fp16::from_f32(-1.0);
+                c[1] = fp16::from_f32(top as f32 - 1.0);
+            }
+        }
         Kind::NonFinite => {
             for _ in 0..1 + r.next_u64() % 3 {
                 let j = (r.next_u64() as usize) % n;

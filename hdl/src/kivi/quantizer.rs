@@ -7,14 +7,17 @@
 //! §13.2 (numbers), §13.3 (axis token), §13.4, §13.5, §13.14.2 (ports,
 //! beats, stages).
 //!
-//! - Fill (no stall): each accepted beat is sanitised (`Sanitize`, spec
-//!   §2.2.1) and written into row `k` of group slot `wh`; the group's
-//!   minimum and maximum order keys (§2.2.2) run along. `in_ready` depends
-//!   on registers only: slot `wh` is free, or the group in it has begun.
-//! - Step (no stall): after a group's last beat, `D = units(max) -
-//!   units(min)` into `GroupStep` (the Oaken per-token unit, the same rule
-//!   `RU(ceil(D / (2^b - 1)))`, spec §2.6, §2.14), three stages; the step
-//!   and min land in the slot's descriptor.
+//! - Fill (no stall): an accepted beat is registered (I0) with its slot
+//!   `wh` and row `k`; from I0 it is sanitised (`Sanitize`, spec §2.2.1),
+//!   written into the row, and its order keys (§2.2.2) go through a min
+//!   and a max tree into I1; from I1 the group's running minimum and
+//!   maximum. `in_ready` depends on registers only: slot `wh` is free, or
+//!   the group in it has begun.
+//! - Step (no stall): after a group's last beat, F1 the minimum and
+//!   maximum as magnitude and sign, F2 `D = units(max) - units(min)`, then
+//!   `GroupStep` (the Oaken per-token unit, the same rule `RU(ceil(D /
+//!   (2^b - 1)))`, spec §2.6, §2.14), three stages; the step and min land
+//!   in the slot's descriptor.
 //! - Code (stalls as a whole on `adv = !out_valid | out_ready`): slot `rh`
 //!   issues its rows in order once its descriptor is in; C1 `units(x)`,
 //!   `units(min)`, the step's significand `m` and exponent `e`; C2 `n = x -
@@ -23,7 +26,7 @@
 //!   stage; then the codes are ORed into the group's words, and the last
 //!   row's codes make the output beat.
 //!
-//! Slots: `2 + ceil(4 / (G / lanes))` of `G x 16` bits (flip-flops), so
+//! Slots: `2 + ceil(8 / (G / lanes))` of `G x 16` bits (flip-flops), so
 //! that a slot is free again by the time the input comes back to it: the
 //! input never waits at full rate.
 
@@ -36,7 +39,7 @@ use crate::prim::vecs::{consts, regs, sigs};
 use rust_hdl::prelude::*;
 
 /// Cycles a slot stays busy beyond its group's two passes (fill, issue).
-const SLOT_SLACK: usize = 4;
+const SLOT_SLACK: usize = 8;
 
 #[derive(LogicBlock)]
 pub struct KiviQuantizer {
@@ -65,9 +68,27 @@ pub struct KiviQuantizer {
     // ---- fill ----
     san: Vec<Sanitize>,
     key: Vec<Signal<Local, Bits<16>>>,
-    bmin: Signal<Local, Bits<16>>,
-    bmax: Signal<Local, Bits<16>>,
+    // min/max trees over the beat's keys: node i (1-based) at i - 1,
+    // leaves at lanes - 1 + l, root at 0
+    tmin: Vec<Signal<Local, Bits<16>>>,
+    tmax: Vec<Signal<Local, Bits<16>>>,
     bnf: Signal<Local, Bit>,
+    // I0: the accepted beat and where it goes; I1: its min, max, flag
+    i0_x: Vec<Reg<Bits<16>>>,
+    i0_v: Reg<Bit>,
+    i0_slot: Reg<Bits<4>>,
+    i0_row: Reg<Bits<8>>,
+    i0_first: Reg<Bit>,
+    i0_glast: Reg<Bit>,
+    i0_tlast: Reg<Bit>,
+    i1_v: Reg<Bit>,
+    i1_first: Reg<Bit>,
+    i1_glast: Reg<Bit>,
+    i1_tlast: Reg<Bit>,
+    i1_slot: Reg<Bits<4>>,
+    i1_min: Reg<Bits<16>>,
+    i1_max: Reg<Bits<16>>,
+    i1_nf: Reg<Bit>,
     accept: Signal<Local, Bit>,
     wlast: Signal<Local, Bit>,
     tlast: Signal<Local, Bit>,
@@ -90,8 +111,22 @@ pub struct KiviQuantizer {
     fmax: Signal<Local, Bits<16>>,
     cvt_fmin: Fp16ToUnits,
     cvt_fmax: Fp16ToUnits,
-    fminu: Signal<Local, Bits<FX>>,
-    fmaxu: Signal<Local, Bits<FX>>,
+    // F1: min and max as magnitude and sign; F2: D
+    f1_v: Reg<Bit>,
+    f1_last: Reg<Bit>,
+    f1_nf: Reg<Bit>,
+    f1_slot: Reg<Bits<4>>,
+    f1_minmag: Reg<Bits<FX>>,
+    f1_maxmag: Reg<Bits<FX>>,
+    f1_minneg: Reg<Bit>,
+    f1_maxneg: Reg<Bit>,
+    f1_min16: Reg<Bits<16>>,
+    f2_v: Reg<Bit>,
+    f2_last: Reg<Bit>,
+    f2_nf: Reg<Bit>,
+    f2_slot: Reg<Bits<4>>,
+    f2_d: Reg<Bits<FX>>,
+    f2_min16: Reg<Bits<16>>,
     gstep: GroupStep,
     g_v: Vec<Reg<Bit>>,
     g_slot: Vec<Reg<Bits<4>>>,
@@ -230,9 +265,24 @@ impl KiviQuantizer {
             out_nonfinite: Default::default(),
             san: (0..lanes).map(|_| Sanitize::default()).collect(),
             key: sigs(lanes),
-            bmin: Default::default(),
-            bmax: Default::default(),
+            tmin: sigs(2 * lanes - 1),
+            tmax: sigs(2 * lanes - 1),
             bnf: Default::default(),
+            i0_x: regs(lanes),
+            i0_v: Reg::default(),
+            i0_slot: Reg::default(),
+            i0_row: Reg::default(),
+            i0_first: Reg::default(),
+            i0_glast: Reg::default(),
+            i0_tlast: Reg::default(),
+            i1_v: Reg::default(),
+            i1_first: Reg::default(),
+            i1_glast: Reg::default(),
+            i1_tlast: Reg::default(),
+            i1_slot: Reg::default(),
+            i1_min: Reg::default(),
+            i1_max: Reg::default(),
+            i1_nf: Reg::default(),
             accept: Default::default(),
             wlast: Default::default(),
             tlast: Default::default(),
@@ -254,8 +304,21 @@ impl KiviQuantizer {
             fmax: Default::default(),
             cvt_fmin: Fp16ToUnits::default(),
             cvt_fmax: Fp16ToUnits::default(),
-            fminu: Default::default(),
-            fmaxu: Default::default(),
+            f1_v: Reg::default(),
+            f1_last: Reg::default(),
+            f1_nf: Reg::default(),
+            f1_slot: Reg::default(),
+            f1_minmag: Reg::default(),
+            f1_maxmag: Reg::default(),
+            f1_minneg: Reg::default(),
+            f1_maxneg: Reg::default(),
+            f1_min16: Reg::default(),
+            f2_v: Reg::default(),
+            f2_last: Reg::default(),
+            f2_nf: Reg::default(),
+            f2_slot: Reg::default(),
+            f2_d: Reg::default(),
+            f2_min16: Reg::default(),
             gstep: GroupStep::new(bits),
             g_v: regs(GroupStep::LATENCY),
             g_slot: regs(GroupStep::LATENCY),
@@ -354,11 +417,12 @@ impl KiviQuantizer {
     }
 
     /// Cycles from a group's first input beat to its output beat, at full
-    /// rate with the output ready: the fill (`G / lanes` beats), the step
-    /// (4), the issue of its rows (`G / lanes`), C1-C3, `b` steps and the
-    /// output register.
+    /// rate with the output ready: the fill (`G / lanes` beats, I0, I1,
+    /// the running min/max), the step (F1, F2, `GroupStep`, the
+    /// descriptor), the issue of its rows (`G / lanes`), C1-C3, `b` steps
+    /// and the output register.
     pub fn latency(group: usize, bits: usize, lanes: usize) -> usize {
-        2 * (group / lanes) + bits + 7
+        2 * (group / lanes) + bits + 11
     }
 }
 
@@ -450,6 +514,75 @@ impl Logic for KiviQuantizer {
             self.g_nf[i].clock.next = self.clock.val();
             self.g_nf[i].reset.next = self.reset.val();
             self.g_nf[i].en.next = true;
+        }
+        // I0, I1, F1, F2: free-running pipeline registers
+        clock!(self, clock, i0_v, i0_slot, i0_row, i0_first, i0_glast, i0_tlast, i1_v, i1_first);
+        clock!(self, clock, i1_glast, i1_tlast, i1_slot, i1_min, i1_max, i1_nf, f1_v, f1_last);
+        clock!(self, clock, f1_nf, f1_slot, f1_minmag, f1_maxmag, f1_minneg, f1_maxneg, f1_min16, f2_v);
+        clock!(self, clock, f2_last, f2_nf, f2_slot, f2_d, f2_min16);
+        self.i0_v.reset.next = self.reset.val();
+        self.i0_v.en.next = true;
+        self.i0_slot.reset.next = self.reset.val();
+        self.i0_slot.en.next = true;
+        self.i0_row.reset.next = self.reset.val();
+        self.i0_row.en.next = true;
+        self.i0_first.reset.next = self.reset.val();
+        self.i0_first.en.next = true;
+        self.i0_glast.reset.next = self.reset.val();
+        self.i0_glast.en.next = true;
+        self.i0_tlast.reset.next = self.reset.val();
+        self.i0_tlast.en.next = true;
+        self.i1_v.reset.next = self.reset.val();
+        self.i1_v.en.next = true;
+        self.i1_first.reset.next = self.reset.val();
+        self.i1_first.en.next = true;
+        self.i1_glast.reset.next = self.reset.val();
+        self.i1_glast.en.next = true;
+        self.i1_tlast.reset.next = self.reset.val();
+        self.i1_tlast.en.next = true;
+        self.i1_slot.reset.next = self.reset.val();
+        self.i1_slot.en.next = true;
+        self.i1_min.reset.next = self.reset.val();
+        self.i1_min.en.next = true;
+        self.i1_max.reset.next = self.reset.val();
+        self.i1_max.en.next = true;
+        self.i1_nf.reset.next = self.reset.val();
+        self.i1_nf.en.next = true;
+        self.f1_v.reset.next = self.reset.val();
+        self.f1_v.en.next = true;
+        self.f1_last.reset.next = self.reset.val();
+        self.f1_last.en.next = true;
+        self.f1_nf.reset.next = self.reset.val();
+        self.f1_nf.en.next = true;
+        self.f1_slot.reset.next = self.reset.val();
+        self.f1_slot.en.next = true;
+        self.f1_minmag.reset.next = self.reset.val();
+        self.f1_minmag.en.next = true;
+        self.f1_maxmag.reset.next = self.reset.val();
+        self.f1_maxmag.en.next = true;
+        self.f1_minneg.reset.next = self.reset.val();
+        self.f1_minneg.en.next = true;
+        self.f1_maxneg.reset.next = self.reset.val();
+        self.f1_maxneg.en.next = true;
+        self.f1_min16.reset.next = self.reset.val();
+        self.f1_min16.en.next = true;
+        self.f2_v.reset.next = self.reset.val();
+        self.f2_v.en.next = true;
+        self.f2_last.reset.next = self.reset.val();
+        self.f2_last.en.next = true;
+        self.f2_nf.reset.next = self.reset.val();
+        self.f2_nf.en.next = true;
+        self.f2_slot.reset.next = self.reset.val();
+        self.f2_slot.en.next = true;
+        self.f2_d.reset.next = self.reset.val();
+        self.f2_d.en.next = true;
+        self.f2_min16.reset.next = self.reset.val();
+        self.f2_min16.en.next = true;
+        for l in 0..self._lanes {
+            self.i0_x[l].clock.next = self.clock.val();
+            self.i0_x[l].reset.next = self.reset.val();
+            self.i0_x[l].en.next = true;
+            self.i0_x[l].d.next = self.in_x[l].val();
         }
         // code pipeline registers: load on adv
         self.c1_minmag.reset.next = self.reset.val();
@@ -547,26 +680,7 @@ impl Logic for KiviQuantizer {
         self.gstep.reset.next = self.reset.val();
 
         // ---------------- fill ----------------
-        // order keys: x | 0x8000 for sign 0, ~x for sign 1 (spec §2.2.2)
-        for l in 0..self._lanes {
-            self.san[l].x.next = self.in_x[l].val();
-            self.key[l].next = self.san[l].y.val() | self.k_sign16.val();
-            if self.san[l].y.val().get_bit(15) {
-                self.key[l].next = !self.san[l].y.val();
-            }
-        }
-        self.bmin.next = self.key[0].val();
-        self.bmax.next = self.key[0].val();
-        self.bnf.next = self.san[0].nonfinite.val();
-        for l in 1..self._lanes {
-            if self.key[l].val() < self.bmin.val() {
-                self.bmin.next = self.key[l].val();
-            }
-            if self.key[l].val() > self.bmax.val() {
-                self.bmax.next = self.key[l].val();
-            }
-            self.bnf.next = self.bnf.val() | self.san[l].nonfinite.val();
-        }
+        // accept: the beat goes to row kw of slot wh (written from I0)
         self.uw.next = false;
         for s in 0..self._ns {
             if self.wh.q.val() == self.sc[s].val() {
@@ -577,17 +691,46 @@ impl Logic for KiviQuantizer {
         self.accept.next = self.in_valid.val() & (!self.uw.val() | (self.kw.q.val() != self.k_zero8.val()));
         self.wlast.next = self.kw.q.val() == self.k_klast.val();
         self.tlast.next = self.gc.q.val() == self.k_glast.val();
-        self.f_v.d.next = false;
-        self.f_slot.d.next = self.wh.q.val();
-        self.f_last.d.next = self.tlast.val();
-        self.f_nf.d.next = self.nf_tok.q.val() | self.bnf.val();
+        self.i0_v.d.next = self.accept.val();
+        self.i0_slot.d.next = self.wh.q.val();
+        self.i0_row.d.next = self.kw.q.val();
+        self.i0_first.d.next = self.kw.q.val() == self.k_zero8.val();
+        self.i0_glast.d.next = self.wlast.val();
+        self.i0_tlast.d.next = self.tlast.val();
         if self.accept.val() {
-            // the slot's row kw
+            for s in 0..self._ns {
+                if (self.wh.q.val() == self.sc[s].val()) & (self.kw.q.val() == self.k_zero8.val()) {
+                    self.used[s].d.next = true;
+                }
+            }
+            self.kw.d.next = self.kw.q.val() + self.k_one8.val();
+            if self.wlast.val() {
+                self.kw.d.next = self.k_zero8.val();
+                self.wh.d.next = self.wh.q.val() + self.k_one4.val();
+                if self.wh.q.val() == self.k_slast.val() {
+                    self.wh.d.next = self.k_zero4.val();
+                }
+                self.gc.d.next = self.gc.q.val() + self.k_one16.val();
+                if self.tlast.val() {
+                    self.gc.d.next = self.k_zero16.val();
+                }
+            }
+        }
+        // I0 -> I1: sanitise, write the row, order keys (spec §2.2.2:
+        // x | 0x8000 for sign 0, ~x for sign 1) reduced by two trees
+        for l in 0..self._lanes {
+            self.san[l].x.next = self.i0_x[l].q.val();
+            self.key[l].next = self.san[l].y.val() | self.k_sign16.val();
+            if self.san[l].y.val().get_bit(15) {
+                self.key[l].next = !self.san[l].y.val();
+            }
+        }
+        if self.i0_v.q.val() {
             for g in self._g..(self._g + 1) {
                 for ln in self._lanes..(self._lanes + 1) {
                     for s in 0..self._ns {
                         for k in 0..self._nb {
-                            if (self.wh.q.val() == self.sc[s].val()) & (self.kw.q.val() == self.kc[k].val()) {
+                            if (self.i0_slot.q.val() == self.sc[s].val()) & (self.i0_row.q.val() == self.kc[k].val()) {
                                 for l in 0..self._lanes {
                                     self.buf[s * g + k * ln + l].en.next = true;
                                 }
@@ -596,40 +739,60 @@ impl Logic for KiviQuantizer {
                     }
                 }
             }
-            for s in 0..self._ns {
-                if (self.wh.q.val() == self.sc[s].val()) & (self.kw.q.val() == self.k_zero8.val()) {
-                    self.used[s].d.next = true;
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for l in 0..self._lanes {
+                self.tmin[ln - 1 + l].next = self.key[l].val();
+                self.tmax[ln - 1 + l].next = self.key[l].val();
+            }
+            for j in 0..(self._lanes - 1) {
+                self.tmin[ln - 2 - j].next = self.tmin[2 * ln - 3 - 2 * j].val();
+                if self.tmin[2 * ln - 2 - 2 * j].val() < self.tmin[2 * ln - 3 - 2 * j].val() {
+                    self.tmin[ln - 2 - j].next = self.tmin[2 * ln - 2 - 2 * j].val();
+                }
+                self.tmax[ln - 2 - j].next = self.tmax[2 * ln - 3 - 2 * j].val();
+                if self.tmax[2 * ln - 2 - 2 * j].val() > self.tmax[2 * ln - 3 - 2 * j].val() {
+                    self.tmax[ln - 2 - j].next = self.tmax[2 * ln - 2 - 2 * j].val();
                 }
             }
-            if self.kw.q.val() == self.k_zero8.val() {
-                self.rmin.d.next = self.bmin.val();
-                self.rmax.d.next = self.bmax.val();
+        }
+        self.bnf.next = self.san[0].nonfinite.val();
+        for l in 1..self._lanes {
+            self.bnf.next = self.bnf.val() | self.san[l].nonfinite.val();
+        }
+        self.i1_v.d.next = self.i0_v.q.val();
+        self.i1_first.d.next = self.i0_first.q.val();
+        self.i1_glast.d.next = self.i0_glast.q.val();
+        self.i1_tlast.d.next = self.i0_tlast.q.val();
+        self.i1_slot.d.next = self.i0_slot.q.val();
+        self.i1_min.d.next = self.tmin[0].val();
+        self.i1_max.d.next = self.tmax[0].val();
+        self.i1_nf.d.next = self.bnf.val();
+        // I1 -> the group's running min and max, the token's flag
+        self.f_v.d.next = self.i1_v.q.val() & self.i1_glast.q.val();
+        self.f_slot.d.next = self.i1_slot.q.val();
+        self.f_last.d.next = self.i1_tlast.q.val();
+        self.f_nf.d.next = self.nf_tok.q.val() | self.i1_nf.q.val();
+        if self.i1_v.q.val() {
+            if self.i1_first.q.val() {
+                self.rmin.d.next = self.i1_min.q.val();
+                self.rmax.d.next = self.i1_max.q.val();
             } else {
-                if self.bmin.val() < self.rmin.q.val() {
-                    self.rmin.d.next = self.bmin.val();
+                if self.i1_min.q.val() < self.rmin.q.val() {
+                    self.rmin.d.next = self.i1_min.q.val();
                 }
-                if self.bmax.val() > self.rmax.q.val() {
-                    self.rmax.d.next = self.bmax.val();
+                if self.i1_max.q.val() > self.rmax.q.val() {
+                    self.rmax.d.next = self.i1_max.q.val();
                 }
             }
-            self.nf_tok.d.next = self.nf_tok.q.val() | self.bnf.val();
-            self.kw.d.next = self.kw.q.val() + self.k_one8.val();
-            if self.wlast.val() {
-                self.kw.d.next = self.k_zero8.val();
-                self.f_v.d.next = true;
-                self.wh.d.next = self.wh.q.val() + self.k_one4.val();
-                if self.wh.q.val() == self.k_slast.val() {
-                    self.wh.d.next = self.k_zero4.val();
-                }
-                self.gc.d.next = self.gc.q.val() + self.k_one16.val();
-                if self.tlast.val() {
-                    self.gc.d.next = self.k_zero16.val();
-                    self.nf_tok.d.next = false;
-                }
+            self.nf_tok.d.next = self.nf_tok.q.val() | self.i1_nf.q.val();
+            if self.i1_glast.q.val() & self.i1_tlast.q.val() {
+                self.nf_tok.d.next = false;
             }
         }
 
         // ---------------- step: D = units(max) - units(min), GroupStep ----------------
+        // F1: the keys back to FP16, as magnitude and sign
         self.fmin.next = self.rmin.q.val() & self.k_low15.val();
         if !self.rmin.q.val().get_bit(15) {
             self.fmin.next = !self.rmin.q.val();
@@ -640,21 +803,35 @@ impl Logic for KiviQuantizer {
         }
         self.cvt_fmin.x.next = self.fmin.val();
         self.cvt_fmax.x.next = self.fmax.val();
-        self.fminu.next = self.cvt_fmin.mag.val();
-        if self.cvt_fmin.neg.val() {
-            self.fminu.next = self.k_zero_fx.val() - self.cvt_fmin.mag.val();
+        self.f1_minmag.d.next = self.cvt_fmin.mag.val();
+        self.f1_minneg.d.next = self.cvt_fmin.neg.val();
+        self.f1_maxmag.d.next = self.cvt_fmax.mag.val();
+        self.f1_maxneg.d.next = self.cvt_fmax.neg.val();
+        self.f1_min16.d.next = self.fmin.val();
+        self.f1_v.d.next = self.f_v.q.val();
+        self.f1_slot.d.next = self.f_slot.q.val();
+        self.f1_last.d.next = self.f_last.q.val();
+        self.f1_nf.d.next = self.f_nf.q.val();
+        // F2: D by one add or subtract of the magnitudes (max >= min)
+        self.f2_d.d.next = self.f1_maxmag.q.val() - self.f1_minmag.q.val();
+        if self.f1_minneg.q.val() {
+            self.f2_d.d.next = self.f1_maxmag.q.val() + self.f1_minmag.q.val();
+            if self.f1_maxneg.q.val() {
+                self.f2_d.d.next = self.f1_minmag.q.val() - self.f1_maxmag.q.val();
+            }
         }
-        self.fmaxu.next = self.cvt_fmax.mag.val();
-        if self.cvt_fmax.neg.val() {
-            self.fmaxu.next = self.k_zero_fx.val() - self.cvt_fmax.mag.val();
-        }
-        self.gstep.d.next = self.fmaxu.val() - self.fminu.val();
-        self.gstep.min.next = self.fmin.val();
+        self.f2_min16.d.next = self.f1_min16.q.val();
+        self.f2_v.d.next = self.f1_v.q.val();
+        self.f2_slot.d.next = self.f1_slot.q.val();
+        self.f2_last.d.next = self.f1_last.q.val();
+        self.f2_nf.d.next = self.f1_nf.q.val();
+        self.gstep.d.next = self.f2_d.q.val();
+        self.gstep.min.next = self.f2_min16.q.val();
         self.gstep.present.next = true;
-        self.g_v[0].d.next = self.f_v.q.val();
-        self.g_slot[0].d.next = self.f_slot.q.val();
-        self.g_last[0].d.next = self.f_last.q.val();
-        self.g_nf[0].d.next = self.f_nf.q.val();
+        self.g_v[0].d.next = self.f2_v.q.val();
+        self.g_slot[0].d.next = self.f2_slot.q.val();
+        self.g_last[0].d.next = self.f2_last.q.val();
+        self.g_nf[0].d.next = self.f2_nf.q.val();
         for i in 1..3 {
             self.g_v[i].d.next = self.g_v[i - 1].q.val();
             self.g_slot[i].d.next = self.g_slot[i - 1].q.val();
