@@ -13,9 +13,11 @@
 //!   codes `k * lanes + l` out of its words by constant shifts;
 //! - P1: codes, `|min|` and its sign (`Fp16ToUnits`), the step's
 //!   significand, shift and sign;
-//! - P2: `q * significand` (a 16x16 multiply of an 8-bit code and an
-//!   11-bit significand), `units(min)` as a signed value;
-//! - P3: the product shifted by the step's exponent (`q * units(step)`);
+//! - P2: `q * significand` as two pieces, `q[3:0] s` and `q[7:4] s` (each
+//!   a 16x16 multiply of a 4-bit and an 11-bit operand), `units(min)` as a
+//!   signed value;
+//! - P3: the pieces' sum shifted by the step's exponent (`q *
+//!   units(step)`);
 //! - P4: `units(min) +- q * units(step)` exact on 50 bits; P5: clamped
 //!   to +-2^40 (beyond 65504 either way, so RNE saturates the same);
 //! - R0..R2: `UnitsToFp16` in RNE mode (spec §5.6).
@@ -78,7 +80,11 @@ pub struct KiviDequantizer {
     p1_e: Reg<Bits<8>>,
     p1_sneg: Reg<Bit>,
     // ---- P2 ----
-    p2_prod: Vec<Reg<Bits<32>>>,
+    // q s as two pieces, q[3:0] s and q[7:4] s (each below 2^15)
+    p2_pl: Vec<Reg<Bits<32>>>,
+    p2_ph: Vec<Reg<Bits<32>>>,
+    qpart: Signal<Local, Bits<16>>,
+    ppart: Signal<Local, Bits<32>>,
     p2_min: Reg<Bits<FX>>,
     p2_e: Reg<Bits<8>>,
     p2_sneg: Reg<Bit>,
@@ -118,6 +124,9 @@ pub struct KiviDequantizer {
     k_posmax: Constant<Bits<FX>>,
     k_negmax: Constant<Bits<FX>>,
     k_rne: Constant<Bits<2>>,
+    k_nib: Constant<Bits<16>>,
+    k_four16: Constant<Bits<16>>,
+    k_four32: Constant<Bits<32>>,
     _lanes: usize,
     _nb: usize,
     _c: usize,
@@ -165,7 +174,10 @@ impl KiviDequantizer {
             p1_sig: Reg::default(),
             p1_e: Reg::default(),
             p1_sneg: Reg::default(),
-            p2_prod: regs(lanes),
+            p2_pl: regs(lanes),
+            p2_ph: regs(lanes),
+            qpart: Default::default(),
+            ppart: Default::default(),
             p2_min: Reg::default(),
             p2_e: Reg::default(),
             p2_sneg: Reg::default(),
@@ -198,6 +210,9 @@ impl KiviDequantizer {
             k_posmax: Constant::new((1u64 << 40).into()),
             k_negmax: Constant::new(((1u64 << FX) - (1u64 << 40)).into()),
             k_rne: Constant::new(RNE.into()),
+            k_nib: Constant::new(15u64.into()),
+            k_four16: Constant::new(4u64.into()),
+            k_four32: Constant::new(4u64.into()),
             _lanes: lanes,
             _nb: nb,
             _c: c,
@@ -256,9 +271,12 @@ impl Logic for KiviDequantizer {
             self.p1_q[l].clock.next = self.clock.val();
             self.p1_q[l].reset.next = self.reset.val();
             self.p1_q[l].en.next = self.adv.val();
-            self.p2_prod[l].clock.next = self.clock.val();
-            self.p2_prod[l].reset.next = self.reset.val();
-            self.p2_prod[l].en.next = self.adv.val();
+            self.p2_pl[l].clock.next = self.clock.val();
+            self.p2_pl[l].reset.next = self.reset.val();
+            self.p2_pl[l].en.next = self.adv.val();
+            self.p2_ph[l].clock.next = self.clock.val();
+            self.p2_ph[l].reset.next = self.reset.val();
+            self.p2_ph[l].en.next = self.adv.val();
             self.p3_sh[l].clock.next = self.clock.val();
             self.p3_sh[l].reset.next = self.reset.val();
             self.p3_sh[l].en.next = self.adv.val();
@@ -369,7 +387,12 @@ impl Logic for KiviDequantizer {
 
         // ---- P2: q * significand; units(min) signed ----
         for l in 0..self._lanes {
-            self.p2_prod[l].d.next = self.p1_q[l].q.val() * self.p1_sig.q.val();
+            self.qpart.next = self.p1_q[l].q.val() & self.k_nib.val();
+            self.ppart.next = self.qpart.val() * self.p1_sig.q.val();
+            self.p2_pl[l].d.next = self.ppart.val();
+            self.qpart.next = (self.p1_q[l].q.val() >> self.k_four16.val()) & self.k_nib.val();
+            self.ppart.next = self.qpart.val() * self.p1_sig.q.val();
+            self.p2_ph[l].d.next = self.ppart.val();
         }
         self.p2_min.d.next = self.p1_minmag.q.val();
         if self.p1_minneg.q.val() {
@@ -382,7 +405,7 @@ impl Logic for KiviDequantizer {
 
         // ---- P3: q * units(step) ----
         for l in 0..self._lanes {
-            self.prodl.next = self.p2_prod[l].q.val();
+            self.prodl.next = self.p2_pl[l].q.val() + (self.p2_ph[l].q.val() << self.k_four32.val());
             self.p3_sh[l].d.next = bit_cast::<SUM_W, 32>(self.prodl.val()) << self.p2_e.q.val();
         }
         self.p3_min.d.next = self.p2_min.q.val();
