@@ -9,3 +9,4 @@
 pub mod prim;
 pub mod oaken;
 pub mod titanus;
+pub mod kivi;

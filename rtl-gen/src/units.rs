@@ -60,6 +60,18 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§11.5-§11.7",
     },
     UnitInfo {
+        name: "kivi-dequantizer",
+        module: "kivi_dequantizer",
+        summary: "KIVI dequantizer: a group's packed codes and (step, min) word to FP16, lanes per cycle",
+        spec: "§13.6, §13.14",
+    },
+    UnitInfo {
+        name: "kivi-quantizer",
+        module: "kivi_quantizer",
+        summary: "KIVI quantizer, axis token (V): FP16 token vectors to per-group packed codes and (step, min) words",
+        spec: "§13.2-§13.5, §13.14",
+    },
+    UnitInfo {
         name: "zero-remove-shifter",
         module: "zero_remove_shifter",
         summary: "N-lane compaction network, log2(N) stages, optional pipeline",
@@ -178,6 +190,40 @@ fn titanus_defs(names: &[&str]) -> Vec<ParamDef> {
     names.iter().map(|n| *def(sim::titanus::params::TITANUS_PARAMS, n)).collect()
 }
 
+/// The KIVI parameters `names`, from the shared table (spec §13.1).
+fn kivi_defs(names: &[&str]) -> Vec<ParamDef> {
+    names.iter().map(|n| *def(sim::kivi::params::KIVI_PARAMS, n)).collect()
+}
+
+const KIVI_DEQ_RULES: &[&str] = &[
+    "axis token: group divides head-dim",
+    "lanes divides group (a beat never spans two groups)",
+    "axis only labels the outputs (K: tokens of a channel; V: channels of a token)",
+];
+
+/// With axis token a group of at least 16 channels divides head-dim.
+const KIVI_QUANT_HEAD_DIM: ParamDef = ParamDef {
+    name: "head-dim",
+    default: Int(128),
+    allowed: Range(16, sim::kivi::params::MAX_HEAD_DIM as u64),
+    doc: "elements per attention head (a multiple of group)",
+};
+
+/// The quantizer's axis: token (V) only so far; `channel` gets its own
+/// one-line refusal in `kivi_quant_params`.
+const KIVI_QUANT_AXIS: ParamDef = ParamDef {
+    name: "axis",
+    default: Name("token"),
+    allowed: Names(&["token"]),
+    doc: "token: per-token groups of channels (V); channel (K, spec §13.3) is not generated yet",
+};
+
+const KIVI_QUANT_RULES: &[&str] = &[
+    "heads x head-dim <= 8192",
+    "axis token: group divides head-dim, lanes divides group",
+    "axis channel: not generated yet (rejected)",
+];
+
 /// The parameter table of `unit` (what `rtl-gen params` prints).
 pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
     use sim::oaken::{mmu, params as oaken};
@@ -192,6 +238,13 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
         }
         "titanus-dequantizer" => (titanus_defs(&["channels", "lanes", "max-levels"]), titanus::TITANUS_RULES),
         "titanus-quantizer" => (titanus::TITANUS_PARAMS.to_vec(), titanus::TITANUS_RULES),
+        "kivi-dequantizer" => (kivi_defs(&["head-dim", "group", "bits", "lanes", "axis"]), KIVI_DEQ_RULES),
+        "kivi-quantizer" => {
+            let mut d = vec![KIVI_QUANT_HEAD_DIM];
+            d.extend(kivi_defs(&["heads", "group", "bits", "lanes"]));
+            d.push(KIVI_QUANT_AXIS);
+            (d, KIVI_QUANT_RULES)
+        }
         "zero-remove-shifter" | "zero-insert-shifter" => (SHIFTER_PARAMS.to_vec(), &[]),
         "mul-pipe" => (MUL_PARAMS.to_vec(), &[]),
         "div-round" => (DIV_ROUND_PARAMS.to_vec(), &[]),
@@ -667,11 +720,91 @@ fn build_titanus_quant(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency() as u32) })
 }
 
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct KiviDeqParams {
+    pub head_dim: usize,
+    pub group: usize,
+    pub bits: u32,
+    pub lanes: usize,
+    pub axis: sim::kivi::params::Axis,
+}
+
+impl Default for KiviDeqParams {
+    fn default() -> Self {
+        let d = sim::kivi::params::KiviParams::default();
+        KiviDeqParams { head_dim: d.head_dim, group: d.group, bits: d.bits, lanes: d.lanes, axis: d.axis }
+    }
+}
+
+fn kivi_deq_params(t: &toml::Table) -> Result<KiviDeqParams, GenError> {
+    let u = "kivi-dequantizer";
+    let p: KiviDeqParams = parse(u, t)?;
+    let kp = sim::kivi::params::KiviParams {
+        head_dim: p.head_dim,
+        heads: 1,
+        group: p.group,
+        bits: p.bits,
+        lanes: p.lanes,
+        axis: p.axis,
+    };
+    kp.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    // axis channel lets lanes exceed group; the dequantizer's beats never
+    // span two groups whatever the axis
+    if p.group % p.lanes != 0 {
+        return Err(GenError(format!("{u}: lanes ({}) must divide group ({})", p.lanes, p.group)));
+    }
+    Ok(p)
+}
+
+fn build_kivi_deq(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::kivi::dequantizer::KiviDequantizer;
+    let p = kivi_deq_params(t)?;
+    let m = "kivi_dequantizer";
+    let lat = KiviDequantizer::LATENCY;
+    let e = elaborate_with(
+        KiviDequantizer::new(p.group, p.bits as usize, p.lanes),
+        m,
+        &[],
+        &[("latency", lat.to_string())],
+    )?;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
+}
+
+fn kivi_quant_params(t: &toml::Table) -> Result<sim::kivi::params::KiviParams, GenError> {
+    let u = "kivi-quantizer";
+    if t.get("axis").and_then(|v| v.as_str()) == Some("channel") {
+        return Err(GenError(format!(
+            "{u}: axis = \"channel\" (K, spec §13.3) is not generated yet; only axis = \"token\" is"
+        )));
+    }
+    let p: sim::kivi::params::KiviParams = parse(u, t)?;
+    ck(u, &[KIVI_QUANT_HEAD_DIM], "head-dim", p.head_dim)?;
+    p.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    Ok(p)
+}
+
+fn build_kivi_quant(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::kivi::quantizer::KiviQuantizer;
+    let p = kivi_quant_params(t)?;
+    let m = "kivi_quantizer";
+    let lat = KiviQuantizer::latency(p.group, p.bits as usize, p.lanes);
+    let e = elaborate_with(
+        KiviQuantizer::new(p.vector_len(), p.group, p.bits as usize, p.lanes),
+        m,
+        &[],
+        &[("latency", lat.to_string())],
+    )?;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
+}
+
 /// Parses and checks `unit`'s parameters without elaborating: the checks
 /// `build` makes first. Returns the parameters with defaults filled in.
 pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenError> {
     match unit {
         "titanus-dequantizer" => titanus_deq_params(t).map(|p| json(&p)),
+        "kivi-dequantizer" => kivi_deq_params(t).map(|p| json(&p)),
+        "kivi-quantizer" => kivi_quant_params(t).map(|p| json(&p)),
         "titanus-pruner" => pruner_params(t).map(|p| json(&p)),
         "titanus-quantizer" => titanus_quant_params(t).map(|p| json(&p)),
         "oaken-mmu" => mmu_params(t).map(|p| json(&p)),
@@ -689,6 +822,8 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
 pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
     match unit {
         "titanus-dequantizer" => build_titanus_deq(params),
+        "kivi-dequantizer" => build_kivi_deq(params),
+        "kivi-quantizer" => build_kivi_quant(params),
         "titanus-pruner" => build_pruner(params),
         "titanus-quantizer" => build_titanus_quant(params),
         "oaken-mmu" => build_mmu(params),

@@ -4,7 +4,7 @@
 //! that `emit` runs first (`units::validate`) for all of them.
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
-use rtl_gen::units::{DivRoundParams, FoldZeroParams, TitanusDeqParams, TitanusQuantParams};
+use rtl_gen::units::{DivRoundParams, FoldZeroParams, KiviDeqParams, TitanusDeqParams, TitanusQuantParams};
 use serde_json::Value as Json;
 use sim::param_def::{Allowed, ParamDef};
 use std::collections::BTreeSet;
@@ -48,6 +48,11 @@ fn structs(unit: &str) -> (Json, Json) {
         "mul-pipe" => (j(&MulParams::default()), j(&MulParams::default())),
         "div-round" => (j(&DivRoundParams::default()), j(&DivRoundParams::default())),
         "fold-zero" => (j(&FoldZeroParams::default()), j(&FoldZeroParams::default())),
+        "kivi-dequantizer" => (j(&KiviDeqParams::default()), j(&KiviDeqParams::default())),
+        "kivi-quantizer" => {
+            let d = j(&sim::kivi::params::KiviParams::default());
+            (d.clone(), d)
+        }
         "div-const" => {
             (j(&DivConstParams::default()), j(&DivConstParams { per_stage: Some(6), ..Default::default() }))
         }
@@ -108,6 +113,10 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         ("oaken-quantizer" | "oaken-dequantizer", "outlier-bits", _) => vec![("inlier-bits", i(n - 1))],
         ("oaken-mmu", "addr-bits", 7) => vec![("phys-pages", i(2)), ("page-bytes", i(64))],
         (_, "channels", 1) => vec![("lanes", i(1))],
+        // KIVI: axis token needs group | head-dim, and a beat never spans two groups
+        ("kivi-dequantizer", "head-dim", 1) => vec![("axis", toml::Value::String("channel".into())), ("lanes", i(1))],
+        ("kivi-dequantizer" | "kivi-quantizer", "lanes", 64) => vec![("group", i(64))],
+        ("kivi-quantizer", "head-dim", 16) => vec![("group", i(16))],
         _ => vec![],
     }
 }

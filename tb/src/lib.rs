@@ -35,6 +35,8 @@ pub mod build;
 pub mod coverage;
 pub mod icarus;
 pub mod info;
+pub mod kivi_dequantizer;
+pub mod kivi_quantizer;
 pub mod lanes;
 pub mod model;
 pub mod oaken;

@@ -1497,6 +1497,30 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
                 seqs *= 2;
             }
         }
+        "kivi-dequantizer" => {
+            use tb::kivi_dequantizer as kd;
+            let mut m = Model::new(info);
+            let p = kd::params_of(&m);
+            let n = (t / p.beats()).max(2);
+            let c = kd::case_of(&p, n, 0x6b1, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            kd::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} groups, `sim`-checked driver, light stalls")))
+        }
+        "kivi-quantizer" => {
+            use tb::kivi_quantizer as kq;
+            let mut m = Model::new(info);
+            let p = kq::params_of(&m);
+            let n = (t / p.beats()).max(2);
+            let c = kq::case_of(&p, n, 0x6b2, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            kq::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} tokens, `sim`-checked driver, light stalls")))
+        }
         "zero-remove-shifter" | "zero-insert-shifter" => {
             let (_, r) = shifter_run(info, t, &LIGHT, true)?;
             Ok((rec(r)?, format!("{t} vectors, `tb::pipe` checker, light output stalls")))

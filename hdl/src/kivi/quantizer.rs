@@ -1,0 +1,1051 @@
+//! `kivi-quantizer`, `axis = token` (V): a token's vector in, `lanes`
+//! FP16 elements per beat; per group of `G` channels its metadata word and
+//! its `W` packed code words out, as one beat; the token's `nonfinite`
+//! flag with its last group.
+//!
+//! Paper: KIVI (ICML 2024), per-token V quantization. Spec: docs/spec.md
+//! §13.2 (numbers), §13.3 (axis token), §13.4, §13.5, §13.14.2 (ports,
+//! beats, stages).
+//!
+//! - Fill (no stall): an accepted beat is registered (I0) with its slot
+//!   `wh` and row `k`; from I0 it is sanitised (`Sanitize`, spec §2.2.1),
+//!   written into the row, and its order keys (§2.2.2) go through a min
+//!   and a max tree into I1; from I1 the group's running minimum and
+//!   maximum. `in_ready` depends on registers only: slot `wh` is free, or
+//!   the group in it has begun.
+//! - Step (no stall): after a group's last beat, F1 the minimum and
+//!   maximum as magnitude and sign, F2 `D = units(max) - units(min)`, then
+//!   `GroupStep` (the Oaken per-token unit, the same rule `RU(ceil(D /
+//!   (2^b - 1)))`, spec §2.6, §2.14), three stages; the step and min land
+//!   in the slot's descriptor.
+//! - Code (stalls as a whole on `adv = !out_valid | out_ready`): slot `rh`
+//!   issues its rows in order once its descriptor is in; C1 `units(x)`,
+//!   `units(min)`, the step's significand `m` and exponent `e`; C2 `n = x -
+//!   min`; C3 the normalised dividend of spec §5.3, `(e >= 1 ? n >> (e-1)
+//!   : 2n) + m`; `b` restoring steps against `2m 2^j` (`DivStep`), one per
+//!   stage; then the codes are ORed into the group's words, and the last
+//!   row's codes make the output beat.
+//!
+//! Slots: `2 + ceil(8 / (G / lanes))` of `G x 16` bits (flip-flops), so
+//! that a slot is free again by the time the input comes back to it: the
+//! input never waits at full rate.
+
+use crate::oaken::classify::Sanitize;
+use crate::oaken::group_step::GroupStep;
+use crate::prim::div_round::{DivStep, NW};
+use crate::prim::fp16::{Fp16ToUnits, FX};
+use crate::prim::reg::Reg;
+use crate::prim::vecs::{consts, regs, sigs};
+use rust_hdl::prelude::*;
+
+/// Cycles a slot stays busy beyond its group's two passes (fill, issue).
+const SLOT_SLACK: usize = 8;
+
+#[derive(LogicBlock)]
+pub struct KiviQuantizer {
+    /// rising-edge clock
+    pub clock: Signal<In, Clock>,
+    /// synchronous reset, active high: every slot empty, the token starts over, the pipeline empty
+    pub reset: Signal<In, Bit>,
+    /// element beat valid
+    pub in_valid: Signal<In, Bit>,
+    /// beat accepted when in_valid and in_ready (from registers only: low while the slot the next group needs is still busy)
+    pub in_ready: Signal<Out, Bit>,
+    /// FP16 elements, lane l at [16l+15:16l]: channels k*lanes .. k*lanes + lanes - 1 of the token at its beat k
+    pub in_x: Vec<Signal<In, Bits<16>>>,
+    /// group beat valid
+    pub out_valid: Signal<Out, Bit>,
+    /// group beat taken when out_valid and out_ready
+    pub out_ready: Signal<In, Bit>,
+    /// the group's metadata word (spec §13.5): min [15:0], step [31:16]
+    pub out_meta: Signal<Out, Bits<32>>,
+    /// the group's W packed code words (spec §13.4), word i at [32i+31:32i]
+    pub out_words: Vec<Signal<Out, Bits<32>>>,
+    /// the group is its token's last ({latency} cycles from a group's first input beat to its output beat)
+    pub out_last: Signal<Out, Bit>,
+    /// with out_last: a NaN or infinity was replaced in the token (0 on the token's other groups)
+    pub out_nonfinite: Signal<Out, Bit>,
+    // ---- fill ----
+    san: Vec<Sanitize>,
+    key: Vec<Signal<Local, Bits<16>>>,
+    // min/max trees over the beat's keys: node i (1-based) at i - 1,
+    // leaves at lanes - 1 + l, root at 0
+    tmin: Vec<Signal<Local, Bits<16>>>,
+    tmax: Vec<Signal<Local, Bits<16>>>,
+    bnf: Signal<Local, Bit>,
+    // I0: the accepted beat and where it goes; I1: its min, max, flag
+    i0_x: Vec<Reg<Bits<16>>>,
+    i0_v: Reg<Bit>,
+    i0_slot: Reg<Bits<4>>,
+    i0_row: Reg<Bits<8>>,
+    i0_first: Reg<Bit>,
+    i0_glast: Reg<Bit>,
+    i0_tlast: Reg<Bit>,
+    i1_v: Reg<Bit>,
+    i1_first: Reg<Bit>,
+    i1_glast: Reg<Bit>,
+    i1_tlast: Reg<Bit>,
+    i1_slot: Reg<Bits<4>>,
+    i1_min: Reg<Bits<16>>,
+    i1_max: Reg<Bits<16>>,
+    i1_nf: Reg<Bit>,
+    accept: Signal<Local, Bit>,
+    wlast: Signal<Local, Bit>,
+    tlast: Signal<Local, Bit>,
+    uw: Signal<Local, Bit>,
+    kw: Reg<Bits<8>>,
+    wh: Reg<Bits<4>>,
+    gc: Reg<Bits<16>>,
+    rmin: Reg<Bits<16>>,
+    rmax: Reg<Bits<16>>,
+    nf_tok: Reg<Bit>,
+    used: Vec<Reg<Bit>>,
+    rdy: Vec<Reg<Bit>>,
+    buf: Vec<Reg<Bits<16>>>,
+    // ---- step ----
+    f_v: Reg<Bit>,
+    f_slot: Reg<Bits<4>>,
+    f_last: Reg<Bit>,
+    f_nf: Reg<Bit>,
+    fmin: Signal<Local, Bits<16>>,
+    fmax: Signal<Local, Bits<16>>,
+    cvt_fmin: Fp16ToUnits,
+    cvt_fmax: Fp16ToUnits,
+    // F1: min and max as magnitude and sign; F2: D
+    f1_v: Reg<Bit>,
+    f1_last: Reg<Bit>,
+    f1_nf: Reg<Bit>,
+    f1_slot: Reg<Bits<4>>,
+    f1_minmag: Reg<Bits<FX>>,
+    f1_maxmag: Reg<Bits<FX>>,
+    f1_minneg: Reg<Bit>,
+    f1_maxneg: Reg<Bit>,
+    f1_min16: Reg<Bits<16>>,
+    f2_v: Reg<Bit>,
+    f2_last: Reg<Bit>,
+    f2_nf: Reg<Bit>,
+    f2_slot: Reg<Bits<4>>,
+    f2_d: Reg<Bits<FX>>,
+    f2_min16: Reg<Bits<16>>,
+    gstep: GroupStep,
+    g_v: Vec<Reg<Bit>>,
+    g_slot: Vec<Reg<Bits<4>>>,
+    g_last: Vec<Reg<Bit>>,
+    g_nf: Vec<Reg<Bit>>,
+    desc_meta: Vec<Reg<Bits<32>>>,
+    desc_last: Vec<Reg<Bit>>,
+    desc_nf: Vec<Reg<Bit>>,
+    // ---- code: issue ----
+    adv: Signal<Local, Bit>,
+    issue: Signal<Local, Bit>,
+    rlast: Signal<Local, Bit>,
+    rrdy: Signal<Local, Bit>,
+    kr: Reg<Bits<8>>,
+    rh: Reg<Bits<4>>,
+    xr: Vec<Signal<Local, Bits<16>>>,
+    cmeta: Signal<Local, Bits<32>>,
+    clast: Signal<Local, Bit>,
+    cnf: Signal<Local, Bit>,
+    cex: Signal<Local, Bits<5>>,
+    esh5: Signal<Local, Bits<5>>,
+    cvt_x: Vec<Fp16ToUnits>,
+    cvt_cmin: Fp16ToUnits,
+    // ---- C1 ----
+    c1_xmag: Vec<Reg<Bits<FX>>>,
+    c1_xneg: Vec<Reg<Bit>>,
+    c1_minmag: Reg<Bits<FX>>,
+    c1_minneg: Reg<Bit>,
+    c1_m: Reg<Bits<NW>>,
+    c1_esh: Reg<Bits<8>>,
+    c1_e0: Reg<Bit>,
+    c1_sz: Reg<Bit>,
+    // ---- C2 ----
+    xs: Signal<Local, Bits<FX>>,
+    mins: Signal<Local, Bits<FX>>,
+    c2_n: Vec<Reg<Bits<FX>>>,
+    c2_m: Reg<Bits<NW>>,
+    c2_esh: Reg<Bits<8>>,
+    c2_e0: Reg<Bit>,
+    c2_sz: Reg<Bit>,
+    // ---- C3 ----
+    nn: Signal<Local, Bits<FX>>,
+    c3_r: Vec<Reg<Bits<NW>>>,
+    c3_m2: Reg<Bits<NW>>,
+    c3_sz: Reg<Bit>,
+    // ---- restoring steps: step j of lane l at j * lanes + l (remainders
+    // and 2m for steps 0 .. b-2 only: the last step only compares) ----
+    dstep: Vec<DivStep<NW>>,
+    st_r: Vec<Reg<Bits<NW>>>,
+    st_q: Vec<Reg<Bits<8>>>,
+    st_m2: Vec<Reg<Bits<NW>>>,
+    st_sz: Vec<Reg<Bit>>,
+    // ---- sideband along C1 .. the last step (3 + b stages) ----
+    sb_v: Vec<Reg<Bit>>,
+    sb_k: Vec<Reg<Bits<8>>>,
+    sb_rl: Vec<Reg<Bit>>,
+    sb_meta: Vec<Reg<Bits<32>>>,
+    sb_tl: Vec<Reg<Bit>>,
+    sb_nf: Vec<Reg<Bit>>,
+    // ---- pack and output ----
+    qq: Signal<Local, Bits<8>>,
+    accn: Vec<Signal<Local, Bits<32>>>,
+    acc: Vec<Reg<Bits<32>>>,
+    o_v: Reg<Bit>,
+    o_meta: Reg<Bits<32>>,
+    o_last: Reg<Bit>,
+    o_nf: Reg<Bit>,
+    // ---- constants ----
+    kc: Vec<Constant<Bits<8>>>,
+    sc: Vec<Constant<Bits<4>>>,
+    shj: Vec<Constant<Bits<32>>>,
+    dsh: Vec<Constant<Bits<NW>>>,
+    k_klast: Constant<Bits<8>>,
+    k_slast: Constant<Bits<4>>,
+    k_glast: Constant<Bits<16>>,
+    k_one8: Constant<Bits<8>>,
+    k_zero8: Constant<Bits<8>>,
+    k_one4: Constant<Bits<4>>,
+    k_zero4: Constant<Bits<4>>,
+    k_one16: Constant<Bits<16>>,
+    k_zero16: Constant<Bits<16>>,
+    k_sign16: Constant<Bits<16>>,
+    k_low15: Constant<Bits<16>>,
+    k_zero5: Constant<Bits<5>>,
+    k_one5: Constant<Bits<5>>,
+    k_two5: Constant<Bits<5>>,
+    k_imp: Constant<Bits<NW>>,
+    k_zero_fx: Constant<Bits<FX>>,
+    k_one_fx: Constant<Bits<FX>>,
+    k_zero32: Constant<Bits<32>>,
+    k_one_nw: Constant<Bits<NW>>,
+    k_nwmask: Constant<Bits<FX>>,
+    k_one_q: Constant<Bits<8>>,
+    k_sh16: Constant<Bits<32>>,
+    _lanes: usize,
+    _g: usize,
+    _nb: usize,
+    _c: usize,
+    _w: usize,
+    _bits: usize,
+    _ns: usize,
+    _sb: usize,
+}
+
+/// Slots of `G x 16` bits for `group` elements at `lanes` per beat.
+pub fn slots(group: usize, lanes: usize) -> usize {
+    2 + SLOT_SLACK.div_ceil(group / lanes)
+}
+
+impl KiviQuantizer {
+    /// One token of `vector` elements (heads x head_dim) in groups of
+    /// `group`, `bits`-bit codes, `lanes` elements per input beat.
+    pub fn new(vector: usize, group: usize, bits: usize, lanes: usize) -> Self {
+        assert!(group % lanes == 0 && vector % group == 0 && group <= 128 && [2, 3, 4, 8].contains(&bits));
+        let c = 32 / bits;
+        let w = group.div_ceil(c);
+        let nb = group / lanes;
+        let ns = slots(group, lanes);
+        assert!(ns <= 16 && nb <= 256 && vector / group <= 1 << 16);
+        let sb = 3 + bits;
+        let ones = |n: usize| (1u64 << n) - 1;
+        fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+            Constant::new(v.into())
+        }
+        KiviQuantizer {
+            clock: Default::default(),
+            reset: Default::default(),
+            in_valid: Default::default(),
+            in_ready: Default::default(),
+            in_x: sigs(lanes),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
+            out_meta: Default::default(),
+            out_words: sigs(w),
+            out_last: Default::default(),
+            out_nonfinite: Default::default(),
+            san: (0..lanes).map(|_| Sanitize::default()).collect(),
+            key: sigs(lanes),
+            tmin: sigs(2 * lanes - 1),
+            tmax: sigs(2 * lanes - 1),
+            bnf: Default::default(),
+            i0_x: regs(lanes),
+            i0_v: Reg::default(),
+            i0_slot: Reg::default(),
+            i0_row: Reg::default(),
+            i0_first: Reg::default(),
+            i0_glast: Reg::default(),
+            i0_tlast: Reg::default(),
+            i1_v: Reg::default(),
+            i1_first: Reg::default(),
+            i1_glast: Reg::default(),
+            i1_tlast: Reg::default(),
+            i1_slot: Reg::default(),
+            i1_min: Reg::default(),
+            i1_max: Reg::default(),
+            i1_nf: Reg::default(),
+            accept: Default::default(),
+            wlast: Default::default(),
+            tlast: Default::default(),
+            uw: Default::default(),
+            kw: Reg::default(),
+            wh: Reg::default(),
+            gc: Reg::default(),
+            rmin: Reg::default(),
+            rmax: Reg::default(),
+            nf_tok: Reg::default(),
+            used: regs(ns),
+            rdy: regs(ns),
+            buf: regs(ns * group),
+            f_v: Reg::default(),
+            f_slot: Reg::default(),
+            f_last: Reg::default(),
+            f_nf: Reg::default(),
+            fmin: Default::default(),
+            fmax: Default::default(),
+            cvt_fmin: Fp16ToUnits::default(),
+            cvt_fmax: Fp16ToUnits::default(),
+            f1_v: Reg::default(),
+            f1_last: Reg::default(),
+            f1_nf: Reg::default(),
+            f1_slot: Reg::default(),
+            f1_minmag: Reg::default(),
+            f1_maxmag: Reg::default(),
+            f1_minneg: Reg::default(),
+            f1_maxneg: Reg::default(),
+            f1_min16: Reg::default(),
+            f2_v: Reg::default(),
+            f2_last: Reg::default(),
+            f2_nf: Reg::default(),
+            f2_slot: Reg::default(),
+            f2_d: Reg::default(),
+            f2_min16: Reg::default(),
+            gstep: GroupStep::new(bits),
+            g_v: regs(GroupStep::LATENCY),
+            g_slot: regs(GroupStep::LATENCY),
+            g_last: regs(GroupStep::LATENCY),
+            g_nf: regs(GroupStep::LATENCY),
+            desc_meta: regs(ns),
+            desc_last: regs(ns),
+            desc_nf: regs(ns),
+            adv: Default::default(),
+            issue: Default::default(),
+            rlast: Default::default(),
+            rrdy: Default::default(),
+            kr: Reg::default(),
+            rh: Reg::default(),
+            xr: sigs(lanes),
+            cmeta: Default::default(),
+            clast: Default::default(),
+            cnf: Default::default(),
+            cex: Default::default(),
+            esh5: Default::default(),
+            cvt_x: (0..lanes).map(|_| Fp16ToUnits::default()).collect(),
+            cvt_cmin: Fp16ToUnits::default(),
+            c1_xmag: regs(lanes),
+            c1_xneg: regs(lanes),
+            c1_minmag: Reg::default(),
+            c1_minneg: Reg::default(),
+            c1_m: Reg::default(),
+            c1_esh: Reg::default(),
+            c1_e0: Reg::default(),
+            c1_sz: Reg::default(),
+            xs: Default::default(),
+            mins: Default::default(),
+            c2_n: regs(lanes),
+            c2_m: Reg::default(),
+            c2_esh: Reg::default(),
+            c2_e0: Reg::default(),
+            c2_sz: Reg::default(),
+            nn: Default::default(),
+            c3_r: regs(lanes),
+            c3_m2: Reg::default(),
+            c3_sz: Reg::default(),
+            dstep: (0..(bits - 1) * lanes).map(|_| DivStep::default()).collect(),
+            st_r: regs((bits - 1) * lanes),
+            st_q: regs(bits * lanes),
+            st_m2: regs(bits - 1),
+            st_sz: regs(bits),
+            sb_v: regs(sb),
+            sb_k: regs(sb),
+            sb_rl: regs(sb),
+            sb_meta: regs(sb),
+            sb_tl: regs(sb),
+            sb_nf: regs(sb),
+            qq: Default::default(),
+            accn: sigs(w),
+            acc: regs(w),
+            o_v: Reg::default(),
+            o_meta: Reg::default(),
+            o_last: Reg::default(),
+            o_nf: Reg::default(),
+            kc: consts((0..nb as u64).collect::<Vec<_>>()),
+            sc: consts((0..ns as u64).collect::<Vec<_>>()),
+            shj: consts((0..group).map(|j| (bits * (j % c)) as u64)),
+            // step j compares against 2m * 2^(b-1-j)
+            dsh: consts((0..bits - 1).map(|j| (bits - 1 - j) as u64)),
+            k_klast: k((nb - 1) as u64),
+            k_slast: k((ns - 1) as u64),
+            k_glast: k((vector / group - 1) as u64),
+            k_one8: k(1),
+            k_zero8: k(0),
+            k_one4: k(1),
+            k_zero4: k(0),
+            k_one16: k(1),
+            k_zero16: k(0),
+            k_sign16: k(0x8000),
+            k_low15: k(0x7FFF),
+            k_zero5: k(0),
+            k_one5: k(1),
+            k_two5: k(2),
+            k_imp: k(1024),
+            k_zero_fx: k(0),
+            k_one_fx: k(1),
+            k_zero32: k(0),
+            k_one_nw: k(1),
+            k_nwmask: k(ones(NW)),
+            k_one_q: k(1),
+            k_sh16: k(16),
+            _lanes: lanes,
+            _g: group,
+            _nb: nb,
+            _c: c,
+            _w: w,
+            _bits: bits,
+            _ns: ns,
+            _sb: sb,
+        }
+    }
+
+    /// Cycles from a group's first input beat to its output beat, at full
+    /// rate with the output ready: the fill (`G / lanes` beats, I0, I1,
+    /// the running min/max), the step (F1, F2, `GroupStep`, the
+    /// descriptor), the issue of its rows (`G / lanes`), C1-C3, `b` steps
+    /// and the output register.
+    pub fn latency(group: usize, bits: usize, lanes: usize) -> usize {
+        2 * (group / lanes) + bits + 11
+    }
+}
+
+impl Logic for KiviQuantizer {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // ---------------- register wiring ----------------
+        clock!(self, clock, kw, wh, gc, rmin, rmax, nf_tok, f_v, f_slot, f_last, f_nf, kr, rh);
+        clock!(self, clock, c1_minmag, c1_minneg, c1_m, c1_esh, c1_e0, c1_sz, c2_m, c2_esh, c2_e0, c2_sz);
+        clock!(self, clock, c3_m2, c3_sz, o_v, o_meta, o_last, o_nf);
+        self.adv.next = !self.o_v.q.val() | self.out_ready.val();
+        // fill and step registers: always enabled, hold unless loaded
+        self.kw.reset.next = self.reset.val();
+        self.wh.reset.next = self.reset.val();
+        self.gc.reset.next = self.reset.val();
+        self.rmin.reset.next = self.reset.val();
+        self.rmax.reset.next = self.reset.val();
+        self.nf_tok.reset.next = self.reset.val();
+        self.f_v.reset.next = self.reset.val();
+        self.f_slot.reset.next = self.reset.val();
+        self.f_last.reset.next = self.reset.val();
+        self.f_nf.reset.next = self.reset.val();
+        self.kr.reset.next = self.reset.val();
+        self.rh.reset.next = self.reset.val();
+        self.kw.en.next = true;
+        self.wh.en.next = true;
+        self.gc.en.next = true;
+        self.rmin.en.next = true;
+        self.rmax.en.next = true;
+        self.nf_tok.en.next = true;
+        self.f_v.en.next = true;
+        self.f_slot.en.next = true;
+        self.f_last.en.next = true;
+        self.f_nf.en.next = true;
+        self.kr.en.next = true;
+        self.rh.en.next = true;
+        self.kw.d.next = self.kw.q.val();
+        self.wh.d.next = self.wh.q.val();
+        self.gc.d.next = self.gc.q.val();
+        self.rmin.d.next = self.rmin.q.val();
+        self.rmax.d.next = self.rmax.q.val();
+        self.nf_tok.d.next = self.nf_tok.q.val();
+        self.kr.d.next = self.kr.q.val();
+        self.rh.d.next = self.rh.q.val();
+        for s in 0..self._ns {
+            self.used[s].clock.next = self.clock.val();
+            self.used[s].reset.next = self.reset.val();
+            self.used[s].en.next = true;
+            self.used[s].d.next = self.used[s].q.val();
+            self.rdy[s].clock.next = self.clock.val();
+            self.rdy[s].reset.next = self.reset.val();
+            self.rdy[s].en.next = true;
+            self.rdy[s].d.next = self.rdy[s].q.val();
+            self.desc_meta[s].clock.next = self.clock.val();
+            self.desc_meta[s].reset.next = self.reset.val();
+            self.desc_meta[s].en.next = false;
+            self.desc_meta[s].d.next = bit_cast::<32, 16>(self.gstep.min_out.val())
+                | (bit_cast::<32, 16>(self.gstep.step_out.val()) << self.k_sh16.val());
+            self.desc_last[s].clock.next = self.clock.val();
+            self.desc_last[s].reset.next = self.reset.val();
+            self.desc_last[s].en.next = false;
+            self.desc_nf[s].clock.next = self.clock.val();
+            self.desc_nf[s].reset.next = self.reset.val();
+            self.desc_nf[s].en.next = false;
+        }
+        // a slot element's only source: its lane of the input, sanitised
+        for g in self._g..(self._g + 1) {
+            for ln in self._lanes..(self._lanes + 1) {
+                for s in 0..self._ns {
+                    for j in 0..self._g {
+                        self.buf[s * g + j].clock.next = self.clock.val();
+                        self.buf[s * g + j].reset.next = self.reset.val();
+                        self.buf[s * g + j].en.next = false;
+                        self.buf[s * g + j].d.next = self.san[j % ln].y.val();
+                    }
+                }
+            }
+        }
+        for i in 0..3 {
+            self.g_v[i].clock.next = self.clock.val();
+            self.g_v[i].reset.next = self.reset.val();
+            self.g_v[i].en.next = true;
+            self.g_slot[i].clock.next = self.clock.val();
+            self.g_slot[i].reset.next = self.reset.val();
+            self.g_slot[i].en.next = true;
+            self.g_last[i].clock.next = self.clock.val();
+            self.g_last[i].reset.next = self.reset.val();
+            self.g_last[i].en.next = true;
+            self.g_nf[i].clock.next = self.clock.val();
+            self.g_nf[i].reset.next = self.reset.val();
+            self.g_nf[i].en.next = true;
+        }
+        // I0, I1, F1, F2: free-running pipeline registers
+        clock!(self, clock, i0_v, i0_slot, i0_row, i0_first, i0_glast, i0_tlast, i1_v, i1_first);
+        clock!(self, clock, i1_glast, i1_tlast, i1_slot, i1_min, i1_max, i1_nf, f1_v, f1_last);
+        clock!(self, clock, f1_nf, f1_slot, f1_minmag, f1_maxmag, f1_minneg, f1_maxneg, f1_min16, f2_v);
+        clock!(self, clock, f2_last, f2_nf, f2_slot, f2_d, f2_min16);
+        self.i0_v.reset.next = self.reset.val();
+        self.i0_v.en.next = true;
+        self.i0_slot.reset.next = self.reset.val();
+        self.i0_slot.en.next = true;
+        self.i0_row.reset.next = self.reset.val();
+        self.i0_row.en.next = true;
+        self.i0_first.reset.next = self.reset.val();
+        self.i0_first.en.next = true;
+        self.i0_glast.reset.next = self.reset.val();
+        self.i0_glast.en.next = true;
+        self.i0_tlast.reset.next = self.reset.val();
+        self.i0_tlast.en.next = true;
+        self.i1_v.reset.next = self.reset.val();
+        self.i1_v.en.next = true;
+        self.i1_first.reset.next = self.reset.val();
+        self.i1_first.en.next = true;
+        self.i1_glast.reset.next = self.reset.val();
+        self.i1_glast.en.next = true;
+        self.i1_tlast.reset.next = self.reset.val();
+        self.i1_tlast.en.next = true;
+        self.i1_slot.reset.next = self.reset.val();
+        self.i1_slot.en.next = true;
+        self.i1_min.reset.next = self.reset.val();
+        self.i1_min.en.next = true;
+        self.i1_max.reset.next = self.reset.val();
+        self.i1_max.en.next = true;
+        self.i1_nf.reset.next = self.reset.val();
+        self.i1_nf.en.next = true;
+        self.f1_v.reset.next = self.reset.val();
+        self.f1_v.en.next = true;
+        self.f1_last.reset.next = self.reset.val();
+        self.f1_last.en.next = true;
+        self.f1_nf.reset.next = self.reset.val();
+        self.f1_nf.en.next = true;
+        self.f1_slot.reset.next = self.reset.val();
+        self.f1_slot.en.next = true;
+        self.f1_minmag.reset.next = self.reset.val();
+        self.f1_minmag.en.next = true;
+        self.f1_maxmag.reset.next = self.reset.val();
+        self.f1_maxmag.en.next = true;
+        self.f1_minneg.reset.next = self.reset.val();
+        self.f1_minneg.en.next = true;
+        self.f1_maxneg.reset.next = self.reset.val();
+        self.f1_maxneg.en.next = true;
+        self.f1_min16.reset.next = self.reset.val();
+        self.f1_min16.en.next = true;
+        self.f2_v.reset.next = self.reset.val();
+        self.f2_v.en.next = true;
+        self.f2_last.reset.next = self.reset.val();
+        self.f2_last.en.next = true;
+        self.f2_nf.reset.next = self.reset.val();
+        self.f2_nf.en.next = true;
+        self.f2_slot.reset.next = self.reset.val();
+        self.f2_slot.en.next = true;
+        self.f2_d.reset.next = self.reset.val();
+        self.f2_d.en.next = true;
+        self.f2_min16.reset.next = self.reset.val();
+        self.f2_min16.en.next = true;
+        for l in 0..self._lanes {
+            self.i0_x[l].clock.next = self.clock.val();
+            self.i0_x[l].reset.next = self.reset.val();
+            self.i0_x[l].en.next = true;
+            self.i0_x[l].d.next = self.in_x[l].val();
+        }
+        // code pipeline registers: load on adv
+        self.c1_minmag.reset.next = self.reset.val();
+        self.c1_minneg.reset.next = self.reset.val();
+        self.c1_m.reset.next = self.reset.val();
+        self.c1_esh.reset.next = self.reset.val();
+        self.c1_e0.reset.next = self.reset.val();
+        self.c1_sz.reset.next = self.reset.val();
+        self.c2_m.reset.next = self.reset.val();
+        self.c2_esh.reset.next = self.reset.val();
+        self.c2_e0.reset.next = self.reset.val();
+        self.c2_sz.reset.next = self.reset.val();
+        self.c3_m2.reset.next = self.reset.val();
+        self.c3_sz.reset.next = self.reset.val();
+        self.o_v.reset.next = self.reset.val();
+        self.o_meta.reset.next = self.reset.val();
+        self.o_last.reset.next = self.reset.val();
+        self.o_nf.reset.next = self.reset.val();
+        self.c1_minmag.en.next = self.adv.val();
+        self.c1_minneg.en.next = self.adv.val();
+        self.c1_m.en.next = self.adv.val();
+        self.c1_esh.en.next = self.adv.val();
+        self.c1_e0.en.next = self.adv.val();
+        self.c1_sz.en.next = self.adv.val();
+        self.c2_m.en.next = self.adv.val();
+        self.c2_esh.en.next = self.adv.val();
+        self.c2_e0.en.next = self.adv.val();
+        self.c2_sz.en.next = self.adv.val();
+        self.c3_m2.en.next = self.adv.val();
+        self.c3_sz.en.next = self.adv.val();
+        self.o_v.en.next = self.adv.val();
+        self.o_meta.en.next = false;
+        self.o_last.en.next = false;
+        self.o_nf.en.next = false;
+        for l in 0..self._lanes {
+            self.c1_xmag[l].clock.next = self.clock.val();
+            self.c1_xmag[l].reset.next = self.reset.val();
+            self.c1_xmag[l].en.next = self.adv.val();
+            self.c1_xneg[l].clock.next = self.clock.val();
+            self.c1_xneg[l].reset.next = self.reset.val();
+            self.c1_xneg[l].en.next = self.adv.val();
+            self.c2_n[l].clock.next = self.clock.val();
+            self.c2_n[l].reset.next = self.reset.val();
+            self.c2_n[l].en.next = self.adv.val();
+            self.c3_r[l].clock.next = self.clock.val();
+            self.c3_r[l].reset.next = self.reset.val();
+            self.c3_r[l].en.next = self.adv.val();
+        }
+        for i in 0..((self._bits - 1) * self._lanes) {
+            self.st_r[i].clock.next = self.clock.val();
+            self.st_r[i].reset.next = self.reset.val();
+            self.st_r[i].en.next = self.adv.val();
+        }
+        for i in 0..(self._bits * self._lanes) {
+            self.st_q[i].clock.next = self.clock.val();
+            self.st_q[i].reset.next = self.reset.val();
+            self.st_q[i].en.next = self.adv.val();
+        }
+        for j in 0..(self._bits - 1) {
+            self.st_m2[j].clock.next = self.clock.val();
+            self.st_m2[j].reset.next = self.reset.val();
+            self.st_m2[j].en.next = self.adv.val();
+        }
+        for j in 0..self._bits {
+            self.st_sz[j].clock.next = self.clock.val();
+            self.st_sz[j].reset.next = self.reset.val();
+            self.st_sz[j].en.next = self.adv.val();
+        }
+        for i in 0..self._sb {
+            self.sb_v[i].clock.next = self.clock.val();
+            self.sb_v[i].reset.next = self.reset.val();
+            self.sb_v[i].en.next = self.adv.val();
+            self.sb_k[i].clock.next = self.clock.val();
+            self.sb_k[i].reset.next = self.reset.val();
+            self.sb_k[i].en.next = self.adv.val();
+            self.sb_rl[i].clock.next = self.clock.val();
+            self.sb_rl[i].reset.next = self.reset.val();
+            self.sb_rl[i].en.next = self.adv.val();
+            self.sb_meta[i].clock.next = self.clock.val();
+            self.sb_meta[i].reset.next = self.reset.val();
+            self.sb_meta[i].en.next = self.adv.val();
+            self.sb_tl[i].clock.next = self.clock.val();
+            self.sb_tl[i].reset.next = self.reset.val();
+            self.sb_tl[i].en.next = self.adv.val();
+            self.sb_nf[i].clock.next = self.clock.val();
+            self.sb_nf[i].reset.next = self.reset.val();
+            self.sb_nf[i].en.next = self.adv.val();
+        }
+        for w in 0..self._w {
+            self.acc[w].clock.next = self.clock.val();
+            self.acc[w].reset.next = self.reset.val();
+            self.acc[w].en.next = false;
+        }
+        self.gstep.clock.next = self.clock.val();
+        self.gstep.reset.next = self.reset.val();
+
+        // ---------------- fill ----------------
+        // accept: the beat goes to row kw of slot wh (written from I0)
+        self.uw.next = false;
+        for s in 0..self._ns {
+            if self.wh.q.val() == self.sc[s].val() {
+                self.uw.next = self.used[s].q.val();
+            }
+        }
+        self.in_ready.next = !self.uw.val() | (self.kw.q.val() != self.k_zero8.val());
+        self.accept.next = self.in_valid.val() & (!self.uw.val() | (self.kw.q.val() != self.k_zero8.val()));
+        self.wlast.next = self.kw.q.val() == self.k_klast.val();
+        self.tlast.next = self.gc.q.val() == self.k_glast.val();
+        self.i0_v.d.next = self.accept.val();
+        self.i0_slot.d.next = self.wh.q.val();
+        self.i0_row.d.next = self.kw.q.val();
+        self.i0_first.d.next = self.kw.q.val() == self.k_zero8.val();
+        self.i0_glast.d.next = self.wlast.val();
+        self.i0_tlast.d.next = self.tlast.val();
+        if self.accept.val() {
+            for s in 0..self._ns {
+                if (self.wh.q.val() == self.sc[s].val()) & (self.kw.q.val() == self.k_zero8.val()) {
+                    self.used[s].d.next = true;
+                }
+            }
+            self.kw.d.next = self.kw.q.val() + self.k_one8.val();
+            if self.wlast.val() {
+                self.kw.d.next = self.k_zero8.val();
+                self.wh.d.next = self.wh.q.val() + self.k_one4.val();
+                if self.wh.q.val() == self.k_slast.val() {
+                    self.wh.d.next = self.k_zero4.val();
+                }
+                self.gc.d.next = self.gc.q.val() + self.k_one16.val();
+                if self.tlast.val() {
+                    self.gc.d.next = self.k_zero16.val();
+                }
+            }
+        }
+        // I0 -> I1: sanitise, write the row, order keys (spec §2.2.2:
+        // x | 0x8000 for sign 0, ~x for sign 1) reduced by two trees
+        for l in 0..self._lanes {
+            self.san[l].x.next = self.i0_x[l].q.val();
+            self.key[l].next = self.san[l].y.val() | self.k_sign16.val();
+            if self.san[l].y.val().get_bit(15) {
+                self.key[l].next = !self.san[l].y.val();
+            }
+        }
+        if self.i0_v.q.val() {
+            for g in self._g..(self._g + 1) {
+                for ln in self._lanes..(self._lanes + 1) {
+                    for s in 0..self._ns {
+                        for k in 0..self._nb {
+                            if (self.i0_slot.q.val() == self.sc[s].val()) & (self.i0_row.q.val() == self.kc[k].val()) {
+                                for l in 0..self._lanes {
+                                    self.buf[s * g + k * ln + l].en.next = true;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for l in 0..self._lanes {
+                self.tmin[ln - 1 + l].next = self.key[l].val();
+                self.tmax[ln - 1 + l].next = self.key[l].val();
+            }
+            for j in 0..(self._lanes - 1) {
+                self.tmin[ln - 2 - j].next = self.tmin[2 * ln - 3 - 2 * j].val();
+                if self.tmin[2 * ln - 2 - 2 * j].val() < self.tmin[2 * ln - 3 - 2 * j].val() {
+                    self.tmin[ln - 2 - j].next = self.tmin[2 * ln - 2 - 2 * j].val();
+                }
+                self.tmax[ln - 2 - j].next = self.tmax[2 * ln - 3 - 2 * j].val();
+                if self.tmax[2 * ln - 2 - 2 * j].val() > self.tmax[2 * ln - 3 - 2 * j].val() {
+                    self.tmax[ln - 2 - j].next = self.tmax[2 * ln - 2 - 2 * j].val();
+                }
+            }
+        }
+        self.bnf.next = self.san[0].nonfinite.val();
+        for l in 1..self._lanes {
+            self.bnf.next = self.bnf.val() | self.san[l].nonfinite.val();
+        }
+        self.i1_v.d.next = self.i0_v.q.val();
+        self.i1_first.d.next = self.i0_first.q.val();
+        self.i1_glast.d.next = self.i0_glast.q.val();
+        self.i1_tlast.d.next = self.i0_tlast.q.val();
+        self.i1_slot.d.next = self.i0_slot.q.val();
+        self.i1_min.d.next = self.tmin[0].val();
+        self.i1_max.d.next = self.tmax[0].val();
+        self.i1_nf.d.next = self.bnf.val();
+        // I1 -> the group's running min and max, the token's flag
+        self.f_v.d.next = self.i1_v.q.val() & self.i1_glast.q.val();
+        self.f_slot.d.next = self.i1_slot.q.val();
+        self.f_last.d.next = self.i1_tlast.q.val();
+        self.f_nf.d.next = self.nf_tok.q.val() | self.i1_nf.q.val();
+        if self.i1_v.q.val() {
+            if self.i1_first.q.val() {
+                self.rmin.d.next = self.i1_min.q.val();
+                self.rmax.d.next = self.i1_max.q.val();
+            } else {
+                if self.i1_min.q.val() < self.rmin.q.val() {
+                    self.rmin.d.next = self.i1_min.q.val();
+                }
+                if self.i1_max.q.val() > self.rmax.q.val() {
+                    self.rmax.d.next = self.i1_max.q.val();
+                }
+            }
+            self.nf_tok.d.next = self.nf_tok.q.val() | self.i1_nf.q.val();
+            if self.i1_glast.q.val() & self.i1_tlast.q.val() {
+                self.nf_tok.d.next = false;
+            }
+        }
+
+        // ---------------- step: D = units(max) - units(min), GroupStep ----------------
+        // F1: the keys back to FP16, as magnitude and sign
+        self.fmin.next = self.rmin.q.val() & self.k_low15.val();
+        if !self.rmin.q.val().get_bit(15) {
+            self.fmin.next = !self.rmin.q.val();
+        }
+        self.fmax.next = self.rmax.q.val() & self.k_low15.val();
+        if !self.rmax.q.val().get_bit(15) {
+            self.fmax.next = !self.rmax.q.val();
+        }
+        self.cvt_fmin.x.next = self.fmin.val();
+        self.cvt_fmax.x.next = self.fmax.val();
+        self.f1_minmag.d.next = self.cvt_fmin.mag.val();
+        self.f1_minneg.d.next = self.cvt_fmin.neg.val();
+        self.f1_maxmag.d.next = self.cvt_fmax.mag.val();
+        self.f1_maxneg.d.next = self.cvt_fmax.neg.val();
+        self.f1_min16.d.next = self.fmin.val();
+        self.f1_v.d.next = self.f_v.q.val();
+        self.f1_slot.d.next = self.f_slot.q.val();
+        self.f1_last.d.next = self.f_last.q.val();
+        self.f1_nf.d.next = self.f_nf.q.val();
+        // F2: D by one add or subtract of the magnitudes (max >= min)
+        self.f2_d.d.next = self.f1_maxmag.q.val() - self.f1_minmag.q.val();
+        if self.f1_minneg.q.val() {
+            self.f2_d.d.next = self.f1_maxmag.q.val() + self.f1_minmag.q.val();
+            if self.f1_maxneg.q.val() {
+                self.f2_d.d.next = self.f1_minmag.q.val() - self.f1_maxmag.q.val();
+            }
+        }
+        self.f2_min16.d.next = self.f1_min16.q.val();
+        self.f2_v.d.next = self.f1_v.q.val();
+        self.f2_slot.d.next = self.f1_slot.q.val();
+        self.f2_last.d.next = self.f1_last.q.val();
+        self.f2_nf.d.next = self.f1_nf.q.val();
+        self.gstep.d.next = self.f2_d.q.val();
+        self.gstep.min.next = self.f2_min16.q.val();
+        self.gstep.present.next = true;
+        self.g_v[0].d.next = self.f2_v.q.val();
+        self.g_slot[0].d.next = self.f2_slot.q.val();
+        self.g_last[0].d.next = self.f2_last.q.val();
+        self.g_nf[0].d.next = self.f2_nf.q.val();
+        for i in 1..3 {
+            self.g_v[i].d.next = self.g_v[i - 1].q.val();
+            self.g_slot[i].d.next = self.g_slot[i - 1].q.val();
+            self.g_last[i].d.next = self.g_last[i - 1].q.val();
+            self.g_nf[i].d.next = self.g_nf[i - 1].q.val();
+        }
+        for s in 0..self._ns {
+            self.desc_last[s].d.next = self.g_last[2].q.val();
+            self.desc_nf[s].d.next = self.g_nf[2].q.val() & self.g_last[2].q.val();
+            if self.g_v[2].q.val() & (self.g_slot[2].q.val() == self.sc[s].val()) {
+                self.desc_meta[s].en.next = true;
+                self.desc_last[s].en.next = true;
+                self.desc_nf[s].en.next = true;
+                self.rdy[s].d.next = true;
+            }
+        }
+
+        // ---------------- code: issue row kr of slot rh ----------------
+        self.rrdy.next = false;
+        self.cmeta.next = self.desc_meta[0].q.val();
+        self.clast.next = self.desc_last[0].q.val();
+        self.cnf.next = self.desc_nf[0].q.val();
+        for s in 0..self._ns {
+            if self.rh.q.val() == self.sc[s].val() {
+                self.rrdy.next = self.rdy[s].q.val();
+                self.cmeta.next = self.desc_meta[s].q.val();
+                self.clast.next = self.desc_last[s].q.val();
+                self.cnf.next = self.desc_nf[s].q.val();
+            }
+        }
+        self.issue.next = self.rrdy.val() & self.adv.val();
+        self.rlast.next = self.kr.q.val() == self.k_klast.val();
+        if self.issue.val() {
+            self.kr.d.next = self.kr.q.val() + self.k_one8.val();
+            if self.rlast.val() {
+                self.kr.d.next = self.k_zero8.val();
+                self.rh.d.next = self.rh.q.val() + self.k_one4.val();
+                if self.rh.q.val() == self.k_slast.val() {
+                    self.rh.d.next = self.k_zero4.val();
+                }
+                for s in 0..self._ns {
+                    if self.rh.q.val() == self.sc[s].val() {
+                        self.used[s].d.next = false;
+                        self.rdy[s].d.next = false;
+                    }
+                }
+            }
+        }
+        for g in self._g..(self._g + 1) {
+            for ln in self._lanes..(self._lanes + 1) {
+                for l in 0..self._lanes {
+                    self.xr[l].next = self.buf[l].q.val();
+                    for s in 0..self._ns {
+                        for k in 0..self._nb {
+                            if (self.rh.q.val() == self.sc[s].val()) & (self.kr.q.val() == self.kc[k].val()) {
+                                self.xr[l].next = self.buf[s * g + k * ln + l].q.val();
+                            }
+                        }
+                    }
+                    self.cvt_x[l].x.next = self.xr[l].val();
+                    self.c1_xmag[l].d.next = self.cvt_x[l].mag.val();
+                    self.c1_xneg[l].d.next = self.cvt_x[l].neg.val();
+                }
+            }
+        }
+        // C1: min as magnitude and sign; step = m 2^e with e = max(E - 1, 0)
+        self.cvt_cmin.x.next = self.cmeta.val().get_bits::<16>(0);
+        self.c1_minmag.d.next = self.cvt_cmin.mag.val();
+        self.c1_minneg.d.next = self.cvt_cmin.neg.val();
+        self.cex.next = self.cmeta.val().get_bits::<5>(26);
+        self.c1_m.d.next = bit_cast::<NW, 10>(self.cmeta.val().get_bits::<10>(16));
+        self.esh5.next = self.cex.val() - self.k_two5.val();
+        self.c1_esh.d.next = self.k_zero8.val();
+        self.c1_e0.d.next = true;
+        if self.cex.val() != self.k_zero5.val() {
+            self.c1_m.d.next = bit_cast::<NW, 10>(self.cmeta.val().get_bits::<10>(16)) | self.k_imp.val();
+            self.c1_e0.d.next = self.cex.val() == self.k_one5.val();
+            // e >= 1 shifts n right by e - 1 = E - 2
+            self.c1_esh.d.next = bit_cast::<8, 5>(self.esh5.val());
+        }
+        self.c1_sz.d.next = self.cmeta.val().get_bits::<16>(16) == self.k_zero16.val();
+        self.sb_v[0].d.next = self.issue.val();
+        self.sb_k[0].d.next = self.kr.q.val();
+        self.sb_rl[0].d.next = self.rlast.val();
+        self.sb_meta[0].d.next = self.cmeta.val();
+        self.sb_tl[0].d.next = self.clast.val();
+        self.sb_nf[0].d.next = self.cnf.val();
+        for i in 1..self._sb {
+            self.sb_v[i].d.next = self.sb_v[i - 1].q.val();
+            self.sb_k[i].d.next = self.sb_k[i - 1].q.val();
+            self.sb_rl[i].d.next = self.sb_rl[i - 1].q.val();
+            self.sb_meta[i].d.next = self.sb_meta[i - 1].q.val();
+            self.sb_tl[i].d.next = self.sb_tl[i - 1].q.val();
+            self.sb_nf[i].d.next = self.sb_nf[i - 1].q.val();
+        }
+
+        // C2: n = units(x) - units(min), exact and >= 0
+        self.mins.next = self.c1_minmag.q.val();
+        if self.c1_minneg.q.val() {
+            self.mins.next = self.k_zero_fx.val() - self.c1_minmag.q.val();
+        }
+        for l in 0..self._lanes {
+            self.xs.next = self.c1_xmag[l].q.val();
+            if self.c1_xneg[l].q.val() {
+                self.xs.next = self.k_zero_fx.val() - self.c1_xmag[l].q.val();
+            }
+            self.c2_n[l].d.next = self.xs.val() - self.mins.val();
+        }
+        self.c2_m.d.next = self.c1_m.q.val();
+        self.c2_esh.d.next = self.c1_esh.q.val();
+        self.c2_e0.d.next = self.c1_e0.q.val();
+        self.c2_sz.d.next = self.c1_sz.q.val();
+
+        // C3: the normalised dividend (spec §5.3): (e >= 1 ? n >> (e-1) : 2n) + m
+        for l in 0..self._lanes {
+            self.nn.next = self.c2_n[l].q.val() >> self.c2_esh.q.val();
+            if self.c2_e0.q.val() {
+                self.nn.next = self.c2_n[l].q.val() << self.k_one_fx.val();
+            }
+            self.c3_r[l].d.next = bit_cast::<NW, FX>(self.nn.val() & self.k_nwmask.val()) + self.c2_m.q.val();
+        }
+        self.c3_m2.d.next = self.c2_m.q.val() << self.k_one_nw.val();
+        self.c3_sz.d.next = self.c2_sz.q.val();
+
+        // restoring steps: step j takes weight 2^(b-1-j) against 2m 2^(b-1-j);
+        // the last (weight 1) only compares, its remainder is not needed
+        for ln in self._lanes..(self._lanes + 1) {
+            for l in 0..self._lanes {
+                self.dstep[l].rem.next = self.c3_r[l].q.val();
+                self.dstep[l].dsh.next = self.c3_m2.q.val() << self.dsh[0].val();
+                self.st_r[l].d.next = self.dstep[l].rem_out.val();
+                self.st_q[l].d.next = self.k_zero8.val();
+                if self.dstep[l].take.val() {
+                    self.st_q[l].d.next = self.k_one8.val();
+                }
+            }
+            for j in 1..(self._bits - 1) {
+                for l in 0..self._lanes {
+                    self.dstep[j * ln + l].rem.next = self.st_r[(j - 1) * ln + l].q.val();
+                    self.dstep[j * ln + l].dsh.next = self.st_m2[j - 1].q.val() << self.dsh[j].val();
+                    self.st_r[j * ln + l].d.next = self.dstep[j * ln + l].rem_out.val();
+                    self.st_q[j * ln + l].d.next = self.st_q[(j - 1) * ln + l].q.val() << self.k_one_q.val();
+                    if self.dstep[j * ln + l].take.val() {
+                        self.st_q[j * ln + l].d.next =
+                            (self.st_q[(j - 1) * ln + l].q.val() << self.k_one_q.val()) | self.k_one8.val();
+                    }
+                }
+            }
+            for j in (self._bits - 1)..self._bits {
+                for l in 0..self._lanes {
+                    self.st_q[j * ln + l].d.next = self.st_q[(j - 1) * ln + l].q.val() << self.k_one_q.val();
+                    if self.st_r[(j - 1) * ln + l].q.val() >= self.st_m2[j - 1].q.val() {
+                        self.st_q[j * ln + l].d.next =
+                            (self.st_q[(j - 1) * ln + l].q.val() << self.k_one_q.val()) | self.k_one8.val();
+                    }
+                }
+            }
+        }
+        self.st_m2[0].d.next = self.c3_m2.q.val();
+        for j in 1..(self._bits - 1) {
+            self.st_m2[j].d.next = self.st_m2[j - 1].q.val();
+        }
+        self.st_sz[0].d.next = self.c3_sz.q.val();
+        for j in 1..self._bits {
+            self.st_sz[j].d.next = self.st_sz[j - 1].q.val();
+        }
+
+        // ---------------- pack: row k's codes into the words ----------------
+        for t in (self._sb - 1)..self._sb {
+            self.qq.next = self.k_zero8.val();
+            for w in 0..self._w {
+                self.accn[w].next = self.acc[w].q.val();
+                if self.sb_k[t].q.val() == self.k_zero8.val() {
+                    self.accn[w].next = self.k_zero32.val();
+                }
+            }
+            for ln in self._lanes..(self._lanes + 1) {
+                for c in self._c..(self._c + 1) {
+                    for b in self._bits..(self._bits + 1) {
+                        for k in 0..self._nb {
+                            if self.sb_k[t].q.val() == self.kc[k].val() {
+                                for l in 0..self._lanes {
+                                    self.qq.next = self.st_q[(b - 1) * ln + l].q.val();
+                                    if self.st_sz[b - 1].q.val() {
+                                        self.qq.next = self.k_zero8.val();
+                                    }
+                                    self.accn[(k * ln + l) / c].next = self.accn[(k * ln + l) / c].val()
+                                        | (bit_cast::<32, 8>(self.qq.val()) << self.shj[k * ln + l].val());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if self.adv.val() & self.sb_v[t].q.val() {
+                for w in 0..self._w {
+                    self.acc[w].en.next = true;
+                }
+                self.o_meta.en.next = true;
+                self.o_last.en.next = true;
+                self.o_nf.en.next = true;
+            }
+            for w in 0..self._w {
+                self.acc[w].d.next = self.accn[w].val();
+                self.out_words[w].next = self.acc[w].q.val();
+            }
+            self.o_v.d.next = self.sb_v[t].q.val() & self.sb_rl[t].q.val();
+            self.o_meta.d.next = self.sb_meta[t].q.val();
+            self.o_last.d.next = self.sb_tl[t].q.val();
+            self.o_nf.d.next = self.sb_nf[t].q.val();
+        }
+        self.out_valid.next = self.o_v.q.val();
+        self.out_meta.next = self.o_meta.q.val();
+        self.out_last.next = self.o_last.q.val();
+        self.out_nonfinite.next = self.o_nf.q.val();
+    }
+}
