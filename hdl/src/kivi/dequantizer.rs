@@ -14,13 +14,17 @@
 //! - P1: codes, `|min|` and its sign (`Fp16ToUnits`), the step's
 //!   significand, shift and sign;
 //! - P2: `q * significand` as two pieces, `q[3:0] s` and `q[7:4] s` (each
-//!   a 16x16 multiply of a 4-bit and an 11-bit operand), `units(min)` as a
-//!   signed value;
-//! - P3: the pieces' sum shifted by the step's exponent (`q *
-//!   units(step)`);
-//! - P4: `units(min) +- q * units(step)` exact on 50 bits; P5: clamped
-//!   to +-2^40 (beyond 65504 either way, so RNE saturates the same);
-//! - R0..R2: `UnitsToFp16` in RNE mode (spec §5.6).
+//!   a 16x16 multiply of a 4-bit and an 11-bit operand);
+//! - P3: the pieces' sum shifted by the step's exponent (`p = |q *
+//!   units(step)|`);
+//! - P4, P5: `units(min) +- q * units(step)` exact, as magnitude and sign,
+//!   with `m = |units(min)|`: `m + p` when the signs agree, else `m - p`
+//!   or (when that is negative) `p - m`; each 50-bit add split in two
+//!   25-bit halves, the low ones (and their carries) in P4, the high ones
+//!   and the choice in P5, so no carry runs more than 25 bits in a stage;
+//! - P6: the magnitude clamped to 2^40 (beyond 65504, so RNE saturates
+//!   the same);
+//! - R0..R2: `UnitsToFp16` in magnitude mode, RNE (spec §5.6).
 
 use crate::prim::fp16::{Fp16ToUnits, UnitsToFp16, FX, RNE};
 use crate::prim::reg::Reg;
@@ -31,8 +35,11 @@ use rust_hdl::prelude::*;
 /// 2^8 * 2^11 * 2^29 = 2^48`, so the sum and its sign fit 50 bits.
 pub const SUM_W: usize = 50;
 
-/// Pipeline registers from slot `a` to the output: P1-P5 and R0-R2.
-const STAGES: usize = 8;
+/// Pipeline registers from slot `a` to the output: P1-P6 and R0-R2.
+const STAGES: usize = 9;
+
+/// Width of each half of the split sums.
+const HW: usize = SUM_W / 2;
 
 #[derive(LogicBlock)]
 pub struct KiviDequantizer {
@@ -86,21 +93,45 @@ pub struct KiviDequantizer {
     qpart: Signal<Local, Bits<16>>,
     ppart: Signal<Local, Bits<32>>,
     p2_min: Reg<Bits<FX>>,
+    p2_minneg: Reg<Bit>,
     p2_e: Reg<Bits<8>>,
     p2_sneg: Reg<Bit>,
     // ---- P3 ----
     prodl: Signal<Local, Bits<32>>,
     p3_sh: Vec<Reg<Bits<SUM_W>>>,
     p3_min: Reg<Bits<FX>>,
+    p3_minneg: Reg<Bit>,
     p3_sneg: Reg<Bit>,
-    // ---- P4 ----
+    // ---- P4: low halves ----
     min_w: Signal<Local, Bits<SUM_W>>,
-    sum: Signal<Local, Bits<SUM_W>>,
+    eff: Signal<Local, Bit>,
+    effm: Signal<Local, Bits<HW>>,
+    lo_m: Signal<Local, Bits<HW>>,
+    lo_p: Signal<Local, Bits<HW>>,
+    lo_a: Signal<Local, Bits<26>>,
+    lo_b: Signal<Local, Bits<26>>,
+    // a = m +- p, b = p - m: low 25 bits and the carry out (bit 25)
+    p4_al: Vec<Reg<Bits<26>>>,
+    p4_bl: Vec<Reg<Bits<26>>>,
+    p4_ph: Vec<Reg<Bits<HW>>>,
+    p4_mh: Reg<Bits<HW>>,
+    p4_eff: Reg<Bit>,
+    p4_minneg: Reg<Bit>,
+    // ---- P5: high halves, the choice ----
+    hi_p: Signal<Local, Bits<HW>>,
+    al: Signal<Local, Bits<26>>,
+    bl: Signal<Local, Bits<26>>,
+    ca: Signal<Local, Bits<HW>>,
+    cb: Signal<Local, Bits<HW>>,
+    ha: Signal<Local, Bits<HW>>,
+    hb: Signal<Local, Bits<HW>>,
+    p5_mag: Vec<Reg<Bits<SUM_W>>>,
+    p5_neg: Vec<Reg<Bit>>,
+    // ---- P6: clamp ----
     top: Signal<Local, Bits<10>>,
     sumq: Signal<Local, Bits<SUM_W>>,
-    p4_s: Vec<Reg<Bits<SUM_W>>>,
-    // ---- P5 ----
-    p5_v: Vec<Reg<Bits<FX>>>,
+    p6_v: Vec<Reg<Bits<FX>>>,
+    p6_neg: Vec<Reg<Bit>>,
     // ---- R0..R2 ----
     rnd: Vec<UnitsToFp16>,
     vld: Vec<Reg<Bit>>,
@@ -117,12 +148,14 @@ pub struct KiviDequantizer {
     k_zero5: Constant<Bits<5>>,
     k_one5: Constant<Bits<5>>,
     k_imp: Constant<Bits<16>>,
-    k_zero_fx: Constant<Bits<FX>>,
-    k_sext: Constant<Bits<SUM_W>>,
+    k_zero_hw: Constant<Bits<HW>>,
+    k_ones_hw: Constant<Bits<HW>>,
+    k_one_hw: Constant<Bits<HW>>,
+    k_one26: Constant<Bits<26>>,
+    k_hw: Constant<Bits<32>>,
+    k_hw1: Constant<Bits<32>>,
     k_zero10: Constant<Bits<10>>,
-    k_ones10: Constant<Bits<10>>,
     k_posmax: Constant<Bits<FX>>,
-    k_negmax: Constant<Bits<FX>>,
     k_rne: Constant<Bits<2>>,
     k_nib: Constant<Bits<16>>,
     k_four16: Constant<Bits<16>>,
@@ -179,19 +212,41 @@ impl KiviDequantizer {
             qpart: Default::default(),
             ppart: Default::default(),
             p2_min: Reg::default(),
+            p2_minneg: Reg::default(),
             p2_e: Reg::default(),
             p2_sneg: Reg::default(),
             prodl: Default::default(),
             p3_sh: regs(lanes),
             p3_min: Reg::default(),
+            p3_minneg: Reg::default(),
             p3_sneg: Reg::default(),
             min_w: Default::default(),
-            sum: Default::default(),
+            eff: Default::default(),
+            effm: Default::default(),
+            lo_m: Default::default(),
+            lo_p: Default::default(),
+            lo_a: Default::default(),
+            lo_b: Default::default(),
+            p4_al: regs(lanes),
+            p4_bl: regs(lanes),
+            p4_ph: regs(lanes),
+            p4_mh: Reg::default(),
+            p4_eff: Reg::default(),
+            p4_minneg: Reg::default(),
+            hi_p: Default::default(),
+            al: Default::default(),
+            bl: Default::default(),
+            ca: Default::default(),
+            cb: Default::default(),
+            ha: Default::default(),
+            hb: Default::default(),
+            p5_mag: regs(lanes),
+            p5_neg: regs(lanes),
             top: Default::default(),
             sumq: Default::default(),
-            p4_s: regs(lanes),
-            p5_v: regs(lanes),
-            rnd: (0..lanes).map(|_| UnitsToFp16::default()).collect(),
+            p6_v: regs(lanes),
+            p6_neg: regs(lanes),
+            rnd: (0..lanes).map(|_| UnitsToFp16::magnitude()).collect(),
             vld: regs(STAGES),
             lst: regs(STAGES),
             kc: consts((0..nb as u64).collect::<Vec<_>>()),
@@ -203,12 +258,14 @@ impl KiviDequantizer {
             k_zero5: Constant::new(0u64.into()),
             k_one5: Constant::new(1u64.into()),
             k_imp: Constant::new(1024u64.into()),
-            k_zero_fx: Constant::new(0u64.into()),
-            k_sext: Constant::new((ones(SUM_W) ^ ones(FX)).into()),
+            k_zero_hw: Constant::new(0u64.into()),
+            k_ones_hw: Constant::new(ones(HW).into()),
+            k_one_hw: Constant::new(1u64.into()),
+            k_one26: Constant::new(1u64.into()),
+            k_hw: Constant::new((HW as u64).into()),
+            k_hw1: Constant::new((HW as u64 - 1).into()),
             k_zero10: Constant::new(0u64.into()),
-            k_ones10: Constant::new(ones(10).into()),
             k_posmax: Constant::new((1u64 << 40).into()),
-            k_negmax: Constant::new(((1u64 << FX) - (1u64 << 40)).into()),
             k_rne: Constant::new(RNE.into()),
             k_nib: Constant::new(15u64.into()),
             k_four16: Constant::new(4u64.into()),
@@ -221,7 +278,7 @@ impl KiviDequantizer {
     }
 
     /// Cycles from an input beat's transfer to its group's first output
-    /// beat, with the output ready: slot a, then P1-P5 and R0-R2.
+    /// beat, with the output ready: slot a, then P1-P6 and R0-R2.
     pub const LATENCY: usize = STAGES + 1;
 }
 
@@ -229,7 +286,7 @@ impl Logic for KiviDequantizer {
     #[hdl_gen]
     fn update(&mut self) {
         // ---- register wiring: clock, reset; the pipeline loads on adv ----
-        self.adv.next = !self.vld[7].q.val() | self.out_ready.val();
+        self.adv.next = !self.vld[8].q.val() | self.out_ready.val();
         for i in 0..self._w {
             self.a_words[i].clock.next = self.clock.val();
             self.a_words[i].reset.next = self.reset.val();
@@ -241,7 +298,18 @@ impl Logic for KiviDequantizer {
             self.b_words[i].d.next = self.in_words[i].val();
         }
         clock!(self, clock, a_meta, b_meta, a_v, b_free, rk, p1_minmag, p1_minneg, p1_sig, p1_e, p1_sneg);
-        clock!(self, clock, p2_min, p2_e, p2_sneg, p3_min, p3_sneg);
+        clock!(self, clock, p2_min, p2_minneg, p2_e, p2_sneg, p3_min, p3_minneg, p3_sneg);
+        clock!(self, clock, p4_mh, p4_eff, p4_minneg);
+        self.p2_minneg.reset.next = self.reset.val();
+        self.p3_minneg.reset.next = self.reset.val();
+        self.p4_mh.reset.next = self.reset.val();
+        self.p4_eff.reset.next = self.reset.val();
+        self.p4_minneg.reset.next = self.reset.val();
+        self.p2_minneg.en.next = self.adv.val();
+        self.p3_minneg.en.next = self.adv.val();
+        self.p4_mh.en.next = self.adv.val();
+        self.p4_eff.en.next = self.adv.val();
+        self.p4_minneg.en.next = self.adv.val();
         self.a_meta.reset.next = self.reset.val();
         self.b_meta.reset.next = self.reset.val();
         self.a_v.reset.next = self.reset.val();
@@ -280,19 +348,33 @@ impl Logic for KiviDequantizer {
             self.p3_sh[l].clock.next = self.clock.val();
             self.p3_sh[l].reset.next = self.reset.val();
             self.p3_sh[l].en.next = self.adv.val();
-            self.p4_s[l].clock.next = self.clock.val();
-            self.p4_s[l].reset.next = self.reset.val();
-            self.p4_s[l].en.next = self.adv.val();
-            self.p5_v[l].clock.next = self.clock.val();
-            self.p5_v[l].reset.next = self.reset.val();
-            self.p5_v[l].en.next = self.adv.val();
+            self.p4_al[l].clock.next = self.clock.val();
+            self.p4_al[l].reset.next = self.reset.val();
+            self.p4_al[l].en.next = self.adv.val();
+            self.p4_bl[l].clock.next = self.clock.val();
+            self.p4_bl[l].reset.next = self.reset.val();
+            self.p4_bl[l].en.next = self.adv.val();
+            self.p4_ph[l].clock.next = self.clock.val();
+            self.p4_ph[l].reset.next = self.reset.val();
+            self.p4_ph[l].en.next = self.adv.val();
+            self.p5_mag[l].clock.next = self.clock.val();
+            self.p5_mag[l].reset.next = self.reset.val();
+            self.p5_mag[l].en.next = self.adv.val();
+            self.p5_neg[l].clock.next = self.clock.val();
+            self.p5_neg[l].reset.next = self.reset.val();
+            self.p5_neg[l].en.next = self.adv.val();
+            self.p6_v[l].clock.next = self.clock.val();
+            self.p6_v[l].reset.next = self.reset.val();
+            self.p6_v[l].en.next = self.adv.val();
+            self.p6_neg[l].clock.next = self.clock.val();
+            self.p6_neg[l].reset.next = self.reset.val();
+            self.p6_neg[l].en.next = self.adv.val();
             self.rnd[l].clock.next = self.clock.val();
             self.rnd[l].reset.next = self.reset.val();
             self.rnd[l].en.next = self.adv.val();
-            self.rnd[l].neg.next = false;
             self.rnd[l].mode.next = self.k_rne.val();
         }
-        for s in 0..8 {
+        for s in 0..9 {
             self.vld[s].clock.next = self.clock.val();
             self.vld[s].reset.next = self.reset.val();
             self.vld[s].en.next = self.adv.val();
@@ -395,9 +477,7 @@ impl Logic for KiviDequantizer {
             self.p2_ph[l].d.next = self.ppart.val();
         }
         self.p2_min.d.next = self.p1_minmag.q.val();
-        if self.p1_minneg.q.val() {
-            self.p2_min.d.next = self.k_zero_fx.val() - self.p1_minmag.q.val();
-        }
+        self.p2_minneg.d.next = self.p1_minneg.q.val();
         self.p2_e.d.next = self.p1_e.q.val();
         self.p2_sneg.d.next = self.p1_sneg.q.val();
         self.vld[1].d.next = self.vld[0].q.val();
@@ -409,48 +489,92 @@ impl Logic for KiviDequantizer {
             self.p3_sh[l].d.next = bit_cast::<SUM_W, 32>(self.prodl.val()) << self.p2_e.q.val();
         }
         self.p3_min.d.next = self.p2_min.q.val();
+        self.p3_minneg.d.next = self.p2_minneg.q.val();
         self.p3_sneg.d.next = self.p2_sneg.q.val();
         self.vld[2].d.next = self.vld[1].q.val();
         self.lst[2].d.next = self.lst[1].q.val();
 
-        // ---- P4: the exact sum; P5: clamped to +-2^40 ----
+        // ---- P4: low halves of a = m +- p and b = p - m ----
+        self.eff.next = self.p3_minneg.q.val() ^ self.p3_sneg.q.val();
+        self.effm.next = self.k_zero_hw.val();
+        if self.eff.val() {
+            self.effm.next = self.k_ones_hw.val();
+        }
         self.min_w.next = bit_cast::<SUM_W, FX>(self.p3_min.q.val());
-        if self.p3_min.q.val().get_bit(41) {
-            self.min_w.next = bit_cast::<SUM_W, FX>(self.p3_min.q.val()) | self.k_sext.val();
-        }
+        self.lo_m.next = self.min_w.val().get_bits::<HW>(0);
         for l in 0..self._lanes {
-            self.sum.next = self.min_w.val() + self.p3_sh[l].q.val();
-            if self.p3_sneg.q.val() {
-                self.sum.next = self.min_w.val() - self.p3_sh[l].q.val();
-            }
-            self.p4_s[l].d.next = self.sum.val();
+            self.lo_p.next = self.p3_sh[l].q.val().get_bits::<HW>(0);
+            self.lo_a.next = bit_cast::<26, HW>(self.lo_m.val())
+                + bit_cast::<26, HW>(self.lo_p.val() ^ self.effm.val())
+                + bit_cast::<26, HW>(self.effm.val() & self.k_one_hw.val());
+            self.lo_b.next = bit_cast::<26, HW>(self.lo_p.val())
+                + bit_cast::<26, HW>(self.lo_m.val() ^ self.k_ones_hw.val())
+                + self.k_one26.val();
+            self.p4_al[l].d.next = self.lo_a.val();
+            self.p4_bl[l].d.next = self.lo_b.val();
+            self.p4_ph[l].d.next = self.p3_sh[l].q.val().get_bits::<HW>(self.k_hw.val().index());
         }
+        self.p4_mh.d.next = self.min_w.val().get_bits::<HW>(self.k_hw.val().index());
+        self.p4_eff.d.next = self.eff.val();
+        self.p4_minneg.d.next = self.p3_minneg.q.val();
         self.vld[3].d.next = self.vld[2].q.val();
         self.lst[3].d.next = self.lst[2].q.val();
+
+        // ---- P5: high halves; |sum| is a (a >= 0) or b, with its sign ----
+        self.effm.next = self.k_zero_hw.val();
+        if self.p4_eff.q.val() {
+            self.effm.next = self.k_ones_hw.val();
+        }
         for l in 0..self._lanes {
-            self.sumq.next = self.p4_s[l].q.val();
-            self.top.next = self.sumq.val().get_bits::<10>(40);
-            self.p5_v[l].d.next = self.sumq.val().get_bits::<FX>(0);
-            if (self.top.val() != self.k_zero10.val()) & (self.top.val() != self.k_ones10.val()) {
-                self.p5_v[l].d.next = self.k_posmax.val();
-                if self.sumq.val().get_bit(49) {
-                    self.p5_v[l].d.next = self.k_negmax.val();
-                }
+            self.hi_p.next = self.p4_ph[l].q.val();
+            self.al.next = self.p4_al[l].q.val();
+            self.bl.next = self.p4_bl[l].q.val();
+            self.ca.next = self.k_zero_hw.val();
+            if self.al.val().get_bit(self.k_hw.val().index()) {
+                self.ca.next = self.k_one_hw.val();
+            }
+            self.cb.next = self.k_zero_hw.val();
+            if self.bl.val().get_bit(self.k_hw.val().index()) {
+                self.cb.next = self.k_one_hw.val();
+            }
+            self.ha.next = self.p4_mh.q.val() + (self.hi_p.val() ^ self.effm.val()) + self.ca.val();
+            self.hb.next = self.hi_p.val() + (self.p4_mh.q.val() ^ self.k_ones_hw.val()) + self.cb.val();
+            self.p5_mag[l].d.next = (bit_cast::<SUM_W, HW>(self.ha.val()) << self.k_hw.val())
+                | bit_cast::<SUM_W, HW>(self.al.val().get_bits::<HW>(0));
+            self.p5_neg[l].d.next = self.p4_minneg.q.val();
+            if self.p4_eff.q.val() & self.ha.val().get_bit(self.k_hw1.val().index()) {
+                self.p5_mag[l].d.next = (bit_cast::<SUM_W, HW>(self.hb.val()) << self.k_hw.val())
+                    | bit_cast::<SUM_W, HW>(self.bl.val().get_bits::<HW>(0));
+                self.p5_neg[l].d.next = !self.p4_minneg.q.val();
             }
         }
         self.vld[4].d.next = self.vld[3].q.val();
         self.lst[4].d.next = self.lst[3].q.val();
 
+        // ---- P6: the magnitude clamped to 2^40 ----
+        for l in 0..self._lanes {
+            self.sumq.next = self.p5_mag[l].q.val();
+            self.top.next = self.sumq.val().get_bits::<10>(40);
+            self.p6_v[l].d.next = self.sumq.val().get_bits::<FX>(0);
+            if self.top.val() != self.k_zero10.val() {
+                self.p6_v[l].d.next = self.k_posmax.val();
+            }
+            self.p6_neg[l].d.next = self.p5_neg[l].q.val();
+        }
+        self.vld[5].d.next = self.vld[4].q.val();
+        self.lst[5].d.next = self.lst[4].q.val();
+
         // ---- R0..R2: RNE onto FP16 ----
         for l in 0..self._lanes {
-            self.rnd[l].v.next = self.p5_v[l].q.val();
+            self.rnd[l].v.next = self.p6_v[l].q.val();
+            self.rnd[l].neg.next = self.p6_neg[l].q.val();
             self.out_y[l].next = self.rnd[l].y.val();
         }
-        for s in 5..8 {
+        for s in 6..9 {
             self.vld[s].d.next = self.vld[s - 1].q.val();
             self.lst[s].d.next = self.lst[s - 1].q.val();
         }
-        self.out_valid.next = self.vld[7].q.val();
-        self.out_last.next = self.lst[7].q.val();
+        self.out_valid.next = self.vld[8].q.val();
+        self.out_last.next = self.lst[8].q.val();
     }
 }
