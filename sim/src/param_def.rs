@@ -101,6 +101,18 @@ pub fn check(table: &[ParamDef], name: &str, v: impl TryInto<u64>) -> Result<(),
     def(table, name).check(v.try_into().unwrap_or(u64::MAX))
 }
 
+/// Largest token vector, `heads * head_dim`, of every unit that takes one
+/// (Llama-2-13B's is 5,120).
+pub const MAX_VECTOR: usize = 8192;
+
+/// The rule `heads * head_dim <= MAX_VECTOR`, with its one-line message.
+pub fn check_vector(heads: usize, head_dim: usize) -> Result<(), String> {
+    if heads * head_dim > MAX_VECTOR {
+        return Err(format!("heads x head-dim must be at most {MAX_VECTOR}, got {heads} x {head_dim} = {}", heads * head_dim));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,8 +47,7 @@ impl std::error::Error for ParamError {}
 
 pub const MAX_HEAD_DIM: usize = 1024;
 pub const MAX_HEADS: usize = 64;
-/// Largest token vector, `heads * head_dim`.
-pub const MAX_VECTOR: usize = 8192;
+pub use crate::param_def::MAX_VECTOR;
 pub const MAX_RESIDUAL: usize = 4096;
 /// Bits of one packed code word (spec §13.4).
 pub const WORD_BITS: usize = 32;
@@ -123,14 +122,7 @@ impl KiviParams {
         let c = |name: &str, v: usize| check(t, name, v).map_err(ParamError);
         c("head-dim", self.head_dim)?;
         c("heads", self.heads)?;
-        if self.heads * self.head_dim > MAX_VECTOR {
-            return err(format!(
-                "heads x head-dim must be at most {MAX_VECTOR}, got {} x {} = {}",
-                self.heads,
-                self.head_dim,
-                self.heads * self.head_dim
-            ));
-        }
+        crate::param_def::check_vector(self.heads, self.head_dim).map_err(ParamError)?;
         c("group", self.group)?;
         c("bits", self.bits as usize)?;
         c("lanes", self.lanes)?;

@@ -80,8 +80,7 @@ impl Default for OakenParams {
 pub const SEGMENT: usize = 64;
 pub const MAX_HEAD_DIM: usize = 1024;
 pub const MAX_HEADS: usize = 64;
-/// Largest token vector, `heads * head_dim` (Llama-2-13B's is 5,120).
-pub const MAX_VECTOR: usize = 8192;
+pub use crate::param_def::MAX_VECTOR;
 /// The stored metadata word: six FP16 fields (spec §2.9).
 pub const META_BITS: usize = 96;
 pub const MAX_LANES: usize = 64;
@@ -185,14 +184,7 @@ impl OakenParams {
         let c = |name: &str, v: usize| check(t, name, v).map_err(ParamError);
         c("head-dim", self.head_dim)?;
         c("heads", self.heads)?;
-        if self.heads * self.head_dim > MAX_VECTOR {
-            return err(format!(
-                "heads x head-dim must be at most {MAX_VECTOR}, got {} x {} = {}",
-                self.heads,
-                self.head_dim,
-                self.heads * self.head_dim
-            ));
-        }
+        crate::param_def::check_vector(self.heads, self.head_dim).map_err(ParamError)?;
         c("lanes", self.lanes)?;
         if self.head_dim % self.lanes != 0 {
             return err(format!(

@@ -77,7 +77,7 @@ impl fmt::Display for ParamError {
 
 impl std::error::Error for ParamError {}
 
-pub const MAX_VECTOR: usize = 8192;
+pub use crate::param_def::MAX_VECTOR;
 /// Bits of the block header word (spec §14.4).
 pub const HEADER_BITS: usize = 32;
 /// Bits of one token's metadata word, FP16 step and FP16 min (spec §14.4).
@@ -151,14 +151,7 @@ impl PackKvParams {
         let c = |name: &str, v: usize| check(t, name, v).map_err(ParamError);
         c("head-dim", self.head_dim)?;
         c("heads", self.heads)?;
-        if self.heads * self.head_dim > MAX_VECTOR {
-            return err(format!(
-                "heads x head-dim must be at most {MAX_VECTOR}, got {} x {} = {}",
-                self.heads,
-                self.head_dim,
-                self.heads * self.head_dim
-            ));
-        }
+        crate::param_def::check_vector(self.heads, self.head_dim).map_err(ParamError)?;
         c("levels", self.levels as usize)?;
         c("block", self.block)?;
         c("pack", self.pack)?;
