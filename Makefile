@@ -96,10 +96,18 @@ build:
 	$(CARGO) build --release -p rtl-gen -p sim
 
 # Default RTL of every unit into build/rtl/<unit>/.
+# VARIANTS: a unit whose parameter changes its structure, not only its
+# sizes, is also emitted (and linted) in that form, to $(RTL)/<unit>-<value>.
+VARIANTS     ?= kivi-quantizer:axis=channel
 rtl: build
 	@for u in $(UNITS); do \
 	  $(RTLGEN) emit $$u --clock-ns $(CLOCK_NS) -o $(RTL)/$$u > /dev/null; \
 	  echo "emitted $(RTL)/$$u"; \
+	done
+	@for v in $(VARIANTS); do \
+	  u=$${v%%:*}; kv=$${v#*:}; d=$(RTL)/$$u-$${kv#*=}; \
+	  $(RTLGEN) emit $$u --set $$kv --clock-ns $(CLOCK_NS) -o $$d > /dev/null; \
+	  echo "emitted $$d ($$kv)"; \
 	done
 
 # verilator -Wall on each emitted unit; warnings fail unless waived in
@@ -109,6 +117,11 @@ lint: rtl
 	  m=$$(tr - _ <<< $$u); \
 	  $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(RTL)/$$u/$$m.v --top-module $$m; \
 	  echo "lint clean: $$u"; \
+	done
+	@for v in $(VARIANTS); do \
+	  u=$${v%%:*}; kv=$${v#*:}; m=$$(tr - _ <<< $$u); \
+	  $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(RTL)/$$u-$${kv#*=}/$$m.v --top-module $$m; \
+	  echo "lint clean: $$u ($$kv)"; \
 	done
 
 # SAT proof (Yosys) that the zero-insert shifter inverts the zero-remove

@@ -111,7 +111,7 @@ pub fn real_slice() -> &'static [u16] {
     })
 }
 
-fn finite(r: &mut Xorshift) -> u16 {
+pub fn finite(r: &mut Xorshift) -> u16 {
     loop {
         let x = r.next_u64() as u16;
         if fp16::is_finite(x) {
@@ -120,7 +120,7 @@ fn finite(r: &mut Xorshift) -> u16 {
     }
 }
 
-fn uniform(r: &mut Xorshift) -> f32 {
+pub fn uniform(r: &mut Xorshift) -> f32 {
     (r.next_u64() >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0
 }
 

@@ -1,5 +1,7 @@
 //! KIVI (ICML 2024): per-group asymmetric min-max codes (docs/spec.md §13).
-//! `kivi-dequantizer`: packed words and a metadata word to FP16 values
-//! (§13.6, §13.14).
+//! `kivi-quantizer`: `quantizer` (axis token, V, §13.14.2) and
+//! `quantizer_channel` (axis channel, K, §13.14.3); `kivi-dequantizer`:
+//! packed words and a metadata word to FP16 values (§13.6, §13.14.1).
 pub mod dequantizer;
 pub mod quantizer;
+pub mod quantizer_channel;
