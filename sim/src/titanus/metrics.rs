@@ -189,14 +189,7 @@ struct Acc {
 /// `set`: the first `prefill` tokens are the prefill, the rest decode.
 /// Level counts are taken after each decode length in `checkpoints` that the
 /// set reaches.
-pub fn measure(
-    set: &Int8Set,
-    source: Option<&KvSet>,
-    table: &ConfigTable,
-    p: &TitanusParams,
-    prefill: usize,
-    checkpoints: &[usize],
-) -> Result<Report, String> {
+pub fn measure(set: &Int8Set, source: Option<&KvSet>, table: &ConfigTable, p: &TitanusParams, prefill: usize, checkpoints: &[usize]) -> Result<Report, String> {
     measure_with(set, source, table, p, prefill, checkpoints, &mut |_, _| {})
 }
 
