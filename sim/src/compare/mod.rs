@@ -238,23 +238,24 @@ pub fn attention(inp: &Input, d: &Decoded, w: Window) -> AttnAcc {
     let pos = positions(set.tokens, inp.queries);
     let mut acc = AttnAcc::default();
     for s in sequences(set, hd) {
-        let rows = |kv: Kv| -> (Vec<&[u16]>, Vec<Vec<f64>>, Vec<Vec<f64>>) {
+        // per token: the input row, it exact, it decoded (NaN: not quantized)
+        let rows = |kv: Kv| {
             let raw = set.sample(s.run, s.layer, kv);
-            let (mut r, mut x, mut y) = (vec![], vec![], vec![]);
+            let mut r = SeqRows { raw: vec![], exact: vec![], decoded: vec![] };
             for t in 0..set.tokens {
                 let o = t * set.head_dim + s.head * hd;
-                r.push(&raw[o..o + hd]);
-                x.push(raw[o..o + hd].iter().map(|&e| val(e)).collect::<Vec<f64>>());
+                r.raw.push(&raw[o..o + hd]);
+                r.exact.push(raw[o..o + hd].iter().map(|&e| val(e)).collect());
                 let i = d.index(At { run: s.run, layer: s.layer, kv, token: t, channel: s.head * hd });
-                y.push(d.data[i..i + hd].to_vec());
+                r.decoded.push(d.data[i..i + hd].to_vec());
             }
-            (r, x, y)
+            r
         };
-        let (kr, kx, ky) = rows(Kv::K);
-        let (_, vx, vy) = rows(Kv::V);
-        for (t, qs) in queries(inp.q, s, inp.heads, hd, &kr, &pos) {
+        let (kr, SeqRows { exact: vx, decoded: vy, .. }) = (rows(Kv::K), rows(Kv::V));
+        let (kx, ky) = (&kr.exact, &kr.decoded);
+        for (t, qs) in queries(inp.q, s, inp.heads, hd, &kr.raw, &pos) {
             let ctx = t + 1;
-            let k = chosen(Kv::K, w, ctx, &kx, &ky);
+            let k = chosen(Kv::K, w, ctx, kx, ky);
             let v = chosen(Kv::V, w, ctx, &vx, &vy);
             for q in qs {
                 let qf: Vec<f64> = q.iter().map(|&e| val(e)).collect();
@@ -264,6 +265,12 @@ pub fn attention(inp: &Input, d: &Decoded, w: Window) -> AttnAcc {
         }
     }
     acc
+}
+
+struct SeqRows<'a> {
+    raw: Vec<&'a [u16]>,
+    exact: Vec<Vec<f64>>,
+    decoded: Vec<Vec<f64>>,
 }
 
 fn rows_of(m: &[Vec<f64>]) -> Vec<&[f64]> {
