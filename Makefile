@@ -392,6 +392,26 @@ hack-report:
 	} > $(REPORTS)/hack.md
 	@echo "wrote $(REPORTS)/hack.md"
 
+# Every scheme side by side (spec §16): build/reports/compare.md, .json and
+# the two plots. On the real set's 01-canal with its own Q (thresholds
+# profiled on calib) when `make realkv` has made them, else on the
+# committed slice with Q drawn; hardware from build/reports/ppa.json when
+# `make synth` has written it, else from docs/ppa.json.
+COMPARE_DIR  := $(BUILD)/compare
+.PHONY: compare
+compare:
+	$(CARGO) build --release -p sim --bin kvsim
+	@mkdir -p $(REPORTS) $(COMPARE_DIR)
+	@ppa=$(REPORTS)/ppa.json; [ -f $$ppa ] || ppa=docs/ppa.json; \
+	if [ -f $(REALKV)/set/01-canal.q.npy ] && [ -f $(REALKV)/set/calib.kv.npy ]; then \
+	  $(KVSIM) profile --input $(REALKV)/set/calib.kv.npy -o $(COMPARE_DIR)/thresholds.json; \
+	  set -- --input $(REALKV)/set/01-canal.kv.npy --q $(REALKV)/set/01-canal.q.npy --thresholds $(COMPARE_DIR)/thresholds.json; \
+	else \
+	  echo "compare: no real set in $(REALKV)/set (make realkv): the committed slice, Q drawn"; \
+	  set -- --input sim/data/realkv-slice.kv.npy; \
+	fi; \
+	cmd="$(KVSIM) compare $$* --heads 3 --head-dim 64 --ppa $$ppa -o $(REPORTS)"; echo "$$cmd"; $$cmd
+
 # The ORFS and FuseSoC design folders (`rtl-gen emit --flow`) of every unit,
 # checked with Yosys, OpenSTA and FuseSoC's Verilator lint (tb/tests/flows.rs).
 .PHONY: flows
