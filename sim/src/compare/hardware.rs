@@ -24,10 +24,13 @@ pub struct Need {
     pub rtl: bool,
     /// Elements per cycle per lane when `ppa.json` gives none (spec §8.2).
     pub per_lane: f64,
+    /// The `ppa.json` model of a variant that is not the unit's default
+    /// (empty: the default's).
+    pub model: &'static str,
 }
 
 const fn need(unit: &'static str, role: &'static str, side: Side, rtl: bool, per_lane: f64) -> Need {
-    Need { unit, role, side, rtl, per_lane }
+    Need { unit, role, side, rtl, per_lane, model: "" }
 }
 
 /// The units of every scheme. Oaken's MMU and the memories that hold the
@@ -38,7 +41,8 @@ pub fn needs(s: Scheme) -> Vec<Need> {
         Scheme::Oaken => vec![need("oaken-quantizer", "quantization engine", Quantize, true, 1.0), need("oaken-dequantizer", "dequantization engine", Dequantize, true, 1.0)],
         Scheme::Kivi => vec![
             need("kivi-quantizer", "axis token: V", Quantize, true, 1.0),
-            need("kivi-quantizer", "axis channel: K", Quantize, false, 1.0),
+            // two passes over each block: half an element per lane per cycle
+            Need { model: "kivi_quantizer_ch", ..need("kivi-quantizer", "axis channel: K", Quantize, true, 0.5) },
             need("kivi-dequantizer", "K and V", Dequantize, true, 1.0),
         ],
         Scheme::Titanus => vec![
@@ -99,8 +103,8 @@ impl SchemeCost {
 /// The row of `unit` at its defaults: model named as its module (ppa.py's
 /// convention), or `<module>_defaults` (synthesized with memories as
 /// macros only).
-fn default_row<'a>(ppa: &'a Value, unit: &str) -> Option<&'a Value> {
-    let module = unit.replace('-', "_");
+fn default_row<'a>(ppa: &'a Value, unit: &str, model: &str) -> Option<&'a Value> {
+    let module = if model.is_empty() { unit.replace('-', "_") } else { model.to_string() };
     ppa["units"].as_array()?.iter().find(|r| r["unit"] == unit && (r["model"] == module.as_str() || r["model"] == format!("{module}_defaults").as_str()))
 }
 
@@ -120,7 +124,7 @@ fn cost(n: &Need, ppa: Option<&Value>, ppa_name: &str) -> UnitCost {
         c.source = "no RTL yet".into();
         return c;
     }
-    let Some(row) = ppa.and_then(|p| default_row(p, n.unit)) else {
+    let Some(row) = ppa.and_then(|p| default_row(p, n.unit, n.model)) else {
         c.source = format!("not in {ppa_name}");
         return c;
     };
