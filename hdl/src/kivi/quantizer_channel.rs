@@ -159,8 +159,6 @@ pub struct KiviChannelQuantizer {
     c1_e0: Vec<Reg<Bit>>,
     c1_sz: Vec<Reg<Bit>>,
     c1_sb: Reg<Bits<64>>,
-    xs: Signal<Local, Bits<FX>>,
-    mins: Signal<Local, Bits<FX>>,
     c2_n: Vec<Reg<Bits<FX>>>,
     c2_m: Vec<Reg<Bits<NW>>>,
     c2_esh: Vec<Reg<Bits<8>>>,
@@ -233,7 +231,6 @@ pub struct KiviChannelQuantizer {
     k_one5: Constant<Bits<5>>,
     k_two5: Constant<Bits<5>>,
     k_imp: Constant<Bits<NW>>,
-    k_zero_fx: Constant<Bits<FX>>,
     k_one_fx: Constant<Bits<FX>>,
     k_zero32: Constant<Bits<32>>,
         k_one_nw: Constant<Bits<NW>>,
@@ -383,8 +380,6 @@ impl KiviChannelQuantizer {
             c1_e0: regs(lanes),
             c1_sz: regs(lanes),
             c1_sb: Reg::default(),
-            xs: Default::default(),
-            mins: Default::default(),
             c2_n: regs(lanes),
             c2_m: regs(lanes),
             c2_esh: regs(lanes),
@@ -455,7 +450,6 @@ impl KiviChannelQuantizer {
             k_one5: k(1),
             k_two5: k(2),
             k_imp: k(1024),
-            k_zero_fx: k(0),
             k_one_fx: k(1),
             k_zero32: k(0),
             k_one_nw: k(1),
@@ -943,17 +937,17 @@ impl Logic for KiviChannelQuantizer {
             self.c1_sz[l].d.next = self.mword.val().get_bits::<16>(16) == self.k_zero16.val();
         }
 
-        // C2: n = units(x) - units(min), exact and >= 0
+        // C2: n = units(x) - units(min), exact and >= 0, by one add or
+        // subtract of the magnitudes (x >= min; a negated operand put a
+        // 42-bit increment before the subtract: 4.63 ns on OSU018)
         for l in 0..self._lanes {
-            self.mins.next = self.c1_minmag[l].q.val();
+            self.c2_n[l].d.next = self.c1_xmag[l].q.val() - self.c1_minmag[l].q.val();
             if self.c1_minneg[l].q.val() {
-                self.mins.next = self.k_zero_fx.val() - self.c1_minmag[l].q.val();
+                self.c2_n[l].d.next = self.c1_xmag[l].q.val() + self.c1_minmag[l].q.val();
+                if self.c1_xneg[l].q.val() {
+                    self.c2_n[l].d.next = self.c1_minmag[l].q.val() - self.c1_xmag[l].q.val();
+                }
             }
-            self.xs.next = self.c1_xmag[l].q.val();
-            if self.c1_xneg[l].q.val() {
-                self.xs.next = self.k_zero_fx.val() - self.c1_xmag[l].q.val();
-            }
-            self.c2_n[l].d.next = self.xs.val() - self.mins.val();
             self.c2_m[l].d.next = self.c1_m[l].q.val();
             self.c2_esh[l].d.next = self.c1_esh[l].q.val();
             self.c2_e0[l].d.next = self.c1_e0[l].q.val();
