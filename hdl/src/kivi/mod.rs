@@ -3,3 +3,4 @@
 //! (§13.6, §13.14).
 pub mod dequantizer;
 pub mod quantizer;
+pub mod split_diff;
