@@ -143,8 +143,9 @@ pub struct KiviQuantizer {
     f1_slot: Reg<Bits<4>>,
     f1_minmag: Reg<Bits<FX>>,
     f1_maxmag: Reg<Bits<FX>>,
-    f1_minneg: Reg<Bit>,
-    f1_maxneg: Reg<Bit>,
+    // the DiffLo/DiffHi flags of D = max - min (split_diff::ops)
+    f1_swap: Reg<Bit>,
+    f1_sub: Reg<Bit>,
     f1_min16: Reg<Bits<16>>,
     flo: DiffLo,
     fhi: DiffHi,
@@ -155,8 +156,8 @@ pub struct KiviQuantizer {
     f2_lo: Reg<Bits<22>>,
     f2_maxh: Reg<Bits<FH>>,
     f2_minh: Reg<Bits<FH>>,
-    f2_maxneg: Reg<Bit>,
-    f2_minneg: Reg<Bit>,
+    f2_swap: Reg<Bit>,
+    f2_sub: Reg<Bit>,
     f2_min16: Reg<Bits<16>>,
     f3_v: Reg<Bit>,
     f3_last: Reg<Bit>,
@@ -192,9 +193,10 @@ pub struct KiviQuantizer {
     c0_x: Vec<Reg<Bits<16>>>,
     // ---- C1 ----
     c1_xmag: Vec<Reg<Bits<FX>>>,
-    c1_xneg: Vec<Reg<Bit>>,
+    // the DiffLo/DiffHi flags of n = x - min, per lane
+    c1_swap: Vec<Reg<Bit>>,
+    c1_sub: Vec<Reg<Bit>>,
     c1_minmag: Reg<Bits<FX>>,
-    c1_minneg: Reg<Bit>,
     c1_m: Reg<Bits<NW>>,
     c1_esh: Reg<Bits<8>>,
     c1_e0: Reg<Bit>,
@@ -205,9 +207,9 @@ pub struct KiviQuantizer {
     xhi: Vec<DiffHi>,
     c2_lo: Vec<Reg<Bits<22>>>,
     c2_xh: Vec<Reg<Bits<FH>>>,
-    c2_xneg: Vec<Reg<Bit>>,
+    c2_swap: Vec<Reg<Bit>>,
+    c2_sub: Vec<Reg<Bit>>,
     c2_minh: Reg<Bits<FH>>,
-    c2_minneg: Reg<Bit>,
     c2_m: Reg<Bits<NW>>,
     c2_esh: Reg<Bits<8>>,
     c2_e0: Reg<Bit>,
@@ -379,8 +381,8 @@ impl KiviQuantizer {
             f1_slot: Reg::default(),
             f1_minmag: Reg::default(),
             f1_maxmag: Reg::default(),
-            f1_minneg: Reg::default(),
-            f1_maxneg: Reg::default(),
+            f1_swap: Reg::default(),
+            f1_sub: Reg::default(),
             f1_min16: Reg::default(),
             flo: DiffLo::new(),
             fhi: DiffHi::new(),
@@ -391,8 +393,8 @@ impl KiviQuantizer {
             f2_lo: Reg::default(),
             f2_maxh: Reg::default(),
             f2_minh: Reg::default(),
-            f2_maxneg: Reg::default(),
-            f2_minneg: Reg::default(),
+            f2_swap: Reg::default(),
+            f2_sub: Reg::default(),
             f2_min16: Reg::default(),
             f3_v: Reg::default(),
             f3_last: Reg::default(),
@@ -425,9 +427,9 @@ impl KiviQuantizer {
             cvt_cmin: Fp16ToUnits::default(),
             c0_x: regs(lanes),
             c1_xmag: regs(lanes),
-            c1_xneg: regs(lanes),
+            c1_swap: regs(lanes),
+            c1_sub: regs(lanes),
             c1_minmag: Reg::default(),
-            c1_minneg: Reg::default(),
             c1_m: Reg::default(),
             c1_esh: Reg::default(),
             c1_e0: Reg::default(),
@@ -436,9 +438,9 @@ impl KiviQuantizer {
             xhi: (0..lanes).map(|_| DiffHi::new()).collect(),
             c2_lo: regs(lanes),
             c2_xh: regs(lanes),
-            c2_xneg: regs(lanes),
+            c2_swap: regs(lanes),
+            c2_sub: regs(lanes),
             c2_minh: Reg::default(),
-            c2_minneg: Reg::default(),
             c2_m: Reg::default(),
             c2_esh: Reg::default(),
             c2_e0: Reg::default(),
@@ -528,8 +530,7 @@ impl Logic for KiviQuantizer {
     fn update(&mut self) {
         // ---------------- register wiring ----------------
         clock!(self, clock, kw, wh, gc, rmin, rmax, nf_tok, f_v, f_slot, f_last, f_nf, kr, rh);
-        clock!(self, clock, c1_minmag, c1_minneg, c1_m, c1_esh, c1_e0, c1_sz, c2_m, c2_esh, c2_e0, c2_sz);
-        clock!(self, clock, c2_minh, c2_minneg);
+        clock!(self, clock, c1_minmag, c1_m, c1_esh, c1_e0, c1_sz, c2_m, c2_esh, c2_e0, c2_sz, c2_minh);
         clock!(self, clock, c3_m, c3_esh, c3_e0, c3_sz, c4_m, c4_sz, c5_m2, c5_sz, o_v, o_meta, o_last, o_nf);
         self.adv.next = !self.o_v.q.val() | self.out_ready.val();
         // fill and step registers: always enabled, hold unless loaded
@@ -643,9 +644,9 @@ impl Logic for KiviQuantizer {
         }
         // I0, F1-F3: free-running pipeline registers
         clock!(self, clock, i0_v, i0_slot, i0_row, i0_first, i0_glast, i0_tlast);
-        clock!(self, clock, f1_v, f1_last, f1_nf, f1_slot, f1_minmag, f1_maxmag, f1_minneg, f1_maxneg);
+        clock!(self, clock, f1_v, f1_last, f1_nf, f1_slot, f1_minmag, f1_maxmag, f1_swap, f1_sub);
         clock!(self, clock, f1_min16, f2_v, f2_last, f2_nf, f2_slot, f2_lo, f2_maxh, f2_minh, f2_min16);
-        clock!(self, clock, f2_maxneg, f2_minneg);
+        clock!(self, clock, f2_swap, f2_sub);
         clock!(self, clock, f3_v, f3_last, f3_nf, f3_slot, f3_d, f3_min16);
         self.i0_v.reset.next = self.reset.val();
         self.i0_v.en.next = true;
@@ -671,10 +672,10 @@ impl Logic for KiviQuantizer {
         self.f1_minmag.en.next = true;
         self.f1_maxmag.reset.next = self.reset.val();
         self.f1_maxmag.en.next = true;
-        self.f1_minneg.reset.next = self.reset.val();
-        self.f1_minneg.en.next = true;
-        self.f1_maxneg.reset.next = self.reset.val();
-        self.f1_maxneg.en.next = true;
+        self.f1_swap.reset.next = self.reset.val();
+        self.f1_swap.en.next = true;
+        self.f1_sub.reset.next = self.reset.val();
+        self.f1_sub.en.next = true;
         self.f1_min16.reset.next = self.reset.val();
         self.f1_min16.en.next = true;
         self.f2_v.reset.next = self.reset.val();
@@ -691,10 +692,10 @@ impl Logic for KiviQuantizer {
         self.f2_maxh.en.next = true;
         self.f2_minh.reset.next = self.reset.val();
         self.f2_minh.en.next = true;
-        self.f2_maxneg.reset.next = self.reset.val();
-        self.f2_maxneg.en.next = true;
-        self.f2_minneg.reset.next = self.reset.val();
-        self.f2_minneg.en.next = true;
+        self.f2_swap.reset.next = self.reset.val();
+        self.f2_swap.en.next = true;
+        self.f2_sub.reset.next = self.reset.val();
+        self.f2_sub.en.next = true;
         self.f2_min16.reset.next = self.reset.val();
         self.f2_min16.en.next = true;
         self.f3_v.reset.next = self.reset.val();
@@ -717,7 +718,6 @@ impl Logic for KiviQuantizer {
         }
         // code pipeline registers: load on adv
         self.c1_minmag.reset.next = self.reset.val();
-        self.c1_minneg.reset.next = self.reset.val();
         self.c1_m.reset.next = self.reset.val();
         self.c1_esh.reset.next = self.reset.val();
         self.c1_e0.reset.next = self.reset.val();
@@ -727,7 +727,6 @@ impl Logic for KiviQuantizer {
         self.c2_e0.reset.next = self.reset.val();
         self.c2_sz.reset.next = self.reset.val();
         self.c2_minh.reset.next = self.reset.val();
-        self.c2_minneg.reset.next = self.reset.val();
         self.c3_m.reset.next = self.reset.val();
         self.c3_esh.reset.next = self.reset.val();
         self.c3_e0.reset.next = self.reset.val();
@@ -741,7 +740,6 @@ impl Logic for KiviQuantizer {
         self.o_last.reset.next = self.reset.val();
         self.o_nf.reset.next = self.reset.val();
         self.c1_minmag.en.next = self.adv.val();
-        self.c1_minneg.en.next = self.adv.val();
         self.c1_m.en.next = self.adv.val();
         self.c1_esh.en.next = self.adv.val();
         self.c1_e0.en.next = self.adv.val();
@@ -751,7 +749,6 @@ impl Logic for KiviQuantizer {
         self.c2_e0.en.next = self.adv.val();
         self.c2_sz.en.next = self.adv.val();
         self.c2_minh.en.next = self.adv.val();
-        self.c2_minneg.en.next = self.adv.val();
         self.c3_m.en.next = self.adv.val();
         self.c3_esh.en.next = self.adv.val();
         self.c3_e0.en.next = self.adv.val();
@@ -774,9 +771,12 @@ impl Logic for KiviQuantizer {
             self.c2_xh[l].clock.next = self.clock.val();
             self.c2_xh[l].reset.next = self.reset.val();
             self.c2_xh[l].en.next = self.adv.val();
-            self.c2_xneg[l].clock.next = self.clock.val();
-            self.c2_xneg[l].reset.next = self.reset.val();
-            self.c2_xneg[l].en.next = self.adv.val();
+            self.c2_swap[l].clock.next = self.clock.val();
+            self.c2_swap[l].reset.next = self.reset.val();
+            self.c2_swap[l].en.next = self.adv.val();
+            self.c2_sub[l].clock.next = self.clock.val();
+            self.c2_sub[l].reset.next = self.reset.val();
+            self.c2_sub[l].en.next = self.adv.val();
             self.c4_nn[l].clock.next = self.clock.val();
             self.c4_nn[l].reset.next = self.reset.val();
             self.c4_nn[l].en.next = self.adv.val();
@@ -786,9 +786,12 @@ impl Logic for KiviQuantizer {
             self.c1_xmag[l].clock.next = self.clock.val();
             self.c1_xmag[l].reset.next = self.reset.val();
             self.c1_xmag[l].en.next = self.adv.val();
-            self.c1_xneg[l].clock.next = self.clock.val();
-            self.c1_xneg[l].reset.next = self.reset.val();
-            self.c1_xneg[l].en.next = self.adv.val();
+            self.c1_swap[l].clock.next = self.clock.val();
+            self.c1_swap[l].reset.next = self.reset.val();
+            self.c1_swap[l].en.next = self.adv.val();
+            self.c1_sub[l].clock.next = self.clock.val();
+            self.c1_sub[l].reset.next = self.reset.val();
+            self.c1_sub[l].en.next = self.adv.val();
             self.c3_n[l].clock.next = self.clock.val();
             self.c3_n[l].reset.next = self.reset.val();
             self.c3_n[l].en.next = self.adv.val();
@@ -991,9 +994,9 @@ impl Logic for KiviQuantizer {
         self.cvt_fmin.x.next = self.fmin.val();
         self.cvt_fmax.x.next = self.fmax.val();
         self.f1_minmag.d.next = self.cvt_fmin.mag.val();
-        self.f1_minneg.d.next = self.cvt_fmin.neg.val();
+        self.f1_swap.d.next = self.cvt_fmin.neg.val() & self.cvt_fmax.neg.val();
         self.f1_maxmag.d.next = self.cvt_fmax.mag.val();
-        self.f1_maxneg.d.next = self.cvt_fmax.neg.val();
+        self.f1_sub.d.next = !self.cvt_fmin.neg.val() | self.cvt_fmax.neg.val();
         self.f1_min16.d.next = self.fmin.val();
         self.f1_v.d.next = self.f_v.q.val();
         self.f1_slot.d.next = self.f_slot.q.val();
@@ -1001,23 +1004,23 @@ impl Logic for KiviQuantizer {
         self.f1_nf.d.next = self.f_nf.q.val();
         // F2, F3: D = max - min (>= 0) in two halves (`DiffLo`, `DiffHi`)
         self.flo.xl.next = self.f1_maxmag.q.val().get_bits::<FH>(0);
-        self.flo.xneg.next = self.f1_maxneg.q.val();
+        self.flo.swap.next = self.f1_swap.q.val();
         self.flo.yl.next = self.f1_minmag.q.val().get_bits::<FH>(0);
-        self.flo.yneg.next = self.f1_minneg.q.val();
+        self.flo.sub.next = self.f1_sub.q.val();
         self.f2_lo.d.next = self.flo.lo.val();
         self.f2_maxh.d.next = self.f1_maxmag.q.val().get_bits::<FH>(self.k_fh32.val().index());
         self.f2_minh.d.next = self.f1_minmag.q.val().get_bits::<FH>(self.k_fh32.val().index());
-        self.f2_maxneg.d.next = self.f1_maxneg.q.val();
-        self.f2_minneg.d.next = self.f1_minneg.q.val();
+        self.f2_swap.d.next = self.f1_swap.q.val();
+        self.f2_sub.d.next = self.f1_sub.q.val();
         self.f2_min16.d.next = self.f1_min16.q.val();
         self.f2_v.d.next = self.f1_v.q.val();
         self.f2_slot.d.next = self.f1_slot.q.val();
         self.f2_last.d.next = self.f1_last.q.val();
         self.f2_nf.d.next = self.f1_nf.q.val();
         self.fhi.xh.next = self.f2_maxh.q.val();
-        self.fhi.xneg.next = self.f2_maxneg.q.val();
+        self.fhi.swap.next = self.f2_swap.q.val();
         self.fhi.yh.next = self.f2_minh.q.val();
-        self.fhi.yneg.next = self.f2_minneg.q.val();
+        self.fhi.sub.next = self.f2_sub.q.val();
         self.fhi.lo.next = self.f2_lo.q.val();
         self.f3_d.d.next = self.fhi.d.val();
         self.f3_min16.d.next = self.f2_min16.q.val();
@@ -1095,17 +1098,18 @@ impl Logic for KiviQuantizer {
                 }
             }
         }
-        // C1: units(x); min as magnitude and sign; step = m 2^e with e =
-        // max(E - 1, 0) (the metadata word from C0's sideband)
+        // C1: units(x), units(min) and, per lane, the flags of x - min;
+        // step = m 2^e with e = max(E - 1, 0) (the metadata word from C0's
+        // sideband)
         for l in 0..self._lanes {
             self.cvt_x[l].x.next = self.c0_x[l].q.val();
             self.c1_xmag[l].d.next = self.cvt_x[l].mag.val();
-            self.c1_xneg[l].d.next = self.cvt_x[l].neg.val();
+            self.c1_swap[l].d.next = self.cvt_x[l].neg.val() & self.cvt_cmin.neg.val();
+            self.c1_sub[l].d.next = !self.cvt_cmin.neg.val() | self.cvt_x[l].neg.val();
         }
         self.cmeta1.next = self.sb_meta[0].q.val();
         self.cvt_cmin.x.next = self.cmeta1.val().get_bits::<16>(0);
         self.c1_minmag.d.next = self.cvt_cmin.mag.val();
-        self.c1_minneg.d.next = self.cvt_cmin.neg.val();
         self.cex.next = self.cmeta1.val().get_bits::<5>(26);
         self.c1_m.d.next = bit_cast::<NW, 10>(self.cmeta1.val().get_bits::<10>(16));
         self.esh5.next = self.cex.val() - self.k_two5.val();
@@ -1134,27 +1138,28 @@ impl Logic for KiviQuantizer {
         }
 
         // C2, C3: n = units(x) - units(min), exact and >= 0, in two halves
-        // (`DiffLo`, `DiffHi`; min's high half and sign are the group's)
+        // (`DiffLo`, `DiffHi`; min's high half is the group's, the flags
+        // each lane's, from C1)
         for l in 0..self._lanes {
             self.xlo[l].xl.next = self.c1_xmag[l].q.val().get_bits::<FH>(0);
-            self.xlo[l].xneg.next = self.c1_xneg[l].q.val();
+            self.xlo[l].swap.next = self.c1_swap[l].q.val();
             self.xlo[l].yl.next = self.c1_minmag.q.val().get_bits::<FH>(0);
-            self.xlo[l].yneg.next = self.c1_minneg.q.val();
+            self.xlo[l].sub.next = self.c1_sub[l].q.val();
             self.c2_lo[l].d.next = self.xlo[l].lo.val();
             self.c2_xh[l].d.next = self.c1_xmag[l].q.val().get_bits::<FH>(self.k_fh32.val().index());
-            self.c2_xneg[l].d.next = self.c1_xneg[l].q.val();
+            self.c2_swap[l].d.next = self.c1_swap[l].q.val();
+            self.c2_sub[l].d.next = self.c1_sub[l].q.val();
         }
         self.c2_minh.d.next = self.c1_minmag.q.val().get_bits::<FH>(self.k_fh32.val().index());
-        self.c2_minneg.d.next = self.c1_minneg.q.val();
         self.c2_m.d.next = self.c1_m.q.val();
         self.c2_esh.d.next = self.c1_esh.q.val();
         self.c2_e0.d.next = self.c1_e0.q.val();
         self.c2_sz.d.next = self.c1_sz.q.val();
         for l in 0..self._lanes {
             self.xhi[l].xh.next = self.c2_xh[l].q.val();
-            self.xhi[l].xneg.next = self.c2_xneg[l].q.val();
+            self.xhi[l].swap.next = self.c2_swap[l].q.val();
             self.xhi[l].yh.next = self.c2_minh.q.val();
-            self.xhi[l].yneg.next = self.c2_minneg.q.val();
+            self.xhi[l].sub.next = self.c2_sub[l].q.val();
             self.xhi[l].lo.next = self.c2_lo[l].q.val();
             self.c3_n[l].d.next = self.xhi[l].d.val();
         }
