@@ -430,3 +430,15 @@ readme-ppa:
 	@test -f $(REPORTS)/ppa.json || { echo "no $(REPORTS)/ppa.json: run make synth first" >&2; exit 1; }
 	cp $(REPORTS)/ppa.json docs/ppa.json
 	python3 constraints/readme_ppa.py --write
+
+# The README's comparison from the last `make compare`: its summary table
+# goes between the compare markers, the two plots to docs/compare/ (the
+# README shows them); tb/tests/docs.rs fails while the two tables differ.
+.PHONY: readme-compare
+readme-compare:
+	@test -f $(REPORTS)/compare-summary.md || { echo "no $(REPORTS)/compare-summary.md: run make compare first" >&2; exit 1; }
+	@mkdir -p docs/compare
+	cp $(REPORTS)/compare-summary.md $(REPORTS)/compare-bits.svg $(REPORTS)/compare-area.svg docs/compare/
+	python3 -c 'import re,sys; r=open("README.md").read(); t=open("docs/compare/compare-summary.md").read(); \
+	  b,e="<!-- compare:begin -->\n","<!-- compare:end -->"; assert b in r and e in r, "README.md has no compare markers"; \
+	  open("README.md","w").write(r[:r.index(b)+len(b)]+t+r[r.index(e):])'

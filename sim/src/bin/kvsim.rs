@@ -103,7 +103,7 @@ struct CompareArgs {
     /// Schemes to run, comma-separated (default: all): oaken, kivi, titanus, packkv, hack, intn
     #[arg(long, value_delimiter = ',')]
     schemes: Option<Vec<String>>,
-    /// Folder for compare.md, compare.json, compare-bits.svg and compare-area.svg
+    /// Folder for compare.md, compare.json, compare-bits.svg, compare-area.svg and compare-summary.md (the README's table)
     #[arg(short, long)]
     out_dir: Option<PathBuf>,
 }
@@ -177,7 +177,11 @@ fn compare(a: CompareArgs) -> Result<(), (String, u8)> {
         std::fs::write(dir.join("compare.json"), json).map_err(|e| io(e.to_string()))?;
         r.plot_bits(&dir.join("compare-bits.svg")).map_err(io)?;
         r.plot_area(&dir.join("compare-area.svg")).map_err(io)?;
-        eprintln!("kvsim compare: wrote compare.md, compare.json, compare-bits.svg, compare-area.svg to {}", dir.display());
+        std::fs::write(dir.join("compare-summary.md"), r.summary()).map_err(|e| io(e.to_string()))?;
+        eprintln!(
+            "kvsim compare: wrote compare.md, compare.json, compare-bits.svg, compare-area.svg, compare-summary.md to {}",
+            dir.display()
+        );
     }
     Ok(())
 }

@@ -138,6 +138,43 @@ impl CompareReport {
         s
     }
 
+    /// One row per scheme at its default setting: the README's table
+    /// (`make readme-compare`).
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        s += "| scheme, default setting | bits/element all in | SQNR K / V | attention rel. error | top-1 key | NAND2-eq/elem/cycle, quantize + dequantize | max clock |\n";
+        s += "|---|---:|---|---:|---:|---|---:|\n";
+        for sc in SCHEMES {
+            let Some(r) = self.default_row(sc) else { continue };
+            let Some(b) = &r.bits else { continue };
+            let h = self.hardware.iter().find(|h| h.scheme == sc);
+            let area = match h {
+                Some(h) if h.units.is_empty() => "no unit (baseline)".to_string(),
+                Some(h) => match (h.quantize_nand2_per_element_cycle, h.dequantize_nand2_per_element_cycle) {
+                    (Some(q), Some(d)) => format!("{} + {}", grouped(q), grouped(d)),
+                    _ => {
+                        let miss: Vec<&str> = h.units.iter().filter(|u| u.nand2_eq_per_element_cycle.is_none()).map(|u| u.unit).collect();
+                        format!("incomplete: {} {}", miss.join(", "), if h.units.iter().any(|u| u.source == "no RTL yet") { "(no RTL yet)" } else { "(not synthesized)" })
+                    }
+                },
+                None => "-".into(),
+            };
+            s += &format!(
+                "| {}, {} | {:.2} | {} / {} | {} | {} | {} | {} |\n",
+                sc.name(),
+                r.setting,
+                b.all_in,
+                db(r.sqnr_k_db),
+                db(r.sqnr_v_db),
+                opt(r.attention_rel_error, |e| format!("{e:.3}")),
+                opt(r.top1_agreement, |a| format!("{:.1}%", 100.0 * a)),
+                area,
+                opt(h.and_then(|h| h.max_clock_mhz), |c| format!("{c:.0} MHz")),
+            );
+        }
+        s
+    }
+
     /// Attention error against all-in bits per element, one series per scheme.
     pub fn plot_bits(&self, path: &Path) -> Result<(), String> {
         let series: Vec<(Scheme, Vec<(f64, f64)>)> = SCHEMES
