@@ -102,8 +102,8 @@ fn full_rate_and_latency() {
         }
         assert_eq!(r.b2b_blocks, n as u64 - 1, "{}: blocks not back to back", info.name);
         assert_eq!(r.word_latency, Some(lat), "{}: manifest latency", info.name);
-        // spec §13.14.3: a meta row leaves 3 + b cycles before a code row would
-        assert_eq!(r.meta_latency, Some(lat - 3 - p.bits as u64), "{}: meta latency", info.name);
+        // spec §13.14.3: a meta row leaves 4 + b cycles before a code row would
+        assert_eq!(r.meta_latency, Some(lat - 4 - p.bits as u64), "{}: meta latency", info.name);
     }
 }
 

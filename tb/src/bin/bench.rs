@@ -1405,7 +1405,7 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
          every output checked against `sim` (`quantize_token`, `quantize_block`, `dequantize_group`). \
          Per cycle in elements: the dequantizer's output, the quantizers' input. The channel (K) quantizer \
          reads each block twice (spec §13.3), so it quantizes half the elements per cycle it takes in. \
-         Its latency is the code beats' (the metadata beats' is 3 + b less).\n"
+         Its latency is the code beats' (the metadata beats' is 4 + b less).\n"
     )
     .unwrap();
     rate_header(md, "beats");
