@@ -107,6 +107,7 @@ fn round_trip_through_the_dequantizer_within_the_bound() {
         ("kivi_quantizer_h2_g64_b4_l16", "kivi_dequantizer_g64_b4_l16"),
         ("kivi_quantizer_g128_b8_l1", "kivi_dequantizer_g128_b8_l1"),
         ("kivi_quantizer_h2_g64_b4_l32", "kivi_dequantizer_g64_b4_l32"),
+        ("kivi_quantizer_g64_b2_l64", "kivi_dequantizer_g64_b2_l64"),
     ];
     let mut checked = 0usize;
     for (qn, dn) in pairs {
