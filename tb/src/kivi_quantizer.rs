@@ -14,7 +14,7 @@
 use crate::coverage::Coverage;
 use crate::model::{Model, PortId};
 use crate::stalls::{self, Stall};
-use crate::stim::Xorshift;
+use crate::stim::{finite_fp16 as finite, uniform_pm1 as uniform, Xorshift};
 use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
 use serde::Deserialize;
@@ -109,19 +109,6 @@ pub fn real_slice() -> &'static [u16] {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/data/realkv-slice.kv.npy");
         sim::kvset::KvSet::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).data
     })
-}
-
-fn finite(r: &mut Xorshift) -> u16 {
-    loop {
-        let x = r.next_u64() as u16;
-        if fp16::is_finite(x) {
-            return x;
-        }
-    }
-}
-
-fn uniform(r: &mut Xorshift) -> f32 {
-    (r.next_u64() >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0
 }
 
 pub fn token_of(r: &mut Xorshift, p: &QuantParams, kind: Kind) -> Token {
