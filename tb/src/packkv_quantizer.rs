@@ -174,6 +174,12 @@ pub fn case_of(p: &QuantParams, n: usize, seed: u64, in_stall: Stall, out_stall:
     Case { tokens, in_stall, out_stall, seed: r.next_u64() }
 }
 
+/// Tokens enough for a case to fill the token buffer (about 80 beats
+/// beyond a token, spec §14.14.1) when the output stalls.
+pub fn filling(p: &QuantParams) -> usize {
+    8.max(2 + 80 / p.beats())
+}
+
 pub fn case(p: QuantParams, tokens: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
     (tokens, any::<u64>(), stalls::stall(), prop_oneof![3 => stalls::stall(), 1 => stalls::long_stall()])
         .prop_map(move |(n, seed, i, o)| case_of(&p, n, seed, i, o))

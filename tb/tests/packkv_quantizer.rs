@@ -19,7 +19,7 @@ const UNIT: &str = "packkv-quantizer";
 fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage) {
     let p = params_of(&Model::new(info));
     let name = if info.gate_level { info.name.to_string() } else { format!("{}_rtl", info.name) };
-    run_property(&name, info, case(p, 1..8), cases, |m, c| {
+    run_property(&name, info, case(p, 1..pq::filling(&p)), cases, |m, c| {
         let r = run(m, &p, c)?;
         cover(cov, &r);
         Ok(())
