@@ -200,6 +200,7 @@ pub struct PackKvQuantizer<const R: usize> {
     lane_off: Vec<Constant<Bits<1024>>>,
     lane_bit: Vec<Constant<Bits<32>>>,
     dsh: Vec<Constant<Bits<NW>>>,
+    rmask: Vec<Constant<Bits<NW>>>,
     k_depth: Constant<Bits<16>>,
     k_blast: Constant<Bits<16>>,
     k_dlast: Constant<Bits<16>>,
@@ -322,6 +323,8 @@ impl<const R: usize> PackKvQuantizer<R> {
             lane_bit: consts((0..l).map(|i| 16 * i as u64)),
             // step j compares against m * 2^(r-1-j)
             dsh: consts((0..r - 1).map(|j| (r - 1 - j) as u64)),
+            // the remainder after step j is below m 2^(r-1-j) < 2^(10 + r - j)
+            rmask: consts((0..r - 1).map(|j| (1u64 << (10 + r - j)) - 1)),
             k_depth: c(g.depth as u64),
             k_blast: c((g.beats - 1) as u64),
             k_dlast: c((g.depth - 1) as u64),
@@ -335,7 +338,8 @@ impl<const R: usize> PackKvQuantizer<R> {
             k_one_kw: c(1),
             k_lo: c(LO as u64),
             k_lomask: c((1 << LO) - 1),
-            k_ymask: c((1 << NW) - 1),
+            // y < m 2^r < 2^(11 + r)
+            k_ymask: c((1 << (11 + r)) - 1),
             k_zero8: c(0),
             k_one8: c(1),
             k_sz: c(1 << 16),
@@ -678,7 +682,7 @@ impl<const R: usize> Logic for PackKvQuantizer<R> {
                 self.dstep[l].rem.next = self.p4_y[l].q.val();
                 self.mj.next = self.p_m[4].q.val();
                 self.dstep[l].dsh.next = bit_cast::<NW, 16>(self.mj.val()) << self.dsh[0].val();
-                self.st_r[l].d.next = self.dstep[l].rem_out.val();
+                self.st_r[l].d.next = self.dstep[l].rem_out.val() & self.rmask[0].val();
                 self.st_q[l].d.next = self.k_zero8.val();
                 if self.dstep[l].take.val() {
                     self.st_q[l].d.next = self.k_one8.val();
@@ -689,7 +693,7 @@ impl<const R: usize> Logic for PackKvQuantizer<R> {
                     self.dstep[j * ln + l].rem.next = self.st_r[(j - 1) * ln + l].q.val();
                     self.mj.next = self.p_m[4 + j].q.val();
                     self.dstep[j * ln + l].dsh.next = bit_cast::<NW, 16>(self.mj.val()) << self.dsh[j].val();
-                    self.st_r[j * ln + l].d.next = self.dstep[j * ln + l].rem_out.val();
+                    self.st_r[j * ln + l].d.next = self.dstep[j * ln + l].rem_out.val() & self.rmask[j].val();
                     self.st_q[j * ln + l].d.next = self.st_q[(j - 1) * ln + l].q.val() << self.k_one8.val();
                     if self.dstep[j * ln + l].take.val() {
                         self.st_q[j * ln + l].d.next = (self.st_q[(j - 1) * ln + l].q.val() << self.k_one8.val()) | self.k_one8.val();

@@ -4,9 +4,10 @@
 //! Spec: docs/spec.md §14.2 (numbers), §14.14.1 (this block).
 //!
 //! - `c = max(ceil(D / N), ceil(|x_min| / 32767))`, `step = RU(c)`: `RU` is
-//!   monotone, so `step = max(RU(ceil(D / N)), RU(ceil(|x_min| / 32767)))`,
-//!   a restoring constant divider (§5.4) and a Mersenne one, each followed
-//!   by the rounder (§5.6), side by side.
+//!   monotone, so `step = max(RU(ceil(D / N)), RU(ceil(|x_min| / 32767)))`:
+//!   the restoring constant divider (§5.4) and a three-digit long division
+//!   in radix 2^15 (`2^15 = 1 mod 32767`), each followed by the rounder
+//!   (§5.6), side by side.
 //! - `z = floor((2 x_min + s) / (2 s))`, `s = m 2^e`: with `x2 = 2 x_min`,
 //!   `X = floor(x2 / 2^e)` (an arithmetic shift) and `A2 = X + (2^16 + 1) m`
 //!   (no overlap, `m < 2^16`), `z + 2^15 = floor(floor(A2 / 2) / m)`, whose
@@ -19,7 +20,7 @@
 //! One token per cycle, never stalls; `LATENCY` cycles from `in_valid` to
 //! `out_valid`. A zero step (all elements +0) gives `z = 0`, `K = 0`, `sz`.
 
-use crate::prim::div_const::{DivConstCeil, DivMersenneCeil};
+use crate::prim::div_const::DivConstCeil;
 use crate::prim::div_round::DivStep;
 use crate::prim::fp16::{Fp16ToUnits, UnitsToFp16, FX, RU};
 use crate::prim::reg::Reg;
@@ -78,11 +79,33 @@ pub struct TokenStep {
     b_v: Reg<Bit>,
     b_nf: Reg<Bit>,
     b_min16: Reg<Bits<16>>,
-    b_d: Reg<Bits<FX>>,
     b_minmag: Reg<Bits<FX>>,
+    // D's operands (the subtrahend inverted, with its carry in) and its low
+    // half; C: D whole (a 42-bit carry chain in one stage missed 4 ns)
+    opa: Signal<Local, Bits<FX>>,
+    opb: Signal<Local, Bits<FX>>,
+    cin: Signal<Local, Bit>,
+    b_lo: Reg<Bits<24>>,
+    b_ahi: Reg<Bits<FX>>,
+    b_bhi: Reg<Bits<FX>>,
+    c_v: Reg<Bit>,
+    c_nf: Reg<Bit>,
+    c_min16: Reg<Bits<16>>,
+    c_d: Reg<Bits<FX>>,
+    c_minmag: Reg<Bits<FX>>,
     // the two ceilings and their rounding up; what rides alongside
     div_n: DivConstCeil<FX>,
-    div_z: DivMersenneCeil<FX>,
+    // ceil(|x_min| / 32767) by long division in radix 2^15 (2^15 = 1 mod
+    // 32767): digits d2 d1 d0 of 12, 15, 15 bits; M1 quotient digit 1 and
+    // its remainder, M2 digit 0 and the final remainder, M3 the ceiling
+    zd: Signal<Local, Bits<16>>,
+    zs: Signal<Local, Bits<16>>,
+    m1_q: Reg<Bits<16>>,
+    m1_r: Reg<Bits<16>>,
+    m1_d0: Reg<Bits<16>>,
+    m2_q: Reg<Bits<FX>>,
+    m2_nz: Reg<Bit>,
+    m3_c: Reg<Bits<FX>>,
     ru_n: UnitsToFp16,
     ru_z: UnitsToFp16,
     dl_v: Vec<Reg<Bit>>,
@@ -162,6 +185,17 @@ pub struct TokenStep {
     k_mode_ru: Constant<Bits<2>>,
     /// Step i of the z division compares against `m << (15 - i)`.
     zsh: Vec<Constant<Bits<ZW>>>,
+    /// The remainder after step i is below m 2^(15 - i) < 2^(26 - i).
+    zmask: Vec<Constant<Bits<ZW>>>,
+    k_amask: Constant<Bits<ZW>>,
+    k_lo21: Constant<Bits<FX>>,
+    k_sh21: Constant<Bits<FX>>,
+    k_fxmask: Constant<Bits<FX>>,
+    k_kz: Constant<Bits<16>>,
+    k_sh15: Constant<Bits<FX>>,
+    k_sh30: Constant<Bits<FX>>,
+    k_one_fx: Constant<Bits<FX>>,
+    k_lo15fx: Constant<Bits<FX>>,
     _dl: usize,
     _dz: usize,
     _zq: usize,
@@ -173,17 +207,18 @@ impl TokenStep {
         DivConstCeil::<FX>::latency(PER_STAGE)
     }
 
-    /// Cycles from `in_valid` to `out_valid`: A, B, the divider and the
-    /// rounder, S1-S4, sixteen steps, E1, E2.
+    /// Cycles from `in_valid` to `out_valid`: A, B, C, the divider and
+    /// the rounder, S1-S4, sixteen steps, E1, E2.
     pub fn latency() -> usize {
-        2 + Self::div_latency() + 3 + 4 + ZQ + 2
+        3 + Self::div_latency() + 3 + 4 + ZQ + 2
     }
 
     /// `levels`: `N` (2..=255).
     pub fn new(levels: u32) -> Self {
         assert!((2..=255).contains(&levels));
         let dl = Self::div_latency() + 3;
-        let dz = dl - DivMersenneCeil::<FX>::latency() - 3;
+        // the |x_min| / 32767 path: M1-M3 and its rounder
+        let dz = dl - 3 - 3;
         fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
@@ -215,10 +250,27 @@ impl TokenStep {
             b_v: Reg::default(),
             b_nf: Reg::default(),
             b_min16: Reg::default(),
-            b_d: Reg::default(),
             b_minmag: Reg::default(),
+            opa: Default::default(),
+            opb: Default::default(),
+            cin: Default::default(),
+            b_lo: Reg::default(),
+            b_ahi: Reg::default(),
+            b_bhi: Reg::default(),
+            c_v: Reg::default(),
+            c_nf: Reg::default(),
+            c_min16: Reg::default(),
+            c_d: Reg::default(),
+            c_minmag: Reg::default(),
             div_n: DivConstCeil::new(levels as u64, PER_STAGE),
-            div_z: DivMersenneCeil::new(ZERO_MAX),
+            zd: Default::default(),
+            zs: Default::default(),
+            m1_q: Reg::default(),
+            m1_r: Reg::default(),
+            m1_d0: Reg::default(),
+            m2_q: Reg::default(),
+            m2_nz: Reg::default(),
+            m3_c: Reg::default(),
             ru_n: UnitsToFp16::magnitude(),
             ru_z: UnitsToFp16::magnitude(),
             dl_v: regs(dl),
@@ -292,6 +344,16 @@ impl TokenStep {
             k_zero_kw: c(0),
             k_mode_ru: c(RU),
             zsh: consts((0..ZQ).map(|i| (ZQ - 1 - i) as u64)),
+            zmask: consts((0..ZQ).map(|i| (1u64 << (26 - i)) - 1)),
+            k_amask: c((1 << 27) - 1),
+            k_lo21: c((1 << 21) - 1),
+            k_sh21: c(21),
+            k_fxmask: c((1 << FX) - 1),
+            k_kz: c(ZERO_MAX),
+            k_sh15: c(15),
+            k_sh30: c(30),
+            k_one_fx: c(1),
+            k_lo15fx: c(0x7FFF),
             _dl: dl,
             _dz: dz,
             _zq: ZQ,
@@ -304,7 +366,8 @@ impl Logic for TokenStep {
     fn update(&mut self) {
         // every register is free-running: loaded each cycle, reset to 0
         clock!(self, clock, a_v, a_nf, a_min16, a_minmag, a_minneg, a_maxmag, a_maxneg);
-        clock!(self, clock, b_v, b_nf, b_min16, b_d, b_minmag, s1_v, s1_nf, s1_step, s1_m, s1_e, s1_mag, s1_neg);
+        clock!(self, clock, b_lo, b_ahi, b_bhi, c_v, c_nf, c_min16, c_d, c_minmag, m1_q, m1_r, m1_d0, m2_q, m2_nz, m3_c);
+        clock!(self, clock, b_v, b_nf, b_min16, b_minmag, s1_v, s1_nf, s1_step, s1_m, s1_e, s1_mag, s1_neg);
         clock!(self, clock, s2_v, s2_nf, s2_step, s2_m, s2_e, s2_x2, s3_v, s3_nf, s3_step, s3_m, s3_e, s3_x);
         clock!(self, clock, e1_v, e1_nf, e1_step, e1_m, e1_e, e1_u, e1_z);
         clock!(self, clock, o_v, o_nf, o_meta, o_kk, o_m, o_esh, o_sz);
@@ -318,7 +381,20 @@ impl Logic for TokenStep {
         self.b_v.reset.next = self.reset.val();
         self.b_nf.reset.next = self.reset.val();
         self.b_min16.reset.next = self.reset.val();
-        self.b_d.reset.next = self.reset.val();
+        self.b_lo.reset.next = self.reset.val();
+        self.b_ahi.reset.next = self.reset.val();
+        self.b_bhi.reset.next = self.reset.val();
+        self.c_v.reset.next = self.reset.val();
+        self.c_nf.reset.next = self.reset.val();
+        self.c_min16.reset.next = self.reset.val();
+        self.c_d.reset.next = self.reset.val();
+        self.c_minmag.reset.next = self.reset.val();
+        self.m1_q.reset.next = self.reset.val();
+        self.m1_r.reset.next = self.reset.val();
+        self.m1_d0.reset.next = self.reset.val();
+        self.m2_q.reset.next = self.reset.val();
+        self.m2_nz.reset.next = self.reset.val();
+        self.m3_c.reset.next = self.reset.val();
         self.b_minmag.reset.next = self.reset.val();
         self.s1_v.reset.next = self.reset.val();
         self.s1_nf.reset.next = self.reset.val();
@@ -363,7 +439,20 @@ impl Logic for TokenStep {
         self.b_v.en.next = true;
         self.b_nf.en.next = true;
         self.b_min16.en.next = true;
-        self.b_d.en.next = true;
+        self.b_lo.en.next = true;
+        self.b_ahi.en.next = true;
+        self.b_bhi.en.next = true;
+        self.c_v.en.next = true;
+        self.c_nf.en.next = true;
+        self.c_min16.en.next = true;
+        self.c_d.en.next = true;
+        self.c_minmag.en.next = true;
+        self.m1_q.en.next = true;
+        self.m1_r.en.next = true;
+        self.m1_d0.en.next = true;
+        self.m2_q.en.next = true;
+        self.m2_nz.en.next = true;
+        self.m3_c.en.next = true;
         self.b_minmag.en.next = true;
         self.s1_v.en.next = true;
         self.s1_nf.en.next = true;
@@ -463,30 +552,69 @@ impl Logic for TokenStep {
         self.a_maxmag.d.next = self.cvt_max.mag.val();
         self.a_maxneg.d.next = self.cvt_max.neg.val();
 
-        // B: D = x_max - x_min by one add or subtract of magnitudes (max >= min)
-        self.b_d.d.next = self.a_maxmag.q.val() - self.a_minmag.q.val();
+        // B: D = x_max - x_min >= 0 as one add of magnitudes, or a
+        // subtract by inversion and carry in; its low 21 bits
+        self.opa.next = self.a_maxmag.q.val();
+        self.opb.next = !self.a_minmag.q.val();
+        self.cin.next = true;
         if self.a_minneg.q.val() {
-            self.b_d.d.next = self.a_maxmag.q.val() + self.a_minmag.q.val();
+            self.opb.next = self.a_minmag.q.val();
+            self.cin.next = false;
             if self.a_maxneg.q.val() {
-                self.b_d.d.next = self.a_minmag.q.val() - self.a_maxmag.q.val();
+                self.opa.next = self.a_minmag.q.val();
+                self.opb.next = !self.a_maxmag.q.val();
+                self.cin.next = true;
             }
         }
+        self.b_lo.d.next = bit_cast::<24, FX>((self.opa.val() & self.k_lo21.val()) + (self.opb.val() & self.k_lo21.val()))
+            + bit_cast::<24, 1>(self.cin.val().into());
+        self.b_ahi.d.next = self.opa.val() >> self.k_sh21.val();
+        self.b_bhi.d.next = self.opb.val() >> self.k_sh21.val();
         self.b_minmag.d.next = self.a_minmag.q.val();
         self.b_min16.d.next = self.a_min16.q.val();
         self.b_v.d.next = self.a_v.q.val();
         self.b_nf.d.next = self.a_nf.q.val();
+        // C: the high half with the low half's carry
+        self.c_d.d.next = ((((self.b_ahi.q.val() + self.b_bhi.q.val()) + bit_cast::<FX, 1>(self.b_lo.q.val().get_bit(21).into()))
+            << self.k_sh21.val())
+            | (bit_cast::<FX, 24>(self.b_lo.q.val()) & self.k_lo21.val()))
+            & self.k_fxmask.val();
+        self.c_minmag.d.next = self.b_minmag.q.val();
+        self.c_min16.d.next = self.b_min16.q.val();
+        self.c_v.d.next = self.b_v.q.val();
+        self.c_nf.d.next = self.b_nf.q.val();
+
+        // M1: quotient digit 1 = d2 + (d2 + d1 >= K), remainder (d2 + d1) mod K
+        self.zd.next = bit_cast::<16, FX>(self.c_minmag.q.val() >> self.k_sh30.val());
+        self.zs.next = self.zd.val() + bit_cast::<16, FX>((self.c_minmag.q.val() >> self.k_sh15.val()) & self.k_lo15fx.val());
+        self.m1_q.d.next = self.zd.val();
+        self.m1_r.d.next = self.zs.val();
+        if self.zs.val() >= self.k_kz.val() {
+            self.m1_q.d.next = self.zd.val() + self.k_one16.val();
+            self.m1_r.d.next = self.zs.val() - self.k_kz.val();
+        }
+        self.m1_d0.d.next = bit_cast::<16, FX>(self.c_minmag.q.val() & self.k_lo15fx.val());
+        // M2: digit 0 = r1 + (r1 + d0 >= K); the remainder's being non-zero
+        self.zs.next = self.m1_r.q.val() + self.m1_d0.q.val();
+        self.m2_q.d.next = (bit_cast::<FX, 16>(self.m1_q.q.val()) << self.k_sh15.val()) | bit_cast::<FX, 16>(self.m1_r.q.val());
+        self.m2_nz.d.next = self.zs.val() != self.k_zero16.val();
+        if self.zs.val() >= self.k_kz.val() {
+            self.m2_q.d.next =
+                (bit_cast::<FX, 16>(self.m1_q.q.val()) << self.k_sh15.val()) | bit_cast::<FX, 16>(self.m1_r.q.val() + self.k_one16.val());
+            self.m2_nz.d.next = self.zs.val() != self.k_kz.val();
+        }
+        // M3: the ceiling
+        self.m3_c.d.next = self.m2_q.q.val();
+        if self.m2_nz.q.val() {
+            self.m3_c.d.next = self.m2_q.q.val() + self.k_one_fx.val();
+        }
 
         // the two ceilings, each rounded up to FP16
         self.div_n.clock.next = self.clock.val();
         self.div_n.reset.next = self.reset.val();
         self.div_n.en.next = true;
-        self.div_n.d.next = self.b_d.q.val();
-        self.div_n.in_valid.next = self.b_v.q.val();
-        self.div_z.clock.next = self.clock.val();
-        self.div_z.reset.next = self.reset.val();
-        self.div_z.en.next = true;
-        self.div_z.d.next = self.b_minmag.q.val();
-        self.div_z.in_valid.next = self.b_v.q.val();
+        self.div_n.d.next = self.c_d.q.val();
+        self.div_n.in_valid.next = self.c_v.q.val();
         self.ru_n.clock.next = self.clock.val();
         self.ru_n.reset.next = self.reset.val();
         self.ru_n.en.next = true;
@@ -496,12 +624,12 @@ impl Logic for TokenStep {
         self.ru_z.clock.next = self.clock.val();
         self.ru_z.reset.next = self.reset.val();
         self.ru_z.en.next = true;
-        self.ru_z.v.next = self.div_z.c.val();
+        self.ru_z.v.next = self.m3_c.q.val();
         self.ru_z.neg.next = false;
         self.ru_z.mode.next = self.k_mode_ru.val();
-        self.dl_v[0].d.next = self.b_v.q.val();
-        self.dl_nf[0].d.next = self.b_nf.q.val();
-        self.dl_min16[0].d.next = self.b_min16.q.val();
+        self.dl_v[0].d.next = self.c_v.q.val();
+        self.dl_nf[0].d.next = self.c_nf.q.val();
+        self.dl_min16[0].d.next = self.c_min16.q.val();
         for i in 1..self._dl {
             self.dl_v[i].d.next = self.dl_v[i - 1].q.val();
             self.dl_nf[i].d.next = self.dl_nf[i - 1].q.val();
@@ -560,7 +688,7 @@ impl Logic for TokenStep {
         // S4: A2 = X + (2^16 + 1) m >= 0; the dividend floor(A2 / 2), its low bit
         self.a2.next = self.s3_x.q.val()
             + ((bit_cast::<ZW, 16>(self.s3_m.q.val()) << self.k_sh16.val()) | bit_cast::<ZW, 16>(self.s3_m.q.val()));
-        self.z_rem[0].d.next = self.a2.val() >> self.k_one_zw.val();
+        self.z_rem[0].d.next = (self.a2.val() >> self.k_one_zw.val()) & self.k_amask.val();
         self.z_b[0].d.next = self.a2.val().get_bit(0);
         self.z_q[0].d.next = self.k_zero16.val();
         self.z_v[0].d.next = self.s3_v.q.val();
@@ -575,7 +703,7 @@ impl Logic for TokenStep {
             self.zstep[i].rem.next = self.z_rem[i].q.val();
             self.zm.next = self.z_m[i].q.val();
             self.zstep[i].dsh.next = bit_cast::<ZW, 16>(self.zm.val()) << self.zsh[i].val();
-            self.z_rem[i + 1].d.next = self.zstep[i].rem_out.val();
+            self.z_rem[i + 1].d.next = self.zstep[i].rem_out.val() & self.zmask[i].val();
             self.z_q[i + 1].d.next = self.z_q[i].q.val() << self.k_one16.val();
             if self.zstep[i].take.val() {
                 self.z_q[i + 1].d.next = (self.z_q[i].q.val() << self.k_one16.val()) | self.k_one16.val();
