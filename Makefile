@@ -96,10 +96,18 @@ build:
 	$(CARGO) build --release -p rtl-gen -p sim
 
 # Default RTL of every unit into build/rtl/<unit>/.
+# VARIANTS: a unit whose parameter changes its structure, not only its
+# sizes, is also emitted (and linted) in that form, to $(RTL)/<unit>-<value>.
+VARIANTS     ?= kivi-quantizer:axis=channel
 rtl: build
 	@for u in $(UNITS); do \
 	  $(RTLGEN) emit $$u --clock-ns $(CLOCK_NS) -o $(RTL)/$$u > /dev/null; \
 	  echo "emitted $(RTL)/$$u"; \
+	done
+	@for v in $(VARIANTS); do \
+	  u=$${v%%:*}; kv=$${v#*:}; d=$(RTL)/$$u-$${kv#*=}; \
+	  $(RTLGEN) emit $$u --set $$kv --clock-ns $(CLOCK_NS) -o $$d > /dev/null; \
+	  echo "emitted $$d ($$kv)"; \
 	done
 
 # verilator -Wall on each emitted unit; warnings fail unless waived in
@@ -109,6 +117,11 @@ lint: rtl
 	  m=$$(tr - _ <<< $$u); \
 	  $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(RTL)/$$u/$$m.v --top-module $$m; \
 	  echo "lint clean: $$u"; \
+	done
+	@for v in $(VARIANTS); do \
+	  u=$${v%%:*}; kv=$${v#*:}; m=$$(tr - _ <<< $$u); \
+	  $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(RTL)/$$u-$${kv#*=}/$$m.v --top-module $$m; \
+	  echo "lint clean: $$u ($$kv)"; \
 	done
 
 # SAT proof (Yosys) that the zero-insert shifter inverts the zero-remove
@@ -379,6 +392,26 @@ hack-report:
 	} > $(REPORTS)/hack.md
 	@echo "wrote $(REPORTS)/hack.md"
 
+# Every scheme side by side (spec §16): build/reports/compare.md, .json and
+# the two plots. On the real set's 01-canal with its own Q (thresholds
+# profiled on calib) when `make realkv` has made them, else on the
+# committed slice with Q drawn; hardware from build/reports/ppa.json when
+# `make synth` has written it, else from docs/ppa.json.
+COMPARE_DIR  := $(BUILD)/compare
+.PHONY: compare
+compare:
+	$(CARGO) build --release -p sim --bin kvsim
+	@mkdir -p $(REPORTS) $(COMPARE_DIR)
+	@ppa=$(REPORTS)/ppa.json; [ -f $$ppa ] || ppa=docs/ppa.json; \
+	if [ -f $(REALKV)/set/01-canal.q.npy ] && [ -f $(REALKV)/set/calib.kv.npy ]; then \
+	  $(KVSIM) profile --input $(REALKV)/set/calib.kv.npy -o $(COMPARE_DIR)/thresholds.json; \
+	  set -- --input $(REALKV)/set/01-canal.kv.npy --q $(REALKV)/set/01-canal.q.npy --thresholds $(COMPARE_DIR)/thresholds.json; \
+	else \
+	  echo "compare: no real set in $(REALKV)/set (make realkv): the committed slice, Q drawn"; \
+	  set -- --input sim/data/realkv-slice.kv.npy; \
+	fi; \
+	cmd="$(KVSIM) compare $$* --heads 3 --head-dim 64 --ppa $$ppa -o $(REPORTS)"; echo "$$cmd"; $$cmd
+
 # The ORFS and FuseSoC design folders (`rtl-gen emit --flow`) of every unit,
 # checked with Yosys, OpenSTA and FuseSoC's Verilator lint (tb/tests/flows.rs).
 .PHONY: flows
@@ -397,3 +430,15 @@ readme-ppa:
 	@test -f $(REPORTS)/ppa.json || { echo "no $(REPORTS)/ppa.json: run make synth first" >&2; exit 1; }
 	cp $(REPORTS)/ppa.json docs/ppa.json
 	python3 constraints/readme_ppa.py --write
+
+# The README's comparison from the last `make compare`: its summary table
+# goes between the compare markers, the two plots to docs/compare/ (the
+# README shows them); tb/tests/docs.rs fails while the two tables differ.
+.PHONY: readme-compare
+readme-compare:
+	@test -f $(REPORTS)/compare-summary.md || { echo "no $(REPORTS)/compare-summary.md: run make compare first" >&2; exit 1; }
+	@mkdir -p docs/compare
+	cp $(REPORTS)/compare-summary.md $(REPORTS)/compare-bits.svg $(REPORTS)/compare-area.svg docs/compare/
+	python3 -c 'import re,sys; r=open("README.md").read(); t=open("docs/compare/compare-summary.md").read(); \
+	  b,e="<!-- compare:begin -->\n","<!-- compare:end -->"; assert b in r and e in r, "README.md has no compare markers"; \
+	  open("README.md","w").write(r[:r.index(b)+len(b)]+t+r[r.index(e):])'

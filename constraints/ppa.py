@@ -68,6 +68,12 @@ def elements_per_cycle(unit, params):
         return lanes, "lanes in the prefill replay, lanes / 2 in decode (spec §11.14.5)"
     if unit == "titanus-dequantizer":
         return lanes, "lanes: one beat per cycle (spec §11.14.3)"
+    if unit == "kivi-dequantizer":
+        return lanes, "lanes: one beat per cycle (spec §13.14.1)"
+    if unit == "kivi-quantizer" and params.get("axis") == "channel":
+        return lanes / 2, "lanes / 2: each block is read twice (spec §13.14.3)"
+    if unit == "kivi-quantizer":
+        return lanes, "lanes: one beat per cycle (spec §13.14.2)"
     if unit == "packkv-quantizer":
         return lanes, "lanes: one beat per cycle, tokens back to back (spec §14.14.1, tb full_rate_and_latency)"
     if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert", "fold-zero"):

@@ -212,22 +212,21 @@ const KIVI_QUANT_HEAD_DIM: ParamDef = ParamDef {
     name: "head-dim",
     default: Int(128),
     allowed: Range(16, sim::kivi::params::MAX_HEAD_DIM as u64),
-    doc: "elements per attention head (a multiple of group)",
+    doc: "elements per attention head (axis token: a multiple of group)",
 };
 
-/// The quantizer's axis: token (V) only so far; `channel` gets its own
-/// one-line refusal in `kivi_quant_params`.
+/// The quantizer's axis (spec §13.3).
 const KIVI_QUANT_AXIS: ParamDef = ParamDef {
     name: "axis",
     default: Name("token"),
-    allowed: Names(&["token"]),
-    doc: "token: per-token groups of channels (V); channel (K, spec §13.3) is not generated yet",
+    allowed: Names(&["token", "channel"]),
+    doc: "token: per-token groups of channels (V); channel: per-channel groups of tokens, two passes over a block (K)",
 };
 
 const KIVI_QUANT_RULES: &[&str] = &[
     "heads x head-dim <= 8192",
     "axis token: group divides head-dim, lanes divides group",
-    "axis channel: not generated yet (rejected)",
+    "axis channel: lanes divides head-dim",
 ];
 
 /// The PackKV parameters `names`, from the shared table (spec §14.1).
@@ -787,11 +786,6 @@ fn build_kivi_deq(t: &toml::Table) -> Result<Built, GenError> {
 
 fn kivi_quant_params(t: &toml::Table) -> Result<sim::kivi::params::KiviParams, GenError> {
     let u = "kivi-quantizer";
-    if t.get("axis").and_then(|v| v.as_str()) == Some("channel") {
-        return Err(GenError(format!(
-            "{u}: axis = \"channel\" (K, spec §13.3) is not generated yet; only axis = \"token\" is"
-        )));
-    }
     let p: sim::kivi::params::KiviParams = parse(u, t)?;
     ck(u, &[KIVI_QUANT_HEAD_DIM], "head-dim", p.head_dim)?;
     p.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
@@ -800,15 +794,23 @@ fn kivi_quant_params(t: &toml::Table) -> Result<sim::kivi::params::KiviParams, G
 
 fn build_kivi_quant(t: &toml::Table) -> Result<Built, GenError> {
     use hdl::kivi::quantizer::KiviQuantizer;
+    use hdl::kivi::quantizer_channel::{memories, KiviChannelQuantizer as Kc};
+    use sim::kivi::params::Axis;
     let p = kivi_quant_params(t)?;
     let m = "kivi_quantizer";
-    let lat = KiviQuantizer::latency(p.group, p.bits as usize, p.lanes);
-    let e = elaborate_with(
-        KiviQuantizer::new(p.vector_len(), p.group, p.bits as usize, p.lanes),
-        m,
-        &[],
-        &[("latency", lat.to_string())],
-    )?;
+    let (n, b) = (p.vector_len(), p.bits as usize);
+    if p.axis == Axis::Channel {
+        let lat = Kc::latency(n, b, p.lanes);
+        let subst = [("latency", lat.to_string()), ("meta_latency", Kc::meta_latency(n, p.lanes).to_string())];
+        let mut e = elaborate_with(Kc::new(m, n, p.group, b, p.lanes), m, &[], &subst)?;
+        e.memories = memories(m, n, p.lanes)
+            .into_iter()
+            .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+            .collect();
+        return Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) });
+    }
+    let lat = KiviQuantizer::latency(p.group, b, p.lanes);
+    let e = elaborate_with(KiviQuantizer::new(n, p.group, b, p.lanes), m, &[], &[("latency", lat.to_string())])?;
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }
 

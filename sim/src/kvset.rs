@@ -65,3 +65,15 @@ pub fn kv_name(kv: Kv) -> &'static str {
         Kv::V => "v",
     }
 }
+
+/// Where one element of a set sits: `channel` is its index in the row.
+/// Each scheme's `measure_with` hands every element it stores, decoded, to
+/// a sink with its place (`kvsim compare`, spec §16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    pub run: usize,
+    pub layer: usize,
+    pub kv: Kv,
+    pub token: usize,
+    pub channel: usize,
+}

@@ -3,6 +3,8 @@
 //! Every hardware unit in `hdl` has a model here, written from the spec and
 //! the papers. The co-simulation tests in `tb` compare the RTL against these
 //! models bit for bit.
+pub mod attention;
+pub mod compare;
 pub mod fp16;
 pub mod hack;
 pub mod kvgen;

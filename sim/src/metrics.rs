@@ -3,7 +3,7 @@
 //! by the dequantization engine model (§4) from its packed records.
 
 use crate::fp16;
-use crate::kvset::{KvSet, KVS};
+use crate::kvset::{At, KvSet, KVS};
 use crate::oaken::dequantizer::{dequantize_record, DenseRecord};
 use crate::oaken::params::{Group, MiddleMode, OakenParams, GROUPS};
 use crate::oaken::quantizer::{bound_x2, folded_clamped, quantize_token_detail};
@@ -72,6 +72,11 @@ struct GroupAcc {
 /// set for its layer and K/V: each (run, layer, K/V, token) row is cut into
 /// vectors of `heads * head_dim` elements (one when the row is that long).
 pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<MetricsReport, String> {
+    measure_with(set, table, p, &mut |_, _| {})
+}
+
+/// `measure`, also handing every decoded element to `sink` (spec §16).
+pub fn measure_with(set: &KvSet, table: &ThresholdTable, p: &OakenParams, sink: &mut dyn FnMut(At, f64)) -> Result<MetricsReport, String> {
     p.validate().map_err(|e| e.to_string())?;
     let n = p.vector_len();
     if set.head_dim % n != 0 {
@@ -103,7 +108,7 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
         for layer in 0..set.layers {
             for kv in KVS {
                 let (t, _) = table.lookup(layer, kv);
-                for row in set.sample(run, layer, kv).chunks_exact(n) {
+                for (c, row) in set.sample(run, layer, kv).chunks_exact(n).enumerate() {
                     let (q, detail) = quantize_token_detail(p, &t, row);
                     // each head through the engine model; layer < table.layers() <= 256
                     let mut y = Vec::with_capacity(n);
@@ -114,6 +119,10 @@ pub fn measure(set: &KvSet, table: &ThresholdTable, p: &OakenParams) -> Result<M
                             return Err(format!("internal: the dequantizer rejected a record (run {run}, layer {layer}, {kv:?})"));
                         }
                         y.extend(d.x);
+                    }
+                    let (token, first) = (c * n / set.head_dim, c * n % set.head_dim);
+                    for (i, &yi) in y.iter().enumerate() {
+                        sink(At { run, layer, kv, token, channel: first + i }, fp16::to_f64(yi));
                     }
                     tokens += 1;
                     nonfinite += q.status.nonfinite as u64;

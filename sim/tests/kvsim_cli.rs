@@ -221,3 +221,33 @@ fn packkv_on_a_metrics_file() {
     let e = fails(&["packkv", "--input", s(&kv), "--head-dim", "128"]);
     assert!(e.contains("not a multiple of heads x head-dim = 1 x 128"), "{e}");
 }
+
+/// `kvsim compare` end to end (spec §16.5): a recorded Q of two query
+/// heads per KV head, a subset of the schemes, every output written; bad
+/// shapes and scheme names are one line with status 2.
+#[test]
+fn compare_writes_its_outputs() {
+    let d = TempDir::new();
+    let (kv, q, out) = (d.path("kv.npy"), d.path("q.npy"), d.path("out"));
+    ok(&["gen", "--runs", "1", "--layers", "1", "--tokens", "200", "--head-dim", "128", "-o", s(&kv)]);
+    // Q: the set's own K rows twice over (2 query heads of 128)
+    let set = sim::kvset::KvSet::read(&kv).unwrap();
+    let k = set.sample(0, 0, sim::oaken::thresholds::Kv::K);
+    let qd: Vec<u16> = k.chunks(128).flat_map(|r| [r, r].concat()).collect();
+    sim::npy::write(&q, &[1, 1, 1, 200, 256], &qd).unwrap();
+    let md = ok(&["compare", "-i", s(&kv), "--q", s(&q), "--schemes", "intn,hack", "--ppa", concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/ppa.json"), "-o", s(&out)]);
+    assert!(md.contains("Q recorded, 2 query heads") && md.contains("| HACK | Π = 64") && !md.contains("| KIVI | 2 bits"), "{md}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    // positions 199, 162, .., 14: 6, two query heads each
+    assert_eq!(r["rows"][0]["queries"], 12);
+    assert_eq!(r["hardware"].as_array().unwrap().len(), 6);
+    for f in ["compare.md", "compare-bits.svg", "compare-area.svg"] {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 1000, "{f}");
+    }
+    let o = kvsim(&["compare", "-i", s(&kv), "--heads", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = fails(&["compare", "-i", s(&kv), "--schemes", "oaken,zip"]);
+    assert!(e.contains("unknown scheme `zip`"), "{e}");
+    let e = fails(&["compare", "-i", s(&kv), "--heads", "2", "--head-dim", "32"]);
+    assert!(e.contains("must equal the set's row length (128)"), "{e}");
+}

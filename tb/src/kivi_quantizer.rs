@@ -14,7 +14,8 @@
 use crate::coverage::Coverage;
 use crate::model::{Model, PortId};
 use crate::stalls::{self, Stall};
-use crate::stim::{finite_fp16 as finite, uniform_pm1 as uniform, Xorshift};
+pub use crate::stim::{finite_fp16 as finite, uniform_pm1 as uniform};
+use crate::stim::Xorshift;
 use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
 use serde::Deserialize;

@@ -37,6 +37,7 @@ pub mod icarus;
 pub mod info;
 pub mod kivi_dequantizer;
 pub mod kivi_quantizer;
+pub mod kivi_quantizer_channel;
 pub mod lanes;
 pub mod model;
 pub mod oaken;

@@ -353,12 +353,25 @@ pub fn get(name: &str) -> &'static ModelInfo {
     load(name, false).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The models of `unit` at one level in this run, in list order (each
-/// built if needed).
+/// Whether `s` is selected by `sel`: a unit name, or `unit:key=value` for
+/// the models of a unit whose parameter `key` is the string `value` (the
+/// two axes of `kivi-quantizer` are two units to a testbench).
+pub fn selects(s: &Spec, sel: &str) -> bool {
+    match sel.split_once(':') {
+        None => s.unit == sel,
+        Some((unit, kv)) => {
+            let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("model selector {sel}: want unit:key=value"));
+            s.unit == unit && s.params.get(k).and_then(|x| x.as_str()) == Some(v)
+        }
+    }
+}
+
+/// The models selected by `unit` (`selects`) at one level in this run, in
+/// list order (each built if needed).
 pub fn of_unit(unit: &str, gate_level: bool) -> Vec<&'static ModelInfo> {
     specs()
         .iter()
-        .filter(|s| s.unit == unit && (!gate_level || (s.netlist && (!s.extended || extended()))))
+        .filter(|s| selects(s, unit) && (!gate_level || (s.netlist && (!s.extended || extended()))))
         .map(|s| get(&if gate_level { format!("{}_net", s.name) } else { s.name.clone() }))
         .collect()
 }
@@ -402,8 +415,8 @@ pub fn sweep_as<R: Send>(
     let level = if gate_level { "netlists" } else { "RTL" };
     assert!(infos.len() >= min, "{} {unit} models ({level}) in this run, at least {min} expected", infos.len());
     let title = match what {
-        Some(w) => format!("{} {w} ({level})", unit.replace('-', "_")),
-        None => format!("{} ({level})", unit.replace('-', "_")),
+        Some(w) => format!("{} {w} ({level})", unit.replace(['-', ':', '='], "_")),
+        None => format!("{} ({level})", unit.replace(['-', ':', '='], "_")),
     };
     let cov = crate::coverage::Coverage::new(&title, points);
     let out = crate::build::jobs::map(&infos, |&info| f(info, &cov));

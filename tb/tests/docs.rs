@@ -38,6 +38,22 @@ fn readme_ppa_table_matches_docs_ppa_json() {
     assert!(o.status.success(), "README.md and docs/ppa.json disagree:\n{}", show(&o));
 }
 
+/// The README's comparison table is the one `make compare` wrote last
+/// (`make readme-compare` copies it to docs/compare/ and into the README).
+#[test]
+fn readme_compare_table_matches_docs_compare() {
+    let readme = read("README.md");
+    let (b, e) = ("<!-- compare:begin -->\n", "<!-- compare:end -->");
+    let block = &readme[readme.find(b).expect("compare:begin marker") + b.len()..readme.find(e).expect("compare:end marker")];
+    let table = read("docs/compare/compare-summary.md");
+    assert!(table.lines().count() >= 8, "docs/compare/compare-summary.md: {} lines, a header and six schemes expected", table.lines().count());
+    assert_eq!(block, table, "README.md's compare block differs from docs/compare/compare-summary.md: run make readme-compare");
+    for plot in ["docs/compare/compare-bits.svg", "docs/compare/compare-area.svg"] {
+        assert!(readme.contains(plot), "README.md does not show {plot}");
+        assert!(read(plot).contains("<svg"), "{plot} is not an SVG");
+    }
+}
+
 /// The check is not vacuous: a figure changed in the JSON, or a cell
 /// changed in the README, makes it fail with a diff naming the figure.
 #[test]

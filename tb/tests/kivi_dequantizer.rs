@@ -67,7 +67,9 @@ fn reset_with_traffic_in_flight() {
 /// between groups, and the manifest's latency to the first beat.
 #[test]
 fn full_rate_and_latency() {
-    for name in ["kivi_dequantizer_g16_b8_l16", "kivi_dequantizer", "kivi_dequantizer_g16_b3_l4"] {
+    let names =
+        ["kivi_dequantizer_g16_b8_l16", "kivi_dequantizer", "kivi_dequantizer_g16_b3_l4", "kivi_dequantizer_g64_b4_l32"];
+    for name in names {
         let info = models::get(name);
         let mut m = Model::new(info);
         m.reset(1);

@@ -10,27 +10,32 @@
 //! - Fill (no stall): an accepted beat is registered (I0) with its slot
 //!   `wh` and row `k`; from I0 it is sanitised (`Sanitize`, spec §2.2.1),
 //!   written into the row, and its order keys (§2.2.2) go through a min
-//!   and a max tree into I1; from I1 the group's running minimum and
-//!   maximum. `in_ready` depends on registers only: slot `wh` is free, or
-//!   the group in it has begun.
+//!   and a max tree into the group's running minimum and maximum, with a
+//!   register after the trees' first level and then after every second,
+//!   the running update counting as one more level (`ceil(log2(lanes) /
+//!   2)` stages, 1 at one lane). `in_ready` depends on registers only: slot
+//!   `wh` is free, or the group in it has begun.
 //! - Step (no stall): after a group's last beat, F1 the minimum and
-//!   maximum as magnitude and sign, F2 `D = units(max) - units(min)`, then
-//!   `GroupStep` (the Oaken per-token unit, the same rule `RU(ceil(D /
-//!   (2^b - 1)))`, spec §2.6, §2.14), three stages; the step and min land
-//!   in the slot's descriptor.
+//!   maximum as magnitude and sign, F2 and F3 `D = units(max) -
+//!   units(min)` in two 21-bit halves, then `GroupStep` (the Oaken
+//!   per-token unit, the same rule `RU(ceil(D / (2^b - 1)))`, spec §2.6,
+//!   §2.14), three stages; the step and min land in the slot's descriptor.
 //! - Code (stalls as a whole on `adv = !out_valid | out_ready`): slot `rh`
-//!   issues its rows in order once its descriptor is in; C1 `units(x)`,
-//!   `units(min)`, the step's significand `m` and exponent `e`; C2 `n = x -
-//!   min`; C3 the normalised dividend of spec §5.3, `(e >= 1 ? n >> (e-1)
-//!   : 2n) + m`; `b` restoring steps against `2m 2^j` (`DivStep`), one per
-//!   stage; then the codes are ORed into the group's words, and the last
-//!   row's codes make the output beat.
+//!   issues its rows in order once its descriptor is in; C0 the row; C1
+//!   `units(x)`, `units(min)`, the step's significand `m` and exponent
+//!   `e`; C2, C3 `n = x - min` in two 21-bit halves; C4 `n >> (e-1)` (or
+//!   `2n`), C5 `+ m`: the normalised dividend of spec §5.3; `b` restoring
+//!   steps against `2m 2^j` (`DivStep`), one per stage; then the codes are
+//!   ORed into the group's words, and the last row's codes make the output
+//!   beat. The dividend and remainders are below `2m 2^b < 2^(12 + b)` and
+//!   are kept to those bits.
 //!
-//! Slots: `2 + ceil(8 / (G / lanes))` of `G x 16` bits (flip-flops), so
-//! that a slot is free again by the time the input comes back to it: the
-//! input never waits at full rate.
+//! Slots: `2 + ceil((8 + T) / (G / lanes))` of `G x 16` bits (flip-flops),
+//! `T` the tree stages above, so that a slot is free again by the time the
+//! input comes back to it: the input never waits at full rate.
 
 use crate::oaken::classify::Sanitize;
+use crate::kivi::split_diff::{DiffHi, DiffLo, FH};
 use crate::oaken::group_step::GroupStep;
 use crate::prim::div_round::{DivStep, NW};
 use crate::prim::fp16::{Fp16ToUnits, FX};
@@ -38,8 +43,20 @@ use crate::prim::reg::Reg;
 use crate::prim::vecs::{consts, regs, sigs};
 use rust_hdl::prelude::*;
 
-/// Cycles a slot stays busy beyond its group's two passes (fill, issue).
-const SLOT_SLACK: usize = 8;
+/// Fill stages from I0 to the running minimum and maximum: the sanitiser
+/// and the trees' first level, then two levels per stage, the running
+/// update counting as the last level (a level of 16-bit compare and select
+/// takes about 1.3 ns on OSU018, the sanitiser and key about 2 ns), so
+/// `ceil(log2(lanes) / 2)`, and 1 at one lane.
+fn tree_stages(lanes: usize) -> usize {
+    (lanes.trailing_zeros() as usize).div_ceil(2).max(1)
+}
+
+/// Cycles a slot stays busy beyond its group's two passes (fill, issue):
+/// from the group's last beat to its first issued row.
+fn slot_slack(lanes: usize) -> usize {
+    8 + tree_stages(lanes)
+}
 
 #[derive(LogicBlock)]
 pub struct KiviQuantizer {
@@ -69,11 +86,20 @@ pub struct KiviQuantizer {
     san: Vec<Sanitize>,
     key: Vec<Signal<Local, Bits<16>>>,
     // min/max trees over the beat's keys: node i (1-based) at i - 1,
-    // leaves at lanes - 1 + l, root at 0
+    // leaves at lanes - 1 + l, root at 0; tmin/tmax an inner node's value,
+    // umin/umax what its parent (or the running update, for the root)
+    // reads: its register where `k_pipe` marks its depth as a stage
+    // boundary (the other registers are never read and synthesis drops them)
     tmin: Vec<Signal<Local, Bits<16>>>,
     tmax: Vec<Signal<Local, Bits<16>>>,
+    umin: Vec<Signal<Local, Bits<16>>>,
+    umax: Vec<Signal<Local, Bits<16>>>,
+    trmin: Vec<Reg<Bits<16>>>,
+    trmax: Vec<Reg<Bits<16>>>,
+    k_pipe: Vec<Constant<Bit>>,
     bnf: Signal<Local, Bit>,
-    // I0: the accepted beat and where it goes; I1: its min, max, flag
+    // I0: the accepted beat and where it goes; then along the tree stages
+    // its flags (the last with the trees' root)
     i0_x: Vec<Reg<Bits<16>>>,
     i0_v: Reg<Bit>,
     i0_slot: Reg<Bits<4>>,
@@ -81,14 +107,12 @@ pub struct KiviQuantizer {
     i0_first: Reg<Bit>,
     i0_glast: Reg<Bit>,
     i0_tlast: Reg<Bit>,
-    i1_v: Reg<Bit>,
-    i1_first: Reg<Bit>,
-    i1_glast: Reg<Bit>,
-    i1_tlast: Reg<Bit>,
-    i1_slot: Reg<Bits<4>>,
-    i1_min: Reg<Bits<16>>,
-    i1_max: Reg<Bits<16>>,
-    i1_nf: Reg<Bit>,
+    t_v: Vec<Reg<Bit>>,
+    t_first: Vec<Reg<Bit>>,
+    t_glast: Vec<Reg<Bit>>,
+    t_tlast: Vec<Reg<Bit>>,
+    t_slot: Vec<Reg<Bits<4>>>,
+    t_nf: Vec<Reg<Bit>>,
     accept: Signal<Local, Bit>,
     wlast: Signal<Local, Bit>,
     tlast: Signal<Local, Bit>,
@@ -111,22 +135,36 @@ pub struct KiviQuantizer {
     fmax: Signal<Local, Bits<16>>,
     cvt_fmin: Fp16ToUnits,
     cvt_fmax: Fp16ToUnits,
-    // F1: min and max as magnitude and sign; F2: D
+    // F1: min and max as magnitude and sign; F2: D's low half and its
+    // carry, the high halves of the operands; F3: D
     f1_v: Reg<Bit>,
     f1_last: Reg<Bit>,
     f1_nf: Reg<Bit>,
     f1_slot: Reg<Bits<4>>,
     f1_minmag: Reg<Bits<FX>>,
     f1_maxmag: Reg<Bits<FX>>,
-    f1_minneg: Reg<Bit>,
-    f1_maxneg: Reg<Bit>,
+    // the DiffLo/DiffHi flags of D = max - min (split_diff::ops)
+    f1_swap: Reg<Bit>,
+    f1_sub: Reg<Bit>,
     f1_min16: Reg<Bits<16>>,
+    flo: DiffLo,
+    fhi: DiffHi,
     f2_v: Reg<Bit>,
     f2_last: Reg<Bit>,
     f2_nf: Reg<Bit>,
     f2_slot: Reg<Bits<4>>,
-    f2_d: Reg<Bits<FX>>,
+    f2_lo: Reg<Bits<22>>,
+    f2_maxh: Reg<Bits<FH>>,
+    f2_minh: Reg<Bits<FH>>,
+    f2_swap: Reg<Bit>,
+    f2_sub: Reg<Bit>,
     f2_min16: Reg<Bits<16>>,
+    f3_v: Reg<Bit>,
+    f3_last: Reg<Bit>,
+    f3_nf: Reg<Bit>,
+    f3_slot: Reg<Bits<4>>,
+    f3_d: Reg<Bits<FX>>,
+    f3_min16: Reg<Bits<16>>,
     gstep: GroupStep,
     g_v: Vec<Reg<Bit>>,
     g_slot: Vec<Reg<Bits<4>>>,
@@ -146,32 +184,51 @@ pub struct KiviQuantizer {
     cmeta: Signal<Local, Bits<32>>,
     clast: Signal<Local, Bit>,
     cnf: Signal<Local, Bit>,
+    cmeta1: Signal<Local, Bits<32>>,
     cex: Signal<Local, Bits<5>>,
     esh5: Signal<Local, Bits<5>>,
     cvt_x: Vec<Fp16ToUnits>,
     cvt_cmin: Fp16ToUnits,
+    // ---- C0: the row ----
+    c0_x: Vec<Reg<Bits<16>>>,
     // ---- C1 ----
     c1_xmag: Vec<Reg<Bits<FX>>>,
-    c1_xneg: Vec<Reg<Bit>>,
+    // the DiffLo/DiffHi flags of n = x - min, per lane
+    c1_swap: Vec<Reg<Bit>>,
+    c1_sub: Vec<Reg<Bit>>,
     c1_minmag: Reg<Bits<FX>>,
-    c1_minneg: Reg<Bit>,
     c1_m: Reg<Bits<NW>>,
     c1_esh: Reg<Bits<8>>,
     c1_e0: Reg<Bit>,
     c1_sz: Reg<Bit>,
-    // ---- C2 ----
-    xs: Signal<Local, Bits<FX>>,
-    mins: Signal<Local, Bits<FX>>,
-    c2_n: Vec<Reg<Bits<FX>>>,
+    // ---- C2: n's low half and carry; x's high half and sign (min's are
+    // the group's) ----
+    xlo: Vec<DiffLo>,
+    xhi: Vec<DiffHi>,
+    c2_lo: Vec<Reg<Bits<22>>>,
+    c2_xh: Vec<Reg<Bits<FH>>>,
+    c2_swap: Vec<Reg<Bit>>,
+    c2_sub: Vec<Reg<Bit>>,
+    c2_minh: Reg<Bits<FH>>,
     c2_m: Reg<Bits<NW>>,
     c2_esh: Reg<Bits<8>>,
     c2_e0: Reg<Bit>,
     c2_sz: Reg<Bit>,
-    // ---- C3 ----
-    nn: Signal<Local, Bits<FX>>,
-    c3_r: Vec<Reg<Bits<NW>>>,
-    c3_m2: Reg<Bits<NW>>,
+    // ---- C3: n ----
+    c3_n: Vec<Reg<Bits<FX>>>,
+    c3_m: Reg<Bits<NW>>,
+    c3_esh: Reg<Bits<8>>,
+    c3_e0: Reg<Bit>,
     c3_sz: Reg<Bit>,
+    // ---- C4: n >> (e - 1), or 2n ----
+    nn: Signal<Local, Bits<FX>>,
+    c4_nn: Vec<Reg<Bits<NW>>>,
+    c4_m: Reg<Bits<NW>>,
+    c4_sz: Reg<Bit>,
+    // ---- C5: the dividend ----
+    c5_r: Vec<Reg<Bits<NW>>>,
+    c5_m2: Reg<Bits<NW>>,
+    c5_sz: Reg<Bit>,
     // ---- restoring steps: step j of lane l at j * lanes + l (remainders
     // and 2m for steps 0 .. b-2 only: the last step only compares) ----
     dstep: Vec<DivStep<NW>>,
@@ -179,7 +236,7 @@ pub struct KiviQuantizer {
     st_q: Vec<Reg<Bits<8>>>,
     st_m2: Vec<Reg<Bits<NW>>>,
     st_sz: Vec<Reg<Bit>>,
-    // ---- sideband along C1 .. the last step (3 + b stages) ----
+    // ---- sideband along C0 .. the last step (6 + b stages) ----
     sb_v: Vec<Reg<Bit>>,
     sb_k: Vec<Reg<Bits<8>>>,
     sb_rl: Vec<Reg<Bit>>,
@@ -214,11 +271,12 @@ pub struct KiviQuantizer {
     k_one5: Constant<Bits<5>>,
     k_two5: Constant<Bits<5>>,
     k_imp: Constant<Bits<NW>>,
-    k_zero_fx: Constant<Bits<FX>>,
     k_one_fx: Constant<Bits<FX>>,
     k_zero32: Constant<Bits<32>>,
     k_one_nw: Constant<Bits<NW>>,
-    k_nwmask: Constant<Bits<FX>>,
+    k_rmask: Constant<Bits<FX>>,
+    k_rmask_nw: Constant<Bits<NW>>,
+    k_fh32: Constant<Bits<32>>,
     k_one_q: Constant<Bits<8>>,
     k_sh16: Constant<Bits<32>>,
     _lanes: usize,
@@ -229,11 +287,12 @@ pub struct KiviQuantizer {
     _bits: usize,
     _ns: usize,
     _sb: usize,
+    _tp: usize,
 }
 
 /// Slots of `G x 16` bits for `group` elements at `lanes` per beat.
 pub fn slots(group: usize, lanes: usize) -> usize {
-    2 + SLOT_SLACK.div_ceil(group / lanes)
+    2 + slot_slack(lanes).div_ceil(group / lanes)
 }
 
 impl KiviQuantizer {
@@ -246,7 +305,16 @@ impl KiviQuantizer {
         let nb = group / lanes;
         let ns = slots(group, lanes);
         assert!(ns <= 16 && nb <= 256 && vector / group <= 1 << 16);
-        let sb = 3 + bits;
+        let sb = 6 + bits;
+        let tp = tree_stages(lanes);
+        let depth = lanes.trailing_zeros() as usize;
+        // node i's depth is floor(log2(i + 1)); the depths registered are
+        // depth - 1, depth - 3, ... down to the root (the root itself when
+        // depth is odd, and the lone key at one lane)
+        let pipe = (0..2 * lanes - 1).map(|i| {
+            let d = (i + 1).ilog2() as usize;
+            Constant::new((depth - d) % 2 == 1 || depth == 0)
+        });
         let ones = |n: usize| (1u64 << n) - 1;
         fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
@@ -265,8 +333,13 @@ impl KiviQuantizer {
             out_nonfinite: Default::default(),
             san: (0..lanes).map(|_| Sanitize::default()).collect(),
             key: sigs(lanes),
-            tmin: sigs(2 * lanes - 1),
-            tmax: sigs(2 * lanes - 1),
+            tmin: sigs(lanes - 1),
+            tmax: sigs(lanes - 1),
+            umin: sigs(2 * lanes - 1),
+            umax: sigs(2 * lanes - 1),
+            trmin: regs(2 * lanes - 1),
+            trmax: regs(2 * lanes - 1),
+            k_pipe: pipe.collect(),
             bnf: Default::default(),
             i0_x: regs(lanes),
             i0_v: Reg::default(),
@@ -275,14 +348,12 @@ impl KiviQuantizer {
             i0_first: Reg::default(),
             i0_glast: Reg::default(),
             i0_tlast: Reg::default(),
-            i1_v: Reg::default(),
-            i1_first: Reg::default(),
-            i1_glast: Reg::default(),
-            i1_tlast: Reg::default(),
-            i1_slot: Reg::default(),
-            i1_min: Reg::default(),
-            i1_max: Reg::default(),
-            i1_nf: Reg::default(),
+            t_v: regs(tp),
+            t_first: regs(tp),
+            t_glast: regs(tp),
+            t_tlast: regs(tp),
+            t_slot: regs(tp),
+            t_nf: regs(tp),
             accept: Default::default(),
             wlast: Default::default(),
             tlast: Default::default(),
@@ -310,15 +381,27 @@ impl KiviQuantizer {
             f1_slot: Reg::default(),
             f1_minmag: Reg::default(),
             f1_maxmag: Reg::default(),
-            f1_minneg: Reg::default(),
-            f1_maxneg: Reg::default(),
+            f1_swap: Reg::default(),
+            f1_sub: Reg::default(),
             f1_min16: Reg::default(),
+            flo: DiffLo::new(),
+            fhi: DiffHi::new(),
             f2_v: Reg::default(),
             f2_last: Reg::default(),
             f2_nf: Reg::default(),
             f2_slot: Reg::default(),
-            f2_d: Reg::default(),
+            f2_lo: Reg::default(),
+            f2_maxh: Reg::default(),
+            f2_minh: Reg::default(),
+            f2_swap: Reg::default(),
+            f2_sub: Reg::default(),
             f2_min16: Reg::default(),
+            f3_v: Reg::default(),
+            f3_last: Reg::default(),
+            f3_nf: Reg::default(),
+            f3_slot: Reg::default(),
+            f3_d: Reg::default(),
+            f3_min16: Reg::default(),
             gstep: GroupStep::new(bits),
             g_v: regs(GroupStep::LATENCY),
             g_slot: regs(GroupStep::LATENCY),
@@ -337,29 +420,43 @@ impl KiviQuantizer {
             cmeta: Default::default(),
             clast: Default::default(),
             cnf: Default::default(),
+            cmeta1: Default::default(),
             cex: Default::default(),
             esh5: Default::default(),
             cvt_x: (0..lanes).map(|_| Fp16ToUnits::default()).collect(),
             cvt_cmin: Fp16ToUnits::default(),
+            c0_x: regs(lanes),
             c1_xmag: regs(lanes),
-            c1_xneg: regs(lanes),
+            c1_swap: regs(lanes),
+            c1_sub: regs(lanes),
             c1_minmag: Reg::default(),
-            c1_minneg: Reg::default(),
             c1_m: Reg::default(),
             c1_esh: Reg::default(),
             c1_e0: Reg::default(),
             c1_sz: Reg::default(),
-            xs: Default::default(),
-            mins: Default::default(),
-            c2_n: regs(lanes),
+            xlo: (0..lanes).map(|_| DiffLo::new()).collect(),
+            xhi: (0..lanes).map(|_| DiffHi::new()).collect(),
+            c2_lo: regs(lanes),
+            c2_xh: regs(lanes),
+            c2_swap: regs(lanes),
+            c2_sub: regs(lanes),
+            c2_minh: Reg::default(),
             c2_m: Reg::default(),
             c2_esh: Reg::default(),
             c2_e0: Reg::default(),
             c2_sz: Reg::default(),
-            nn: Default::default(),
-            c3_r: regs(lanes),
-            c3_m2: Reg::default(),
+            c3_n: regs(lanes),
+            c3_m: Reg::default(),
+            c3_esh: Reg::default(),
+            c3_e0: Reg::default(),
             c3_sz: Reg::default(),
+            nn: Default::default(),
+            c4_nn: regs(lanes),
+            c4_m: Reg::default(),
+            c4_sz: Reg::default(),
+            c5_r: regs(lanes),
+            c5_m2: Reg::default(),
+            c5_sz: Reg::default(),
             dstep: (0..(bits - 1) * lanes).map(|_| DivStep::default()).collect(),
             st_r: regs((bits - 1) * lanes),
             st_q: regs(bits * lanes),
@@ -398,11 +495,12 @@ impl KiviQuantizer {
             k_one5: k(1),
             k_two5: k(2),
             k_imp: k(1024),
-            k_zero_fx: k(0),
             k_one_fx: k(1),
             k_zero32: k(0),
             k_one_nw: k(1),
-            k_nwmask: k(ones(NW)),
+            k_rmask: k(ones(12 + bits)),
+            k_rmask_nw: k(ones(12 + bits)),
+            k_fh32: k(FH as u64),
             k_one_q: k(1),
             k_sh16: k(16),
             _lanes: lanes,
@@ -413,16 +511,17 @@ impl KiviQuantizer {
             _bits: bits,
             _ns: ns,
             _sb: sb,
+            _tp: tp,
         }
     }
 
     /// Cycles from a group's first input beat to its output beat, at full
-    /// rate with the output ready: the fill (`G / lanes` beats, I0, I1,
-    /// the running min/max), the step (F1, F2, `GroupStep`, the
-    /// descriptor), the issue of its rows (`G / lanes`), C1-C3, `b` steps
-    /// and the output register.
+    /// rate with the output ready: the fill (`G / lanes` beats, I0, the
+    /// tree stages ending in the running min/max), the step (F1-F3,
+    /// `GroupStep`, the descriptor), the issue of its rows (`G / lanes`),
+    /// C0-C5, `b` steps and the output register.
     pub fn latency(group: usize, bits: usize, lanes: usize) -> usize {
-        2 * (group / lanes) + bits + 11
+        2 * (group / lanes) + bits + 14 + tree_stages(lanes)
     }
 }
 
@@ -431,8 +530,8 @@ impl Logic for KiviQuantizer {
     fn update(&mut self) {
         // ---------------- register wiring ----------------
         clock!(self, clock, kw, wh, gc, rmin, rmax, nf_tok, f_v, f_slot, f_last, f_nf, kr, rh);
-        clock!(self, clock, c1_minmag, c1_minneg, c1_m, c1_esh, c1_e0, c1_sz, c2_m, c2_esh, c2_e0, c2_sz);
-        clock!(self, clock, c3_m2, c3_sz, o_v, o_meta, o_last, o_nf);
+        clock!(self, clock, c1_minmag, c1_m, c1_esh, c1_e0, c1_sz, c2_m, c2_esh, c2_e0, c2_sz, c2_minh);
+        clock!(self, clock, c3_m, c3_esh, c3_e0, c3_sz, c4_m, c4_sz, c5_m2, c5_sz, o_v, o_meta, o_last, o_nf);
         self.adv.next = !self.o_v.q.val() | self.out_ready.val();
         // fill and step registers: always enabled, hold unless loaded
         self.kw.reset.next = self.reset.val();
@@ -501,6 +600,34 @@ impl Logic for KiviQuantizer {
                 }
             }
         }
+        for i in 0..(2 * self._lanes - 1) {
+            self.trmin[i].clock.next = self.clock.val();
+            self.trmin[i].reset.next = self.reset.val();
+            self.trmin[i].en.next = true;
+            self.trmax[i].clock.next = self.clock.val();
+            self.trmax[i].reset.next = self.reset.val();
+            self.trmax[i].en.next = true;
+        }
+        for i in 0..self._tp {
+            self.t_v[i].clock.next = self.clock.val();
+            self.t_v[i].reset.next = self.reset.val();
+            self.t_v[i].en.next = true;
+            self.t_first[i].clock.next = self.clock.val();
+            self.t_first[i].reset.next = self.reset.val();
+            self.t_first[i].en.next = true;
+            self.t_glast[i].clock.next = self.clock.val();
+            self.t_glast[i].reset.next = self.reset.val();
+            self.t_glast[i].en.next = true;
+            self.t_tlast[i].clock.next = self.clock.val();
+            self.t_tlast[i].reset.next = self.reset.val();
+            self.t_tlast[i].en.next = true;
+            self.t_slot[i].clock.next = self.clock.val();
+            self.t_slot[i].reset.next = self.reset.val();
+            self.t_slot[i].en.next = true;
+            self.t_nf[i].clock.next = self.clock.val();
+            self.t_nf[i].reset.next = self.reset.val();
+            self.t_nf[i].en.next = true;
+        }
         for i in 0..3 {
             self.g_v[i].clock.next = self.clock.val();
             self.g_v[i].reset.next = self.reset.val();
@@ -515,11 +642,12 @@ impl Logic for KiviQuantizer {
             self.g_nf[i].reset.next = self.reset.val();
             self.g_nf[i].en.next = true;
         }
-        // I0, I1, F1, F2: free-running pipeline registers
-        clock!(self, clock, i0_v, i0_slot, i0_row, i0_first, i0_glast, i0_tlast, i1_v, i1_first);
-        clock!(self, clock, i1_glast, i1_tlast, i1_slot, i1_min, i1_max, i1_nf, f1_v, f1_last);
-        clock!(self, clock, f1_nf, f1_slot, f1_minmag, f1_maxmag, f1_minneg, f1_maxneg, f1_min16, f2_v);
-        clock!(self, clock, f2_last, f2_nf, f2_slot, f2_d, f2_min16);
+        // I0, F1-F3: free-running pipeline registers
+        clock!(self, clock, i0_v, i0_slot, i0_row, i0_first, i0_glast, i0_tlast);
+        clock!(self, clock, f1_v, f1_last, f1_nf, f1_slot, f1_minmag, f1_maxmag, f1_swap, f1_sub);
+        clock!(self, clock, f1_min16, f2_v, f2_last, f2_nf, f2_slot, f2_lo, f2_maxh, f2_minh, f2_min16);
+        clock!(self, clock, f2_swap, f2_sub);
+        clock!(self, clock, f3_v, f3_last, f3_nf, f3_slot, f3_d, f3_min16);
         self.i0_v.reset.next = self.reset.val();
         self.i0_v.en.next = true;
         self.i0_slot.reset.next = self.reset.val();
@@ -532,22 +660,6 @@ impl Logic for KiviQuantizer {
         self.i0_glast.en.next = true;
         self.i0_tlast.reset.next = self.reset.val();
         self.i0_tlast.en.next = true;
-        self.i1_v.reset.next = self.reset.val();
-        self.i1_v.en.next = true;
-        self.i1_first.reset.next = self.reset.val();
-        self.i1_first.en.next = true;
-        self.i1_glast.reset.next = self.reset.val();
-        self.i1_glast.en.next = true;
-        self.i1_tlast.reset.next = self.reset.val();
-        self.i1_tlast.en.next = true;
-        self.i1_slot.reset.next = self.reset.val();
-        self.i1_slot.en.next = true;
-        self.i1_min.reset.next = self.reset.val();
-        self.i1_min.en.next = true;
-        self.i1_max.reset.next = self.reset.val();
-        self.i1_max.en.next = true;
-        self.i1_nf.reset.next = self.reset.val();
-        self.i1_nf.en.next = true;
         self.f1_v.reset.next = self.reset.val();
         self.f1_v.en.next = true;
         self.f1_last.reset.next = self.reset.val();
@@ -560,10 +672,10 @@ impl Logic for KiviQuantizer {
         self.f1_minmag.en.next = true;
         self.f1_maxmag.reset.next = self.reset.val();
         self.f1_maxmag.en.next = true;
-        self.f1_minneg.reset.next = self.reset.val();
-        self.f1_minneg.en.next = true;
-        self.f1_maxneg.reset.next = self.reset.val();
-        self.f1_maxneg.en.next = true;
+        self.f1_swap.reset.next = self.reset.val();
+        self.f1_swap.en.next = true;
+        self.f1_sub.reset.next = self.reset.val();
+        self.f1_sub.en.next = true;
         self.f1_min16.reset.next = self.reset.val();
         self.f1_min16.en.next = true;
         self.f2_v.reset.next = self.reset.val();
@@ -574,10 +686,30 @@ impl Logic for KiviQuantizer {
         self.f2_nf.en.next = true;
         self.f2_slot.reset.next = self.reset.val();
         self.f2_slot.en.next = true;
-        self.f2_d.reset.next = self.reset.val();
-        self.f2_d.en.next = true;
+        self.f2_lo.reset.next = self.reset.val();
+        self.f2_lo.en.next = true;
+        self.f2_maxh.reset.next = self.reset.val();
+        self.f2_maxh.en.next = true;
+        self.f2_minh.reset.next = self.reset.val();
+        self.f2_minh.en.next = true;
+        self.f2_swap.reset.next = self.reset.val();
+        self.f2_swap.en.next = true;
+        self.f2_sub.reset.next = self.reset.val();
+        self.f2_sub.en.next = true;
         self.f2_min16.reset.next = self.reset.val();
         self.f2_min16.en.next = true;
+        self.f3_v.reset.next = self.reset.val();
+        self.f3_v.en.next = true;
+        self.f3_last.reset.next = self.reset.val();
+        self.f3_last.en.next = true;
+        self.f3_nf.reset.next = self.reset.val();
+        self.f3_nf.en.next = true;
+        self.f3_slot.reset.next = self.reset.val();
+        self.f3_slot.en.next = true;
+        self.f3_d.reset.next = self.reset.val();
+        self.f3_d.en.next = true;
+        self.f3_min16.reset.next = self.reset.val();
+        self.f3_min16.en.next = true;
         for l in 0..self._lanes {
             self.i0_x[l].clock.next = self.clock.val();
             self.i0_x[l].reset.next = self.reset.val();
@@ -586,7 +718,6 @@ impl Logic for KiviQuantizer {
         }
         // code pipeline registers: load on adv
         self.c1_minmag.reset.next = self.reset.val();
-        self.c1_minneg.reset.next = self.reset.val();
         self.c1_m.reset.next = self.reset.val();
         self.c1_esh.reset.next = self.reset.val();
         self.c1_e0.reset.next = self.reset.val();
@@ -595,14 +726,20 @@ impl Logic for KiviQuantizer {
         self.c2_esh.reset.next = self.reset.val();
         self.c2_e0.reset.next = self.reset.val();
         self.c2_sz.reset.next = self.reset.val();
-        self.c3_m2.reset.next = self.reset.val();
+        self.c2_minh.reset.next = self.reset.val();
+        self.c3_m.reset.next = self.reset.val();
+        self.c3_esh.reset.next = self.reset.val();
+        self.c3_e0.reset.next = self.reset.val();
         self.c3_sz.reset.next = self.reset.val();
+        self.c4_m.reset.next = self.reset.val();
+        self.c4_sz.reset.next = self.reset.val();
+        self.c5_m2.reset.next = self.reset.val();
+        self.c5_sz.reset.next = self.reset.val();
         self.o_v.reset.next = self.reset.val();
         self.o_meta.reset.next = self.reset.val();
         self.o_last.reset.next = self.reset.val();
         self.o_nf.reset.next = self.reset.val();
         self.c1_minmag.en.next = self.adv.val();
-        self.c1_minneg.en.next = self.adv.val();
         self.c1_m.en.next = self.adv.val();
         self.c1_esh.en.next = self.adv.val();
         self.c1_e0.en.next = self.adv.val();
@@ -611,25 +748,53 @@ impl Logic for KiviQuantizer {
         self.c2_esh.en.next = self.adv.val();
         self.c2_e0.en.next = self.adv.val();
         self.c2_sz.en.next = self.adv.val();
-        self.c3_m2.en.next = self.adv.val();
+        self.c2_minh.en.next = self.adv.val();
+        self.c3_m.en.next = self.adv.val();
+        self.c3_esh.en.next = self.adv.val();
+        self.c3_e0.en.next = self.adv.val();
         self.c3_sz.en.next = self.adv.val();
+        self.c4_m.en.next = self.adv.val();
+        self.c4_sz.en.next = self.adv.val();
+        self.c5_m2.en.next = self.adv.val();
+        self.c5_sz.en.next = self.adv.val();
         self.o_v.en.next = self.adv.val();
         self.o_meta.en.next = false;
         self.o_last.en.next = false;
         self.o_nf.en.next = false;
         for l in 0..self._lanes {
+            self.c0_x[l].clock.next = self.clock.val();
+            self.c0_x[l].reset.next = self.reset.val();
+            self.c0_x[l].en.next = self.adv.val();
+            self.c2_lo[l].clock.next = self.clock.val();
+            self.c2_lo[l].reset.next = self.reset.val();
+            self.c2_lo[l].en.next = self.adv.val();
+            self.c2_xh[l].clock.next = self.clock.val();
+            self.c2_xh[l].reset.next = self.reset.val();
+            self.c2_xh[l].en.next = self.adv.val();
+            self.c2_swap[l].clock.next = self.clock.val();
+            self.c2_swap[l].reset.next = self.reset.val();
+            self.c2_swap[l].en.next = self.adv.val();
+            self.c2_sub[l].clock.next = self.clock.val();
+            self.c2_sub[l].reset.next = self.reset.val();
+            self.c2_sub[l].en.next = self.adv.val();
+            self.c4_nn[l].clock.next = self.clock.val();
+            self.c4_nn[l].reset.next = self.reset.val();
+            self.c4_nn[l].en.next = self.adv.val();
+            self.c5_r[l].clock.next = self.clock.val();
+            self.c5_r[l].reset.next = self.reset.val();
+            self.c5_r[l].en.next = self.adv.val();
             self.c1_xmag[l].clock.next = self.clock.val();
             self.c1_xmag[l].reset.next = self.reset.val();
             self.c1_xmag[l].en.next = self.adv.val();
-            self.c1_xneg[l].clock.next = self.clock.val();
-            self.c1_xneg[l].reset.next = self.reset.val();
-            self.c1_xneg[l].en.next = self.adv.val();
-            self.c2_n[l].clock.next = self.clock.val();
-            self.c2_n[l].reset.next = self.reset.val();
-            self.c2_n[l].en.next = self.adv.val();
-            self.c3_r[l].clock.next = self.clock.val();
-            self.c3_r[l].reset.next = self.reset.val();
-            self.c3_r[l].en.next = self.adv.val();
+            self.c1_swap[l].clock.next = self.clock.val();
+            self.c1_swap[l].reset.next = self.reset.val();
+            self.c1_swap[l].en.next = self.adv.val();
+            self.c1_sub[l].clock.next = self.clock.val();
+            self.c1_sub[l].reset.next = self.reset.val();
+            self.c1_sub[l].en.next = self.adv.val();
+            self.c3_n[l].clock.next = self.clock.val();
+            self.c3_n[l].reset.next = self.reset.val();
+            self.c3_n[l].en.next = self.adv.val();
         }
         for i in 0..((self._bits - 1) * self._lanes) {
             self.st_r[i].clock.next = self.clock.val();
@@ -716,7 +881,7 @@ impl Logic for KiviQuantizer {
                 }
             }
         }
-        // I0 -> I1: sanitise, write the row, order keys (spec §2.2.2:
+        // from I0: sanitise, write the row, order keys (spec §2.2.2:
         // x | 0x8000 for sign 0, ~x for sign 1) reduced by two trees
         for l in 0..self._lanes {
             self.san[l].x.next = self.i0_x[l].q.val();
@@ -740,19 +905,35 @@ impl Logic for KiviQuantizer {
                 }
             }
         }
+        // the trees, children before parents; a node on a stage boundary
+        // is read from its register
         for ln in self._lanes..(self._lanes + 1) {
             for l in 0..self._lanes {
-                self.tmin[ln - 1 + l].next = self.key[l].val();
-                self.tmax[ln - 1 + l].next = self.key[l].val();
+                self.trmin[ln - 1 + l].d.next = self.key[l].val();
+                self.trmax[ln - 1 + l].d.next = self.key[l].val();
+                self.umin[ln - 1 + l].next = self.key[l].val();
+                self.umax[ln - 1 + l].next = self.key[l].val();
+                if self.k_pipe[ln - 1 + l].val() {
+                    self.umin[ln - 1 + l].next = self.trmin[ln - 1 + l].q.val();
+                    self.umax[ln - 1 + l].next = self.trmax[ln - 1 + l].q.val();
+                }
             }
             for j in 0..(self._lanes - 1) {
-                self.tmin[ln - 2 - j].next = self.tmin[2 * ln - 3 - 2 * j].val();
-                if self.tmin[2 * ln - 2 - 2 * j].val() < self.tmin[2 * ln - 3 - 2 * j].val() {
-                    self.tmin[ln - 2 - j].next = self.tmin[2 * ln - 2 - 2 * j].val();
+                self.tmin[ln - 2 - j].next = self.umin[2 * ln - 3 - 2 * j].val();
+                if self.umin[2 * ln - 2 - 2 * j].val() < self.umin[2 * ln - 3 - 2 * j].val() {
+                    self.tmin[ln - 2 - j].next = self.umin[2 * ln - 2 - 2 * j].val();
                 }
-                self.tmax[ln - 2 - j].next = self.tmax[2 * ln - 3 - 2 * j].val();
-                if self.tmax[2 * ln - 2 - 2 * j].val() > self.tmax[2 * ln - 3 - 2 * j].val() {
-                    self.tmax[ln - 2 - j].next = self.tmax[2 * ln - 2 - 2 * j].val();
+                self.tmax[ln - 2 - j].next = self.umax[2 * ln - 3 - 2 * j].val();
+                if self.umax[2 * ln - 2 - 2 * j].val() > self.umax[2 * ln - 3 - 2 * j].val() {
+                    self.tmax[ln - 2 - j].next = self.umax[2 * ln - 2 - 2 * j].val();
+                }
+                self.trmin[ln - 2 - j].d.next = self.tmin[ln - 2 - j].val();
+                self.trmax[ln - 2 - j].d.next = self.tmax[ln - 2 - j].val();
+                self.umin[ln - 2 - j].next = self.tmin[ln - 2 - j].val();
+                self.umax[ln - 2 - j].next = self.tmax[ln - 2 - j].val();
+                if self.k_pipe[ln - 2 - j].val() {
+                    self.umin[ln - 2 - j].next = self.trmin[ln - 2 - j].q.val();
+                    self.umax[ln - 2 - j].next = self.trmax[ln - 2 - j].q.val();
                 }
             }
         }
@@ -760,34 +941,43 @@ impl Logic for KiviQuantizer {
         for l in 1..self._lanes {
             self.bnf.next = self.bnf.val() | self.san[l].nonfinite.val();
         }
-        self.i1_v.d.next = self.i0_v.q.val();
-        self.i1_first.d.next = self.i0_first.q.val();
-        self.i1_glast.d.next = self.i0_glast.q.val();
-        self.i1_tlast.d.next = self.i0_tlast.q.val();
-        self.i1_slot.d.next = self.i0_slot.q.val();
-        self.i1_min.d.next = self.tmin[0].val();
-        self.i1_max.d.next = self.tmax[0].val();
-        self.i1_nf.d.next = self.bnf.val();
-        // I1 -> the group's running min and max, the token's flag
-        self.f_v.d.next = self.i1_v.q.val() & self.i1_glast.q.val();
-        self.f_slot.d.next = self.i1_slot.q.val();
-        self.f_last.d.next = self.i1_tlast.q.val();
-        self.f_nf.d.next = self.nf_tok.q.val() | self.i1_nf.q.val();
-        if self.i1_v.q.val() {
-            if self.i1_first.q.val() {
-                self.rmin.d.next = self.i1_min.q.val();
-                self.rmax.d.next = self.i1_max.q.val();
-            } else {
-                if self.i1_min.q.val() < self.rmin.q.val() {
-                    self.rmin.d.next = self.i1_min.q.val();
+        self.t_v[0].d.next = self.i0_v.q.val();
+        self.t_first[0].d.next = self.i0_first.q.val();
+        self.t_glast[0].d.next = self.i0_glast.q.val();
+        self.t_tlast[0].d.next = self.i0_tlast.q.val();
+        self.t_slot[0].d.next = self.i0_slot.q.val();
+        self.t_nf[0].d.next = self.bnf.val();
+        for i in 1..self._tp {
+            self.t_v[i].d.next = self.t_v[i - 1].q.val();
+            self.t_first[i].d.next = self.t_first[i - 1].q.val();
+            self.t_glast[i].d.next = self.t_glast[i - 1].q.val();
+            self.t_tlast[i].d.next = self.t_tlast[i - 1].q.val();
+            self.t_slot[i].d.next = self.t_slot[i - 1].q.val();
+            self.t_nf[i].d.next = self.t_nf[i - 1].q.val();
+        }
+        // the root and the flags of the last tree stage -> the group's
+        // running min and max, the token's flag
+        for p in (self._tp - 1)..self._tp {
+            self.f_v.d.next = self.t_v[p].q.val() & self.t_glast[p].q.val();
+            self.f_slot.d.next = self.t_slot[p].q.val();
+            self.f_last.d.next = self.t_tlast[p].q.val();
+            self.f_nf.d.next = self.nf_tok.q.val() | self.t_nf[p].q.val();
+            if self.t_v[p].q.val() {
+                if self.t_first[p].q.val() {
+                    self.rmin.d.next = self.umin[0].val();
+                    self.rmax.d.next = self.umax[0].val();
+                } else {
+                    if self.umin[0].val() < self.rmin.q.val() {
+                        self.rmin.d.next = self.umin[0].val();
+                    }
+                    if self.umax[0].val() > self.rmax.q.val() {
+                        self.rmax.d.next = self.umax[0].val();
+                    }
                 }
-                if self.i1_max.q.val() > self.rmax.q.val() {
-                    self.rmax.d.next = self.i1_max.q.val();
+                self.nf_tok.d.next = self.nf_tok.q.val() | self.t_nf[p].q.val();
+                if self.t_glast[p].q.val() & self.t_tlast[p].q.val() {
+                    self.nf_tok.d.next = false;
                 }
-            }
-            self.nf_tok.d.next = self.nf_tok.q.val() | self.i1_nf.q.val();
-            if self.i1_glast.q.val() & self.i1_tlast.q.val() {
-                self.nf_tok.d.next = false;
             }
         }
 
@@ -804,34 +994,47 @@ impl Logic for KiviQuantizer {
         self.cvt_fmin.x.next = self.fmin.val();
         self.cvt_fmax.x.next = self.fmax.val();
         self.f1_minmag.d.next = self.cvt_fmin.mag.val();
-        self.f1_minneg.d.next = self.cvt_fmin.neg.val();
+        self.f1_swap.d.next = self.cvt_fmin.neg.val() & self.cvt_fmax.neg.val();
         self.f1_maxmag.d.next = self.cvt_fmax.mag.val();
-        self.f1_maxneg.d.next = self.cvt_fmax.neg.val();
+        self.f1_sub.d.next = !self.cvt_fmin.neg.val() | self.cvt_fmax.neg.val();
         self.f1_min16.d.next = self.fmin.val();
         self.f1_v.d.next = self.f_v.q.val();
         self.f1_slot.d.next = self.f_slot.q.val();
         self.f1_last.d.next = self.f_last.q.val();
         self.f1_nf.d.next = self.f_nf.q.val();
-        // F2: D by one add or subtract of the magnitudes (max >= min)
-        self.f2_d.d.next = self.f1_maxmag.q.val() - self.f1_minmag.q.val();
-        if self.f1_minneg.q.val() {
-            self.f2_d.d.next = self.f1_maxmag.q.val() + self.f1_minmag.q.val();
-            if self.f1_maxneg.q.val() {
-                self.f2_d.d.next = self.f1_minmag.q.val() - self.f1_maxmag.q.val();
-            }
-        }
+        // F2, F3: D = max - min (>= 0) in two halves (`DiffLo`, `DiffHi`)
+        self.flo.xl.next = self.f1_maxmag.q.val().get_bits::<FH>(0);
+        self.flo.swap.next = self.f1_swap.q.val();
+        self.flo.yl.next = self.f1_minmag.q.val().get_bits::<FH>(0);
+        self.flo.sub.next = self.f1_sub.q.val();
+        self.f2_lo.d.next = self.flo.lo.val();
+        self.f2_maxh.d.next = self.f1_maxmag.q.val().get_bits::<FH>(self.k_fh32.val().index());
+        self.f2_minh.d.next = self.f1_minmag.q.val().get_bits::<FH>(self.k_fh32.val().index());
+        self.f2_swap.d.next = self.f1_swap.q.val();
+        self.f2_sub.d.next = self.f1_sub.q.val();
         self.f2_min16.d.next = self.f1_min16.q.val();
         self.f2_v.d.next = self.f1_v.q.val();
         self.f2_slot.d.next = self.f1_slot.q.val();
         self.f2_last.d.next = self.f1_last.q.val();
         self.f2_nf.d.next = self.f1_nf.q.val();
-        self.gstep.d.next = self.f2_d.q.val();
-        self.gstep.min.next = self.f2_min16.q.val();
+        self.fhi.xh.next = self.f2_maxh.q.val();
+        self.fhi.swap.next = self.f2_swap.q.val();
+        self.fhi.yh.next = self.f2_minh.q.val();
+        self.fhi.sub.next = self.f2_sub.q.val();
+        self.fhi.lo.next = self.f2_lo.q.val();
+        self.f3_d.d.next = self.fhi.d.val();
+        self.f3_min16.d.next = self.f2_min16.q.val();
+        self.f3_v.d.next = self.f2_v.q.val();
+        self.f3_slot.d.next = self.f2_slot.q.val();
+        self.f3_last.d.next = self.f2_last.q.val();
+        self.f3_nf.d.next = self.f2_nf.q.val();
+        self.gstep.d.next = self.f3_d.q.val();
+        self.gstep.min.next = self.f3_min16.q.val();
         self.gstep.present.next = true;
-        self.g_v[0].d.next = self.f2_v.q.val();
-        self.g_slot[0].d.next = self.f2_slot.q.val();
-        self.g_last[0].d.next = self.f2_last.q.val();
-        self.g_nf[0].d.next = self.f2_nf.q.val();
+        self.g_v[0].d.next = self.f3_v.q.val();
+        self.g_slot[0].d.next = self.f3_slot.q.val();
+        self.g_last[0].d.next = self.f3_last.q.val();
+        self.g_nf[0].d.next = self.f3_nf.q.val();
         for i in 1..3 {
             self.g_v[i].d.next = self.g_v[i - 1].q.val();
             self.g_slot[i].d.next = self.g_slot[i - 1].q.val();
@@ -891,28 +1094,34 @@ impl Logic for KiviQuantizer {
                             }
                         }
                     }
-                    self.cvt_x[l].x.next = self.xr[l].val();
-                    self.c1_xmag[l].d.next = self.cvt_x[l].mag.val();
-                    self.c1_xneg[l].d.next = self.cvt_x[l].neg.val();
+                    self.c0_x[l].d.next = self.xr[l].val();
                 }
             }
         }
-        // C1: min as magnitude and sign; step = m 2^e with e = max(E - 1, 0)
-        self.cvt_cmin.x.next = self.cmeta.val().get_bits::<16>(0);
+        // C1: units(x), units(min) and, per lane, the flags of x - min;
+        // step = m 2^e with e = max(E - 1, 0) (the metadata word from C0's
+        // sideband)
+        for l in 0..self._lanes {
+            self.cvt_x[l].x.next = self.c0_x[l].q.val();
+            self.c1_xmag[l].d.next = self.cvt_x[l].mag.val();
+            self.c1_swap[l].d.next = self.cvt_x[l].neg.val() & self.cvt_cmin.neg.val();
+            self.c1_sub[l].d.next = !self.cvt_cmin.neg.val() | self.cvt_x[l].neg.val();
+        }
+        self.cmeta1.next = self.sb_meta[0].q.val();
+        self.cvt_cmin.x.next = self.cmeta1.val().get_bits::<16>(0);
         self.c1_minmag.d.next = self.cvt_cmin.mag.val();
-        self.c1_minneg.d.next = self.cvt_cmin.neg.val();
-        self.cex.next = self.cmeta.val().get_bits::<5>(26);
-        self.c1_m.d.next = bit_cast::<NW, 10>(self.cmeta.val().get_bits::<10>(16));
+        self.cex.next = self.cmeta1.val().get_bits::<5>(26);
+        self.c1_m.d.next = bit_cast::<NW, 10>(self.cmeta1.val().get_bits::<10>(16));
         self.esh5.next = self.cex.val() - self.k_two5.val();
         self.c1_esh.d.next = self.k_zero8.val();
         self.c1_e0.d.next = true;
         if self.cex.val() != self.k_zero5.val() {
-            self.c1_m.d.next = bit_cast::<NW, 10>(self.cmeta.val().get_bits::<10>(16)) | self.k_imp.val();
+            self.c1_m.d.next = bit_cast::<NW, 10>(self.cmeta1.val().get_bits::<10>(16)) | self.k_imp.val();
             self.c1_e0.d.next = self.cex.val() == self.k_one5.val();
             // e >= 1 shifts n right by e - 1 = E - 2
             self.c1_esh.d.next = bit_cast::<8, 5>(self.esh5.val());
         }
-        self.c1_sz.d.next = self.cmeta.val().get_bits::<16>(16) == self.k_zero16.val();
+        self.c1_sz.d.next = self.cmeta1.val().get_bits::<16>(16) == self.k_zero16.val();
         self.sb_v[0].d.next = self.issue.val();
         self.sb_k[0].d.next = self.kr.q.val();
         self.sb_rl[0].d.next = self.rlast.val();
@@ -928,41 +1137,59 @@ impl Logic for KiviQuantizer {
             self.sb_nf[i].d.next = self.sb_nf[i - 1].q.val();
         }
 
-        // C2: n = units(x) - units(min), exact and >= 0
-        self.mins.next = self.c1_minmag.q.val();
-        if self.c1_minneg.q.val() {
-            self.mins.next = self.k_zero_fx.val() - self.c1_minmag.q.val();
-        }
+        // C2, C3: n = units(x) - units(min), exact and >= 0, in two halves
+        // (`DiffLo`, `DiffHi`; min's high half is the group's, the flags
+        // each lane's, from C1)
         for l in 0..self._lanes {
-            self.xs.next = self.c1_xmag[l].q.val();
-            if self.c1_xneg[l].q.val() {
-                self.xs.next = self.k_zero_fx.val() - self.c1_xmag[l].q.val();
-            }
-            self.c2_n[l].d.next = self.xs.val() - self.mins.val();
+            self.xlo[l].xl.next = self.c1_xmag[l].q.val().get_bits::<FH>(0);
+            self.xlo[l].swap.next = self.c1_swap[l].q.val();
+            self.xlo[l].yl.next = self.c1_minmag.q.val().get_bits::<FH>(0);
+            self.xlo[l].sub.next = self.c1_sub[l].q.val();
+            self.c2_lo[l].d.next = self.xlo[l].lo.val();
+            self.c2_xh[l].d.next = self.c1_xmag[l].q.val().get_bits::<FH>(self.k_fh32.val().index());
+            self.c2_swap[l].d.next = self.c1_swap[l].q.val();
+            self.c2_sub[l].d.next = self.c1_sub[l].q.val();
         }
+        self.c2_minh.d.next = self.c1_minmag.q.val().get_bits::<FH>(self.k_fh32.val().index());
         self.c2_m.d.next = self.c1_m.q.val();
         self.c2_esh.d.next = self.c1_esh.q.val();
         self.c2_e0.d.next = self.c1_e0.q.val();
         self.c2_sz.d.next = self.c1_sz.q.val();
-
-        // C3: the normalised dividend (spec §5.3): (e >= 1 ? n >> (e-1) : 2n) + m
         for l in 0..self._lanes {
-            self.nn.next = self.c2_n[l].q.val() >> self.c2_esh.q.val();
-            if self.c2_e0.q.val() {
-                self.nn.next = self.c2_n[l].q.val() << self.k_one_fx.val();
-            }
-            self.c3_r[l].d.next = bit_cast::<NW, FX>(self.nn.val() & self.k_nwmask.val()) + self.c2_m.q.val();
+            self.xhi[l].xh.next = self.c2_xh[l].q.val();
+            self.xhi[l].swap.next = self.c2_swap[l].q.val();
+            self.xhi[l].yh.next = self.c2_minh.q.val();
+            self.xhi[l].sub.next = self.c2_sub[l].q.val();
+            self.xhi[l].lo.next = self.c2_lo[l].q.val();
+            self.c3_n[l].d.next = self.xhi[l].d.val();
         }
-        self.c3_m2.d.next = self.c2_m.q.val() << self.k_one_nw.val();
+        self.c3_m.d.next = self.c2_m.q.val();
+        self.c3_esh.d.next = self.c2_esh.q.val();
+        self.c3_e0.d.next = self.c2_e0.q.val();
         self.c3_sz.d.next = self.c2_sz.q.val();
+
+        // C4, C5: the normalised dividend (spec §5.3), (e >= 1 ? n >> (e-1)
+        // : 2n) + m, below 2m 2^b, so its low 12 + b bits
+        for l in 0..self._lanes {
+            self.nn.next = self.c3_n[l].q.val() >> self.c3_esh.q.val();
+            if self.c3_e0.q.val() {
+                self.nn.next = self.c3_n[l].q.val() << self.k_one_fx.val();
+            }
+            self.c4_nn[l].d.next = bit_cast::<NW, FX>(self.nn.val() & self.k_rmask.val());
+            self.c5_r[l].d.next = (self.c4_nn[l].q.val() + self.c4_m.q.val()) & self.k_rmask_nw.val();
+        }
+        self.c4_m.d.next = self.c3_m.q.val();
+        self.c4_sz.d.next = self.c3_sz.q.val();
+        self.c5_m2.d.next = self.c4_m.q.val() << self.k_one_nw.val();
+        self.c5_sz.d.next = self.c4_sz.q.val();
 
         // restoring steps: step j takes weight 2^(b-1-j) against 2m 2^(b-1-j);
         // the last (weight 1) only compares, its remainder is not needed
         for ln in self._lanes..(self._lanes + 1) {
             for l in 0..self._lanes {
-                self.dstep[l].rem.next = self.c3_r[l].q.val();
-                self.dstep[l].dsh.next = self.c3_m2.q.val() << self.dsh[0].val();
-                self.st_r[l].d.next = self.dstep[l].rem_out.val();
+                self.dstep[l].rem.next = self.c5_r[l].q.val();
+                self.dstep[l].dsh.next = self.c5_m2.q.val() << self.dsh[0].val();
+                self.st_r[l].d.next = self.dstep[l].rem_out.val() & self.k_rmask_nw.val();
                 self.st_q[l].d.next = self.k_zero8.val();
                 if self.dstep[l].take.val() {
                     self.st_q[l].d.next = self.k_one8.val();
@@ -972,7 +1199,7 @@ impl Logic for KiviQuantizer {
                 for l in 0..self._lanes {
                     self.dstep[j * ln + l].rem.next = self.st_r[(j - 1) * ln + l].q.val();
                     self.dstep[j * ln + l].dsh.next = self.st_m2[j - 1].q.val() << self.dsh[j].val();
-                    self.st_r[j * ln + l].d.next = self.dstep[j * ln + l].rem_out.val();
+                    self.st_r[j * ln + l].d.next = self.dstep[j * ln + l].rem_out.val() & self.k_rmask_nw.val();
                     self.st_q[j * ln + l].d.next = self.st_q[(j - 1) * ln + l].q.val() << self.k_one_q.val();
                     if self.dstep[j * ln + l].take.val() {
                         self.st_q[j * ln + l].d.next =
@@ -990,11 +1217,11 @@ impl Logic for KiviQuantizer {
                 }
             }
         }
-        self.st_m2[0].d.next = self.c3_m2.q.val();
+        self.st_m2[0].d.next = self.c5_m2.q.val();
         for j in 1..(self._bits - 1) {
             self.st_m2[j].d.next = self.st_m2[j - 1].q.val();
         }
-        self.st_sz[0].d.next = self.c3_sz.q.val();
+        self.st_sz[0].d.next = self.c5_sz.q.val();
         for j in 1..self._bits {
             self.st_sz[j].d.next = self.st_sz[j - 1].q.val();
         }

@@ -1,6 +1,6 @@
 //! kvsim: synthetic KV sets, offline threshold profiling and compression
 //! metrics for the Oaken engine (docs/spec.md §6-§8), KIVI (§13), PackKV (§14),
-//! HACK (§15) and Titanus (§11).
+//! HACK (§15) and Titanus (§11), and all of them side by side (§16).
 
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "kvsim", version, about = "KV-cache tools: generate, profile, measure (Oaken, KIVI, PackKV, Titanus)")]
+#[command(name = "kvsim", version, about = "KV-cache tools: generate, profile, measure (Oaken, KIVI, PackKV, HACK, Titanus), compare")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -37,6 +37,8 @@ enum Cmd {
     Hack(HackArgs),
     /// Titanus CPQ over an INT8 (or converted FP16) KV set: bytes moved, SQNR, HQE levels (spec §11.11)
     Titanus(TitanusArgs),
+    /// Every scheme side by side on one KV set: stored bits, SQNR, attention error, hardware cost (spec §16)
+    Compare(CompareArgs),
     /// Titanus pruning thresholds reaching a target pruning ratio per layer and K/V (spec §11.10)
     TitanusProfile(TitanusProfileArgs),
 }
@@ -72,6 +74,116 @@ struct KiviArgs {
     /// Also write the report as JSON
     #[arg(long)]
     json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// KV set (.npy, <f2 or <f4), as for `metrics`
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Q set (.npy, shape (runs, layers, 1, tokens, q_heads x head_dim));
+    /// without it Q is drawn (spec §15.13)
+    #[arg(long)]
+    q: Option<PathBuf>,
+    /// KV heads per row; heads x head-dim must equal the row length
+    #[arg(long, default_value_t = 1)]
+    heads: usize,
+    /// Elements per head (default: the row length over heads)
+    #[arg(long)]
+    head_dim: Option<usize>,
+    /// Queries per sequence, every 37 tokens back from the last
+    #[arg(long, default_value_t = 16)]
+    queries: usize,
+    /// Oaken threshold table (spec §6.2); without it, profiled on the input
+    #[arg(short, long)]
+    thresholds: Option<PathBuf>,
+    /// ppa.json of `make synth` (or docs/ppa.json); without it, no hardware figure
+    #[arg(long)]
+    ppa: Option<PathBuf>,
+    /// Schemes to run, comma-separated (default: all): oaken, kivi, titanus, packkv, hack, intn
+    #[arg(long, value_delimiter = ',')]
+    schemes: Option<Vec<String>>,
+    /// Folder for compare.md, compare.json, compare-bits.svg, compare-area.svg and compare-summary.md (the README's table)
+    #[arg(short, long)]
+    out_dir: Option<PathBuf>,
+}
+
+fn compare(a: CompareArgs) -> Result<(), (String, u8)> {
+    use sim::compare::{self, report::CompareReport, Input};
+    let set = KvSet::read(&a.input).map_err(|e| (e, 1))?;
+    if a.heads == 0 {
+        return Err(("heads must be at least 1".into(), 2));
+    }
+    let head_dim = a.head_dim.unwrap_or(set.head_dim / a.heads);
+    compare::check_shape(&set, a.heads, head_dim).map_err(|e| (e, 2))?;
+    let q = match &a.q {
+        None => None,
+        Some(path) => Some(sim::attention::QSet::read(path, &set, head_dim).map_err(|e| (e, 1))?),
+    };
+    let (file, thresholds) = match &a.thresholds {
+        Some(path) => (ThresholdFile::read(path).map_err(|e| (e, 1))?, format!("from `{}`", path.display())),
+        None => (profile(&set, &Ratios::default()).map_err(|e| (e, 1))?, "profiled on the set itself (4/90/6)".into()),
+    };
+    let table = file.table().map_err(|e| (e, 1))?;
+    if table.layers() < set.layers {
+        return Err((format!("the threshold table has {} layers, the set {}", table.layers(), set.layers), 1));
+    }
+    let (ppa, ppa_name) = match &a.ppa {
+        None => (None, "no ppa.json given".to_string()),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| (format!("{}: {e}", path.display()), 1))?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| (format!("{}: {e}", path.display()), 1))?;
+            (Some(v), path.display().to_string())
+        }
+    };
+    let inp = Input { set: &set, q: q.as_ref(), heads: a.heads, head_dim, queries: a.queries, thresholds: &table };
+    let runs: [(&str, fn(&Input) -> Vec<compare::Row>); 6] =
+        [("oaken", compare::oaken), ("kivi", compare::kivi), ("titanus", compare::titanus), ("packkv", compare::packkv), ("hack", compare::hack), ("intn", compare::intn)];
+    if let Some(list) = &a.schemes {
+        for s in list {
+            if !runs.iter().any(|r| r.0 == s) {
+                return Err((format!("unknown scheme `{s}`: schemes are oaken, kivi, titanus, packkv, hack, intn"), 2));
+            }
+        }
+    }
+    let mut rows = vec![];
+    for (name, f) in runs {
+        if a.schemes.as_ref().is_none_or(|l| l.iter().any(|s| s == name)) {
+            let start = std::time::Instant::now();
+            rows.extend(f(&inp));
+            eprintln!("kvsim compare: {name} in {:.1} s", start.elapsed().as_secs_f64());
+        }
+    }
+    let r = CompareReport {
+        input: a.input.display().to_string(),
+        shape: set.shape(),
+        heads: a.heads,
+        head_dim,
+        q_source: inp.q_source(),
+        queries_per_sequence: a.queries,
+        queries: rows.iter().filter(|r| r.default).map(|r| r.queries).max().unwrap_or(0),
+        thresholds,
+        ppa: ppa_name.clone(),
+        rows,
+        hardware: compare::hardware::costs(ppa.as_ref(), &ppa_name),
+    };
+    let md = r.markdown();
+    print!("{md}");
+    if let Some(dir) = &a.out_dir {
+        let io = |e: String| (e, 1u8);
+        std::fs::create_dir_all(dir).map_err(|e| io(format!("{}: {e}", dir.display())))?;
+        std::fs::write(dir.join("compare.md"), &md).map_err(|e| io(e.to_string()))?;
+        let json = serde_json::to_string_pretty(&r).expect("report serialises") + "\n";
+        std::fs::write(dir.join("compare.json"), json).map_err(|e| io(e.to_string()))?;
+        r.plot_bits(&dir.join("compare-bits.svg")).map_err(io)?;
+        r.plot_area(&dir.join("compare-area.svg")).map_err(io)?;
+        std::fs::write(dir.join("compare-summary.md"), r.summary()).map_err(|e| io(e.to_string()))?;
+        eprintln!(
+            "kvsim compare: wrote compare.md, compare.json, compare-bits.svg, compare-area.svg, compare-summary.md to {}",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -546,7 +658,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, kivi, packkv, hack, titanus or titanus-profile (try --help)", 2)
+                return fail("error: a subcommand is required: gen, profile, metrics, mmu-metrics, kivi, packkv, hack, titanus, titanus-profile or compare (try --help)", 2)
             }
             _ => {
                 // clap's message, without its usage and hint lines
@@ -573,6 +685,10 @@ fn main() -> ExitCode {
             Err((msg, code)) => return fail(&format!("error: {msg}"), code),
         },
         Cmd::Titanus(a) => titanus(a),
+        Cmd::Compare(a) => match compare(a) {
+            Ok(()) => Ok(()),
+            Err((msg, code)) => return fail(&format!("error: {msg}"), code),
+        },
         Cmd::TitanusProfile(a) => titanus_profile(a),
     };
     match r {

@@ -5,7 +5,8 @@
 use super::dot::{combine_f16, combine_f32, pv_dot, QkDot};
 use super::params::HackParams;
 use super::quantizer::{Part, Quantizer};
-use super::reference::{dequantize16, mac_f32, softmax_f64, softmax_host, val};
+use super::reference::{dequantize16, mac_f32, softmax_host, val};
+use crate::attention::attend;
 use crate::fp16;
 
 /// One head's sequence of `T` tokens, quantized once: every K token and
@@ -62,12 +63,7 @@ impl<'a> SeqCache<'a> {
     }
 }
 
-/// Scores (unscaled `q . k`) and the output vector of one query.
-#[derive(Clone, Debug, Default)]
-pub struct Step {
-    pub scores: Vec<f64>,
-    pub out: Vec<f64>,
-}
+pub use crate::attention::Step;
 
 /// HACK at decode position `ctx - 1` (context `ctx` tokens): Q quantized
 /// by `qq`, scores by `hack-qk-dot`, P by the host softmax, quantized by
@@ -135,12 +131,10 @@ pub fn baseline_step(p: &HackParams, c: &SeqCache, q: &[u16], ctx: usize) -> Ste
 }
 
 /// Exact attention (f64) on the FP16 inputs.
-pub fn exact_step(p: &HackParams, c: &SeqCache, q: &[u16], ctx: usize) -> Step {
-    let qv: Vec<f64> = q.iter().map(|&x| val(x)).collect();
-    let scores: Vec<f64> = c.k[..ctx].iter().map(|k| k.iter().zip(&qv).map(|(&x, &y)| val(x) * y).sum()).collect();
-    let probs = softmax_f64(&scores, 1.0 / (p.head_dim as f64).sqrt());
-    let out = (0..p.head_dim).map(|j| probs.iter().zip(&c.v[..ctx]).map(|(&pt, v)| pt * val(v[j])).sum()).collect();
-    Step { scores, out }
+pub fn exact_step(c: &SeqCache, q: &[u16], ctx: usize) -> Step {
+    let f = |r: &[u16]| r.iter().map(|&x| val(x)).collect::<Vec<f64>>();
+    let (k, v): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (c.k[..ctx].iter().map(|r| f(r)).collect(), c.v[..ctx].iter().map(|r| f(r)).collect());
+    attend(&f(q), &k.iter().map(|r| &r[..]).collect::<Vec<_>>(), &v.iter().map(|r| &r[..]).collect::<Vec<_>>())
 }
 
 const UNIT: f64 = 16_777_216.0;

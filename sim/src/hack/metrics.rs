@@ -1,75 +1,16 @@
 //! `kvsim hack`: HACK against exact attention and against the
 //! dequantize-first FP16 baseline on a KV set (docs/spec.md §15.13).
 
-use super::attention::{baseline_step, bound_ratios, exact_step, hack_step, SeqCache};
+use super::attention::{baseline_step, bound_ratios, exact_step, hack_step, SeqCache, Step};
 use super::params::{HackParams, Rounding};
 use super::quantizer::Quantizer;
+use crate::attention::{positions, queries, sequences, Sequence};
 use crate::fp16;
-use crate::kvset::KvSet;
+use crate::kvset::{At, KvSet};
 use crate::oaken::thresholds::Kv;
 use serde::{Deserialize, Serialize};
 
-/// Distance between two query positions: coprime with every partition, so
-/// the open V partition takes many lengths.
-pub const QUERY_STRIDE: usize = 37;
-
-/// A Q set: shape `(runs, layers, 1, tokens, q_heads * head_dim)`.
-pub struct QSet {
-    pub q_heads: usize,
-    pub shape: Vec<usize>,
-    pub data: Vec<u16>,
-}
-
-impl QSet {
-    pub fn from_array(a: crate::npy::NpyArray, set: &KvSet, head_dim: usize) -> Result<QSet, String> {
-        let kv_heads = set.head_dim / head_dim;
-        match a.shape[..] {
-            [r, l, 1, t, d] if r == set.runs && l == set.layers && t == set.tokens && d % head_dim == 0 && (d / head_dim).is_multiple_of(kv_heads) => {
-                Ok(QSet { q_heads: d / head_dim, shape: a.shape.clone(), data: a.data })
-            }
-            _ => Err(format!(
-                "Q set must have shape ({}, {}, 1, {}, q_heads x {head_dim}) with q_heads a multiple of {kv_heads}, got {:?}",
-                set.runs, set.layers, set.tokens, a.shape
-            )),
-        }
-    }
-
-    fn row(&self, run: usize, layer: usize, t: usize, head: usize, head_dim: usize) -> &[u16] {
-        let d = self.shape[4];
-        let start = ((run * self.shape[1] + layer) * self.shape[3] + t) * d + head * head_dim;
-        &self.data[start..start + head_dim]
-    }
-}
-
-/// splitmix64, for drawing Q reproducibly (spec §15.13).
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform on [0, 1) with 53 bits.
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
-    }
-}
-
-/// A drawn query for one sequence: `q_c = RNE16(sigma_c z)`, `sigma_c` the
-/// RMS of K channel `c` over the sequence, `z = (u1 + u2 + u3 + u4 - 2) sqrt 3`.
-pub fn draw_q(rng: &mut SplitMix, sigma: &[f64]) -> Vec<u16> {
-    sigma
-        .iter()
-        .map(|&s| {
-            let z = (rng.uniform() + rng.uniform() + rng.uniform() + rng.uniform() - 2.0) * 3f64.sqrt();
-            fp16::from_f32((s * z) as f32)
-        })
-        .collect()
-}
+pub use crate::attention::{draw_q, QSet, SplitMix, QUERY_STRIDE};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PiRow {
@@ -136,14 +77,32 @@ impl Acc {
 
 /// Runs every legal partition of `partitions` over the set (spec §15.13).
 pub fn measure(set: &KvSet, head_dim: usize, q: Option<&QSet>, partitions: &[usize], base: &HackParams, queries: usize) -> Result<HackReport, String> {
+    measure_with(set, head_dim, q, partitions, base, queries, &mut |_, _| {}, &mut |_, _, _, _| {})
+}
+
+/// `measure`, also handing every stored K and closed-V element, as the
+/// dequantize-first datapath reads it (`RNE16(min + q step)`), to
+/// `element`, and every query's exact and HACK attention to `query`
+/// (sequence, position): what `kvsim compare` measures (spec §16).
+#[allow(clippy::too_many_arguments)]
+pub fn measure_with(
+    set: &KvSet,
+    head_dim: usize,
+    q: Option<&QSet>,
+    partitions: &[usize],
+    base: &HackParams,
+    queries_per_seq: usize,
+    element: &mut dyn FnMut(At, f64),
+    query: &mut dyn FnMut(Sequence, usize, &Step, &Step),
+) -> Result<HackReport, String> {
     if head_dim == 0 || !set.head_dim.is_multiple_of(head_dim) {
         return Err(format!("head-dim ({head_dim}) must divide the set's row length ({})", set.head_dim));
     }
     let kv_heads = set.head_dim / head_dim;
     let t_len = set.tokens;
-    let positions: Vec<usize> = (0..queries).map(|i| i * QUERY_STRIDE).take_while(|&d| d < t_len).map(|d| t_len - 1 - d).collect();
+    let positions = positions(t_len, queries_per_seq);
     let mut rows = Vec::new();
-    let mut sequences = 0;
+    let mut n_seq = 0;
     for &pi in partitions {
         let p = HackParams { head_dim, partition: pi, lanes: 16.min(pi), ..base.clone() };
         let mut row = PiRow { partition: pi, ..Default::default() };
@@ -154,60 +113,52 @@ pub fn measure(set: &KvSet, head_dim: usize, q: Option<&QSet>, partitions: &[usi
         }
         let (mut sc, mut out) = (Acc::default(), Acc::default());
         let (mut c32, mut c16) = (0f64, 0f64);
-        sequences = 0;
-        let mut seq_index = 0u64;
-        for run in 0..set.runs {
-            for layer in 0..set.layers {
-                let ks = set.sample(run, layer, Kv::K);
-                let vs = set.sample(run, layer, Kv::V);
-                for h in 0..kv_heads {
-                    seq_index += 1;
-                    let o = |t: usize| t * set.head_dim + h * head_dim;
-                    let k: Vec<&[u16]> = (0..t_len).map(|t| &ks[o(t)..o(t) + head_dim]).collect();
-                    let v: Vec<&[u16]> = (0..t_len).map(|t| &vs[o(t)..o(t) + head_dim]).collect();
-                    let cache = SeqCache::new(&p, k, v);
-                    let mut qq = Quantizer::new(p.qp_bits, p.partition, p.rounding, p.seed);
-                    let mut pq = Quantizer::new(p.qp_bits, p.partition, p.rounding, p.seed);
-                    let sigma: Vec<f64> = (0..head_dim)
-                        .map(|c| (cache.k.iter().map(|t| super::reference::val(t[c]).powi(2)).sum::<f64>() / t_len as f64).sqrt())
-                        .collect();
-                    let mut rng = SplitMix(seq_index);
-                    let mut nonfinite = cache.nonfinite_k || cache.nonfinite_v;
-                    for &t in &positions {
-                        let qs: Vec<Vec<u16>> = match q {
-                            None => vec![draw_q(&mut rng, &sigma)],
-                            Some(qset) => {
-                                let g = qset.q_heads / kv_heads;
-                                (h * g..(h + 1) * g).map(|qh| qset.row(run, layer, t, qh, head_dim).to_vec()).collect()
-                            }
-                        };
-                        for qv in &qs {
-                            let ctx = t + 1;
-                            let hs = hack_step(&p, &cache, qv, ctx, &mut qq, &mut pq);
-                            let b = baseline_step(&p, &cache, qv, ctx);
-                            let e = exact_step(&p, &cache, qv, ctx);
-                            sc.add(&e.scores, &hs.step.scores, &b.scores);
-                            out.add(&e.out, &hs.step.out, &b.out);
-                            for i in 0..ctx {
-                                c32 += (hs.scores_f32[i] - hs.step.scores[i]).powi(2);
-                                if hs.scores_f16[i].is_finite() {
-                                    c16 += (hs.scores_f16[i] - hs.step.scores[i]).powi(2);
-                                } else {
-                                    row.combine_f16_nonfinite += 1;
-                                }
-                            }
-                            let (rs, ro) = bound_ratios(&p, &cache, qv, ctx, &hs);
-                            row.max_score_bound_ratio = row.max_score_bound_ratio.max(rs);
-                            row.max_out_bound_ratio = row.max_out_bound_ratio.max(ro);
-                            nonfinite |= hs.nonfinite;
-                            row.queries += 1;
-                            row.scores += ctx as u64;
-                        }
+        n_seq = 0;
+        for s in sequences(set, head_dim) {
+            let (ks, vs) = (set.sample(s.run, s.layer, Kv::K), set.sample(s.run, s.layer, Kv::V));
+            let o = |t: usize| t * set.head_dim + s.head * head_dim;
+            let k: Vec<&[u16]> = (0..t_len).map(|t| &ks[o(t)..o(t) + head_dim]).collect();
+            let v: Vec<&[u16]> = (0..t_len).map(|t| &vs[o(t)..o(t) + head_dim]).collect();
+            let qs = queries(q, s, kv_heads, head_dim, &k, &positions);
+            let cache = SeqCache::new(&p, k, v);
+            let closed = t_len / pi * pi;
+            for (kv, rows_deq, n) in [(Kv::K, &cache.k_deq, t_len), (Kv::V, &cache.v_deq, closed)] {
+                for (t, r) in rows_deq[..n].iter().enumerate() {
+                    for (j, &x) in r.iter().enumerate() {
+                        element(At { run: s.run, layer: s.layer, kv, token: t, channel: s.head * head_dim + j }, fp16::to_f64(x));
                     }
-                    row.nonfinite_sequences += nonfinite as u64;
-                    sequences += 1;
                 }
             }
+            let mut qq = Quantizer::new(p.qp_bits, p.partition, p.rounding, p.seed);
+            let mut pq = Quantizer::new(p.qp_bits, p.partition, p.rounding, p.seed);
+            let mut nonfinite = cache.nonfinite_k || cache.nonfinite_v;
+            for (t, qv_all) in &qs {
+                for qv in qv_all {
+                    let ctx = t + 1;
+                    let hs = hack_step(&p, &cache, qv, ctx, &mut qq, &mut pq);
+                    let b = baseline_step(&p, &cache, qv, ctx);
+                    let e = exact_step(&cache, qv, ctx);
+                    query(s, *t, &e, &hs.step);
+                    sc.add(&e.scores, &hs.step.scores, &b.scores);
+                    out.add(&e.out, &hs.step.out, &b.out);
+                    for i in 0..ctx {
+                        c32 += (hs.scores_f32[i] - hs.step.scores[i]).powi(2);
+                        if hs.scores_f16[i].is_finite() {
+                            c16 += (hs.scores_f16[i] - hs.step.scores[i]).powi(2);
+                        } else {
+                            row.combine_f16_nonfinite += 1;
+                        }
+                    }
+                    let (rs, ro) = bound_ratios(&p, &cache, qv, ctx, &hs);
+                    row.max_score_bound_ratio = row.max_score_bound_ratio.max(rs);
+                    row.max_out_bound_ratio = row.max_out_bound_ratio.max(ro);
+                    nonfinite |= hs.nonfinite;
+                    row.queries += 1;
+                    row.scores += ctx as u64;
+                }
+            }
+            row.nonfinite_sequences += nonfinite as u64;
+            n_seq += 1;
         }
         row.score_hack_exact_db = sqnr(sc.sig, sc.hack);
         row.score_base_exact_db = sqnr(sc.sig, sc.base);
@@ -228,7 +179,7 @@ pub fn measure(set: &KvSet, head_dim: usize, q: Option<&QSet>, partitions: &[usi
         head_dim,
         kv_heads,
         tokens: t_len,
-        sequences,
+        sequences: n_seq,
         q_source: match q {
             None => "drawn (spec §15.13)".into(),
             Some(s) => format!("file, {} query heads", s.q_heads),

@@ -5,6 +5,8 @@
 use super::quantizer::Part;
 use crate::fp16;
 
+pub use crate::attention::{softmax_f64, val};
+
 /// Dequantize-then-multiply, exact: `sum (min_a + a' s_a)(min_b + b' s_b)`
 /// over the partitions, in units of 2^-48. Equal to `dot::combine` summed
 /// (Eq. 4 is an identity on the grid values).
@@ -33,23 +35,10 @@ pub fn mac_f32(a: &[u16], b: &[u16]) -> f32 {
     acc
 }
 
-/// Sanitised FP16 as f64 (spec §2.2.1).
-pub fn val(x: u16) -> f64 {
-    fp16::to_f64(fp16::sanitize(x).0)
-}
-
 /// The host softmax (outside the units, spec §15.9): `x_t = scale s_t` in
 /// f64, `p_t = exp(x_t - max) / sum`, rounded to binary32 then to FP16,
 /// both nearest even.
 pub fn softmax_host(scores: &[f64], scale: f64) -> Vec<u16> {
     let p = softmax_f64(scores, scale);
     p.iter().map(|&v| fp16::from_f32(v as f32)).collect()
-}
-
-/// Softmax in f64 (exact attention).
-pub fn softmax_f64(scores: &[f64], scale: f64) -> Vec<f64> {
-    let max = scores.iter().map(|&s| s * scale).fold(f64::NEG_INFINITY, f64::max);
-    let e: Vec<f64> = scores.iter().map(|&s| (s * scale - max).exp()).collect();
-    let sum: f64 = e.iter().sum();
-    e.iter().map(|&v| v / sum).collect()
 }

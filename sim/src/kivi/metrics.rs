@@ -9,7 +9,7 @@ use super::dequantizer::{bound_x2, dequantize_group};
 use super::params::{KiviCacheParams, META_BITS};
 use super::quantizer::QuantGroup;
 use crate::fp16;
-use crate::kvset::KvSet;
+use crate::kvset::{At, KvSet};
 use crate::oaken::thresholds::Kv;
 use serde::{Deserialize, Serialize};
 
@@ -117,7 +117,8 @@ impl Acc {
     }
 
     /// One quantized group: `x` the inputs, `q` what the quantizer made.
-    fn group(&mut self, bits: u32, x: &[u16], q: &QuantGroup, max_ratio: &mut f64) {
+    /// `out(j, value)` receives the decoded element `j`.
+    fn group(&mut self, bits: u32, x: &[u16], q: &QuantGroup, max_ratio: &mut f64, out_to: &mut dyn FnMut(usize, f64)) {
         let words = q.words(bits);
         let out = dequantize_group(bits, &words, q.meta, x.len());
         let xs: Vec<u16> = x.iter().map(|&e| fp16::sanitize(e).0).collect();
@@ -140,6 +141,7 @@ impl Acc {
         for (j, &xi) in xs.iter().enumerate() {
             let xu = fp16::to_units(xi);
             let ou = fp16::to_units(out[j]);
+            out_to(j, fp16::to_f64(out[j]));
             let err = (ou - xu).abs();
             *max_ratio = max_ratio.max((2 * err) as f64 / bound_x2(step, ou) as f64);
             let xf = xu as f64 / UNIT;
@@ -176,6 +178,12 @@ impl Acc {
 /// of `tokens` tokens, prefilled at once into a reference cache (the state
 /// equals that of any prefill/decode split, §13.7).
 pub fn measure(set: &KvSet, p: &KiviCacheParams) -> Result<KiviReport, String> {
+    measure_with(set, p, &mut |_, _| {})
+}
+
+/// `measure`, also handing every quantized element, decoded, to `sink`
+/// (spec §16); the residual is not handed over.
+pub fn measure_with(set: &KvSet, p: &KiviCacheParams, sink: &mut dyn FnMut(At, f64)) -> Result<KiviReport, String> {
     p.validate().map_err(|e| e.to_string())?;
     let n = p.vector_len();
     if set.head_dim % n != 0 {
@@ -207,14 +215,16 @@ pub fn measure(set: &KvSet, p: &KiviCacheParams) -> Result<KiviReport, String> {
                     nonfinite += blk.nonfinite as u64;
                     for (ch, grp) in blk.groups.iter().enumerate() {
                         let x: Vec<u16> = (0..g).map(|t| kt[b * g + t][ch]).collect();
-                        k.group(p.bits_k, &x, grp, &mut max_ratio);
+                        let at = |t: usize| At { run, layer, kv: Kv::K, token: b * g + t, channel: j * n + ch };
+                        k.group(p.bits_k, &x, grp, &mut max_ratio, &mut |t, y| sink(at(t), y));
                     }
                 }
                 k.residual_tokens(&c.k_residual);
                 for (t, tok) in c.v_quant.iter().enumerate() {
                     nonfinite += tok.nonfinite as u64;
                     for (gi, grp) in tok.groups.iter().enumerate() {
-                        v.group(p.bits_v, &vt[t][gi * g..(gi + 1) * g], grp, &mut max_ratio);
+                        let at = |c: usize| At { run, layer, kv: Kv::V, token: t, channel: j * n + gi * g + c };
+                        v.group(p.bits_v, &vt[t][gi * g..(gi + 1) * g], grp, &mut max_ratio, &mut |c, y| sink(at(c), y));
                     }
                 }
                 v.residual_tokens(&c.v_window.iter().cloned().collect::<Vec<_>>());

@@ -9,7 +9,7 @@ use super::codec::{decode_block, encode_pair, pack_width, BlockBits, TokenBlock}
 use super::params::{PackKvParams, Repack};
 use super::quantizer::{bound_x2, dequantize_token, quantize_token, TokenGrid, ZERO_MAX};
 use crate::fp16;
-use crate::kvset::KvSet;
+use crate::kvset::{At, KvSet};
 use crate::oaken::thresholds::Kv;
 use serde::{Deserialize, Serialize};
 
@@ -200,6 +200,12 @@ fn block_of(toks: &[(TokenGrid, Vec<u8>, bool)]) -> TokenBlock {
 /// Its first `floor(T / B) * B` tokens are quantized and encoded in blocks
 /// of `B`; the rest stays in FP16 (reported, not counted in the bits).
 pub fn measure(set: &KvSet, p: &PackKvParams, levels_v: u32) -> Result<PackKvReport, String> {
+    measure_with(set, p, levels_v, &mut |_, _| {})
+}
+
+/// `measure`, also handing every quantized element, decoded, to `sink`
+/// (spec §16); the tokens after the last full block are not handed over.
+pub fn measure_with(set: &KvSet, p: &PackKvParams, levels_v: u32, sink: &mut dyn FnMut(At, f64)) -> Result<PackKvReport, String> {
     let pk = PackKvParams { repack: Repack::None, ..p.clone() };
     let pv = PackKvParams { levels: levels_v, ..pk.clone() };
     pk.validate().map_err(|e| e.to_string())?;
@@ -224,7 +230,7 @@ pub fn measure(set: &KvSet, p: &PackKvParams, levels_v: u32) -> Result<PackKvRep
                 for blk in 0..full / b {
                     let mut parts = vec![];
                     let mut auth = vec![];
-                    for (s, acc, pp) in [(ks, &mut k, &pk), (vs, &mut v, &pv)] {
+                    for (s, acc, pp, kv) in [(ks, &mut k, &pk, Kv::K), (vs, &mut v, &pv, Kv::V)] {
                         let mut toks = vec![];
                         let mut ac = vec![];
                         for t in blk * b..(blk + 1) * b {
@@ -233,6 +239,9 @@ pub fn measure(set: &KvSet, p: &PackKvParams, levels_v: u32) -> Result<PackKvRep
                             nonfinite += q.nonfinite as u64;
                             let g = TokenGrid::from_meta(q.meta);
                             let out = dequantize_token(q.meta, &q.codes);
+                            for (i, &y) in out.iter().enumerate() {
+                                sink(At { run, layer, kv, token: t, channel: j * n + i }, fp16::to_f64(y));
+                            }
                             ac.push(acc.token(pp, &x, &g, &q.codes, &out, &mut max_ratio));
                             toks.push((g, q.codes, q.nonfinite));
                         }

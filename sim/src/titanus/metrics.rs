@@ -10,7 +10,7 @@ use super::params::{ConfigTable, TitanusParams};
 use super::pruner::prune;
 use super::quantizer::{raw_code, rounds_to_zero, Quantizer, Record, TokenOut, SZ_STORED_BITS};
 use crate::fp16;
-use crate::kvset::{KvSet, KVS};
+use crate::kvset::{At, KvSet, KVS};
 use serde::Serialize;
 
 /// Bits moved off chip by one scheme, by kind (spec §11.11). The
@@ -189,13 +189,20 @@ struct Acc {
 /// `set`: the first `prefill` tokens are the prefill, the rest decode.
 /// Level counts are taken after each decode length in `checkpoints` that the
 /// set reaches.
-pub fn measure(
+pub fn measure(set: &Int8Set, source: Option<&KvSet>, table: &ConfigTable, p: &TitanusParams, prefill: usize, checkpoints: &[usize]) -> Result<Report, String> {
+    measure_with(set, source, table, p, prefill, checkpoints, &mut |_, _| {})
+}
+
+/// `measure`, also handing every rebuilt element to `out` (spec §16): in
+/// the INT8 domain, times `amax / 127` for a set converted from FP16.
+pub fn measure_with(
     set: &Int8Set,
     source: Option<&KvSet>,
     table: &ConfigTable,
     p: &TitanusParams,
     prefill: usize,
     checkpoints: &[usize],
+    out: &mut dyn FnMut(At, f64),
 ) -> Result<Report, String> {
     p.validate().map_err(|e| e.to_string())?;
     if p.channels != set.channels {
@@ -263,7 +270,7 @@ pub fn measure(
                 let src = source.map(|s| s.sample(run, layer, kv));
                 let mut kept_decode = 0u64;
                 let entries_before = r.sz_entries;
-                let sink = |outs: Vec<TokenOut>, d: &mut Dequantizer, acc: &mut Acc, r: &mut Report, zeros: &mut u64| {
+                let mut sink = |outs: Vec<TokenOut>, d: &mut Dequantizer, acc: &mut Acc, r: &mut Report, zeros: &mut u64| {
                     for o in outs {
                         for e in &o.entries {
                             d.table.load(e).expect("QU entries fit the table");
@@ -295,6 +302,7 @@ pub fn measure(
                                 }
                             }
                             let (xv, yv) = (x[ch] as f64, y[ch] as f64);
+                            out(At { run, layer, kv, token: o.pos as usize, channel: ch }, yv * scale.unwrap_or(1.0));
                             let pv = if o.record.index[ch] { xv } else { 0.0 };
                             acc.sig += xv * xv;
                             acc.pruning += (xv - pv) * (xv - pv);

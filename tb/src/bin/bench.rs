@@ -1397,6 +1397,50 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     }
     writeln!(md).unwrap();
 
+    // KIVI
+    writeln!(md, "### KIVI\n").unwrap();
+    writeln!(
+        md,
+        "Each unit's own driver on `case_of` data (real slice, synthetic, flat, non-finite, random, wide), \
+         every output checked against `sim` (`quantize_token`, `quantize_block`, `dequantize_group`). \
+         Per cycle in elements: the dequantizer's output, the quantizers' input. The channel (K) quantizer \
+         reads each block twice (spec §13.3), so it quantizes half the elements per cycle it takes in. \
+         Its latency is the code beats' (the metadata beats' is 3 + b less).\n"
+    )
+    .unwrap();
+    rate_header(md, "beats");
+    if let Some(info) = need(md, "kivi_dequantizer") {
+        use tb::kivi_dequantizer as kd;
+        let p = kd::params_of(&Model::new(info));
+        rate_rows(md, rates, info, "output elements/cycle", p.lanes as f64, &p.lanes.to_string(), |st| {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let r = kd::run(&mut m, &p, &kd::case_of(&p, 400, 0x6b3, Stall::Never, st.clone()))?;
+            Flow::of(&r.out_cycles, r.first_latency)
+        });
+    }
+    if let Some(info) = need(md, "kivi_quantizer") {
+        use tb::kivi_quantizer as kq;
+        let p = kq::params_of(&Model::new(info));
+        rate_rows(md, rates, info, "input elements/cycle", p.lanes as f64, &p.lanes.to_string(), |st| {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let r = kq::run(&mut m, &p, &kq::case_of(&p, 64, 0x6b4, Stall::Never, st.clone()))?;
+            Flow::of(&r.in_cycles, r.first_latency)
+        });
+    }
+    if let Some(info) = need(md, "kivi_quantizer_ch") {
+        use tb::kivi_quantizer_channel as kc;
+        let p = tb::kivi_quantizer::params_of(&Model::new(info));
+        rate_rows(md, rates, info, "input elements/cycle (two passes)", p.lanes as f64, &p.lanes.to_string(), |st| {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let r = kc::run(&mut m, &p, &kc::case_of(&p, 8, 0x6b5, Stall::Never, st.clone()))?;
+            Flow::of(&r.in_cycles, r.word_latency)
+        });
+    }
+    writeln!(md).unwrap();
+
     // primitives
     writeln!(md, "### Primitives\n").unwrap();
     writeln!(
@@ -1508,6 +1552,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             kd::run(&mut m, &p, &c)?;
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("{n} groups, `sim`-checked driver, light stalls")))
+        }
+        "kivi-quantizer" if info.params_json.contains("\"channel\"") => {
+            use tb::kivi_quantizer_channel as kc;
+            let mut m = Model::new(info);
+            let p = tb::kivi_quantizer::params_of(&m);
+            let n = (t / (4 * p.group * kc::rows(&p))).max(1);
+            let c = kc::case_of(&p, n, 0x6b6, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            kc::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} blocks (two passes each), `sim`-checked driver, light stalls")))
         }
         "kivi-quantizer" => {
             use tb::kivi_quantizer as kq;

@@ -26,7 +26,8 @@ use tb::{models, Model, ModelInfo};
 #[derive(Parser, Debug)]
 #[command(about = "Short co-simulation of one rtl-gen unit, written as a VCD waveform")]
 struct Args {
-    /// rtl-gen unit name (`rtl-gen list`), e.g. oaken-quantizer
+    /// rtl-gen unit name (`rtl-gen list`), e.g. oaken-quantizer, or
+    /// `unit:key=value` for a variant, e.g. kivi-quantizer:axis=channel
     #[arg(long)]
     unit: String,
     /// VCD file to write (parent folders are created)
@@ -57,10 +58,10 @@ fn units(gate_level: bool) -> String {
 }
 
 fn pick(unit: &str, netlist: bool) -> Result<&'static ModelInfo, String> {
-    if let Some(s) = models::specs().iter().find(|s| s.unit == unit && (!netlist || s.netlist)) {
+    if let Some(s) = models::specs().iter().find(|s| models::selects(s, unit) && (!netlist || s.netlist)) {
         return models::load(&if netlist { format!("{}_net", s.name) } else { s.name.clone() }, false);
     }
-    if netlist && models::specs().iter().any(|s| s.unit == unit) {
+    if netlist && models::specs().iter().any(|s| models::selects(s, unit)) {
         return Err(format!(
             "unit '{unit}' has no gate-level model (set netlist = true in tb/models.toml); units with one: {}",
             units(true)
@@ -79,13 +80,16 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "titanus-pruner" => titanus_pruner(m),
         "titanus-dequantizer" => titanus_dequantizer(m),
         "titanus-quantizer" => titanus_quantizer(m),
+        "kivi-quantizer" if m.info().params_json.contains("\"channel\"") => kivi_quantizer_channel(m),
+        "kivi-quantizer" => kivi_quantizer(m),
+        "kivi-dequantizer" => kivi_dequantizer(m),
         "packkv-quantizer" => packkv_quantizer(m),
         _ => random(m, args.cycles, args.seed),
     }
 }
 
 /// Six tokens (real, grid, flat, non-finite, ...) under random input idles
-/// and output backpressure, checked against `sim`.
+/// and output backpressure, checked against `sim` (spec §14.14.1).
 fn packkv_quantizer(m: &mut Model) -> Result<String, String> {
     use tb::packkv_quantizer::{case_of, params_of, run};
     let p = params_of(m);
@@ -98,6 +102,56 @@ fn packkv_quantizer(m: &mut Model) -> Result<String, String> {
         r.beats,
         r.kinds,
         edge_ns(start),
+        r.first_latency
+    ))
+}
+
+/// Six V tokens under random input idles and output backpressure, checked
+/// against `sim` (spec §13.14.2).
+fn kivi_quantizer(m: &mut Model) -> Result<String, String> {
+    use tb::kivi_quantizer::{case_of, params_of, run};
+    let p = params_of(m);
+    let c = case_of(&p, 6, 0x7175, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "6 tokens from {} ns, {} group beats, in_valid and out_ready random; every group beat matched sim; \
+         first group latency {:?} cycles",
+        edge_ns(start),
+        r.beats,
+        r.first_latency
+    ))
+}
+
+/// Two K blocks, each streamed twice, under random input idles and output
+/// backpressure, checked against `sim` (spec §13.14.3).
+fn kivi_quantizer_channel(m: &mut Model) -> Result<String, String> {
+    use tb::kivi_quantizer_channel::{case_of, run};
+    let p = tb::kivi_quantizer::params_of(m);
+    let c = case_of(&p, 2, 0x7175, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "2 blocks (two passes each) from {} ns, {} output beats (metadata rows, then code rows), in_valid and \
+         out_ready random; every beat matched sim",
+        edge_ns(start),
+        r.beats
+    ))
+}
+
+/// Twenty groups under random input idles and output backpressure,
+/// checked against `sim` (spec §13.14.1).
+fn kivi_dequantizer(m: &mut Model) -> Result<String, String> {
+    use tb::kivi_dequantizer::{case_of, params_of, run};
+    let p = params_of(m);
+    let c = case_of(&p, 20, 0x7175, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "20 groups from {} ns, {} output beats, in_valid and out_ready random; every beat matched sim; \
+         first beat latency {:?} cycles",
+        edge_ns(start),
+        r.beats,
         r.first_latency
     ))
 }
