@@ -263,7 +263,7 @@ synth: deps rtl
 	@cat $(REPORTS)/synth-summary.md
 	constraints/ppa.py --macros $(addprefix --macros-only ,$(SYNTH_MACROS_ONLY)) --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-netlists.txt)
-	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer netlists -- --nocapture
+	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer --test packkv_quantizer netlists -- --nocapture
 
 # build/reports/bench.md (tb/src/bin/bench.rs): co-simulation speed of every
 # model, throughput and latency of every unit (continuous and under 50%

@@ -72,6 +72,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§13.2-§13.5, §13.14",
     },
     UnitInfo {
+        name: "packkv-quantizer",
+        module: "packkv_quantizer",
+        summary: "PackKV token quantizer: FP16 layer vectors to r-bit codes on one step per token, (step, z) word",
+        spec: "§14.2, §14.3, §14.14.1",
+    },
+    UnitInfo {
         name: "zero-remove-shifter",
         module: "zero_remove_shifter",
         summary: "N-lane compaction network, log2(N) stages, optional pipeline",
@@ -223,6 +229,13 @@ const KIVI_QUANT_RULES: &[&str] = &[
     "axis channel: lanes divides head-dim",
 ];
 
+/// The PackKV parameters `names`, from the shared table (spec §14.1).
+fn packkv_defs(names: &[&str]) -> Vec<ParamDef> {
+    names.iter().map(|n| *def(sim::packkv::params::PACKKV_PARAMS, n)).collect()
+}
+
+const PACKKV_QUANT_RULES: &[&str] = &["heads x head-dim <= 8192", "lanes divides head-dim"];
+
 /// The parameter table of `unit` (what `rtl-gen params` prints).
 pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
     use sim::oaken::{mmu, params as oaken};
@@ -244,6 +257,7 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
             d.push(KIVI_QUANT_AXIS);
             (d, KIVI_QUANT_RULES)
         }
+        "packkv-quantizer" => (packkv_defs(&["head-dim", "heads", "levels", "lanes"]), PACKKV_QUANT_RULES),
         "zero-remove-shifter" | "zero-insert-shifter" => (SHIFTER_PARAMS.to_vec(), &[]),
         "mul-pipe" => (MUL_PARAMS.to_vec(), &[]),
         "div-round" => (DIV_ROUND_PARAMS.to_vec(), &[]),
@@ -800,6 +814,60 @@ fn build_kivi_quant(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }
 
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct PackKvQuantParams {
+    pub head_dim: usize,
+    pub heads: usize,
+    pub levels: u32,
+    pub lanes: usize,
+}
+
+impl Default for PackKvQuantParams {
+    fn default() -> Self {
+        let d = sim::packkv::params::PackKvParams::default();
+        PackKvQuantParams { head_dim: d.head_dim, heads: d.heads, levels: d.levels, lanes: d.lanes }
+    }
+}
+
+fn packkv_quant_params(t: &toml::Table) -> Result<PackKvQuantParams, GenError> {
+    let u = "packkv-quantizer";
+    let p: PackKvQuantParams = parse(u, t)?;
+    let kp = sim::packkv::params::PackKvParams {
+        head_dim: p.head_dim,
+        heads: p.heads,
+        levels: p.levels,
+        lanes: p.lanes,
+        ..Default::default()
+    };
+    kp.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    Ok(p)
+}
+
+fn build_packkv_quant(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::packkv::quantizer::{Geometry, PackKvQuantizer};
+    let p = packkv_quant_params(t)?;
+    let m = "packkv_quantizer";
+    let c = p.heads * p.head_dim;
+    let g = Geometry::new(c, p.levels, p.lanes);
+    let v = [("latency", g.latency.to_string())];
+    macro_rules! r {
+        ($($r:literal),*) => {
+            match g.raw {
+                $($r => elaborate_with(PackKvQuantizer::<$r>::new(c, p.levels, p.lanes, m), m, &[], &v),)*
+                _ => unreachable!("levels 2..=255 give 2..=8 bits"),
+            }
+        };
+    }
+    let mut e = r!(2, 3, 4, 5, 6, 7, 8)?;
+    e.memories = g
+        .memories(m)
+        .into_iter()
+        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .collect();
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
+}
+
 /// Parses and checks `unit`'s parameters without elaborating: the checks
 /// `build` makes first. Returns the parameters with defaults filled in.
 pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenError> {
@@ -807,6 +875,7 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "titanus-dequantizer" => titanus_deq_params(t).map(|p| json(&p)),
         "kivi-dequantizer" => kivi_deq_params(t).map(|p| json(&p)),
         "kivi-quantizer" => kivi_quant_params(t).map(|p| json(&p)),
+        "packkv-quantizer" => packkv_quant_params(t).map(|p| json(&p)),
         "titanus-pruner" => pruner_params(t).map(|p| json(&p)),
         "titanus-quantizer" => titanus_quant_params(t).map(|p| json(&p)),
         "oaken-mmu" => mmu_params(t).map(|p| json(&p)),
@@ -826,6 +895,7 @@ pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
         "titanus-dequantizer" => build_titanus_deq(params),
         "kivi-dequantizer" => build_kivi_deq(params),
         "kivi-quantizer" => build_kivi_quant(params),
+        "packkv-quantizer" => build_packkv_quant(params),
         "titanus-pruner" => build_pruner(params),
         "titanus-quantizer" => build_titanus_quant(params),
         "oaken-mmu" => build_mmu(params),

@@ -4,7 +4,7 @@
 //! that `emit` runs first (`units::validate`) for all of them.
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
-use rtl_gen::units::{DivRoundParams, FoldZeroParams, KiviDeqParams, TitanusDeqParams, TitanusQuantParams};
+use rtl_gen::units::{DivRoundParams, FoldZeroParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams, TitanusQuantParams};
 use serde_json::Value as Json;
 use sim::param_def::{Allowed, ParamDef};
 use std::collections::BTreeSet;
@@ -56,6 +56,7 @@ fn structs(unit: &str) -> (Json, Json) {
         "div-const" => {
             (j(&DivConstParams::default()), j(&DivConstParams { per_stage: Some(6), ..Default::default() }))
         }
+        "packkv-quantizer" => (j(&PackKvQuantParams::default()), j(&PackKvQuantParams::default())),
         "fp16-convert" => (j(&NoParams::default()), j(&NoParams::default())),
         _ => panic!("unit {unit} is not known to this test: add its parameter struct"),
     }
@@ -117,6 +118,9 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         ("kivi-dequantizer", "head-dim", 1) => vec![("axis", toml::Value::String("channel".into())), ("lanes", i(1))],
         ("kivi-dequantizer" | "kivi-quantizer", "lanes", 64) => vec![("group", i(64))],
         ("kivi-quantizer", "head-dim", 16) => vec![("group", i(16))],
+        // PackKV: lanes divides head-dim
+        ("packkv-quantizer", "head-dim", _) => vec![("lanes", i(1))],
+        ("packkv-quantizer", "lanes", _) => vec![("head-dim", i(2 * n.max(1)))],
         _ => vec![],
     }
 }

@@ -335,15 +335,7 @@ fn run_inner(m: &mut Model, p: &DeqParams, c: &Case, reset_at: Option<u64>) -> R
             }
         }
         let ready = sink.ready();
-        m.set(io.out_ready, !ready as u64);
-        m.eval();
-        let other = m.get(io.in_ready);
-        m.set(io.out_ready, ready as u64);
-        m.eval();
-        let in_ready = m.get(io.in_ready) == 1;
-        if other != in_ready as u64 {
-            return Err(format!("cycle {}: in_ready follows out_ready combinationally", m.cycle()));
-        }
+        let in_ready = stream::settle_ready(m, io.in_ready, io.out_ready, ready)?;
         if offer.is_some() && !in_ready {
             run.in_blocked += 1;
         }

@@ -14,6 +14,7 @@
 use crate::coverage::Coverage;
 use crate::model::{Model, PortId};
 use crate::stalls::{self, Stall};
+pub use crate::stim::{finite_fp16 as finite, uniform_pm1 as uniform};
 use crate::stim::Xorshift;
 use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
@@ -109,19 +110,6 @@ pub fn real_slice() -> &'static [u16] {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/data/realkv-slice.kv.npy");
         sim::kvset::KvSet::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).data
     })
-}
-
-pub fn finite(r: &mut Xorshift) -> u16 {
-    loop {
-        let x = r.next_u64() as u16;
-        if fp16::is_finite(x) {
-            return x;
-        }
-    }
-}
-
-pub fn uniform(r: &mut Xorshift) -> f32 {
-    (r.next_u64() >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0
 }
 
 pub fn token_of(r: &mut Xorshift, p: &QuantParams, kind: Kind) -> Token {
@@ -413,15 +401,7 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
             None => m.set_lanes(io.in_x, &(0..p.lanes).map(|_| rng.next_u64() & 0xFFFF).collect::<Vec<_>>()),
         }
         let ready = sink.ready();
-        m.set(io.out_ready, !ready as u64);
-        m.eval();
-        let other = m.get(io.in_ready);
-        m.set(io.out_ready, ready as u64);
-        m.eval();
-        let in_ready = m.get(io.in_ready) == 1;
-        if other != in_ready as u64 {
-            return Err(format!("cycle {}: in_ready follows out_ready combinationally", m.cycle()));
-        }
+        let in_ready = stream::settle_ready(m, io.in_ready, io.out_ready, ready)?;
         if offer.is_some() && !in_ready {
             run.in_blocked += 1;
         }

@@ -13,10 +13,10 @@
 //! spanning more than 65504. Inputs whose valid is low carry noise.
 
 use crate::coverage::Coverage;
-use crate::kivi_quantizer::{finite, real_slice, uniform, QuantParams};
+use crate::kivi_quantizer::{real_slice, QuantParams};
 use crate::model::{Model, PortId};
 use crate::stalls::{self, Stall};
-use crate::stim::Xorshift;
+use crate::stim::{finite_fp16 as finite, uniform_pm1 as uniform, Xorshift};
 use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
 use sim::fp16;
@@ -380,15 +380,7 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
             None => m.set_lanes(io.in_x, &(0..p.lanes).map(|_| rng.next_u64() & 0xFFFF).collect::<Vec<_>>()),
         }
         let ready = sink.ready();
-        m.set(io.out_ready, !ready as u64);
-        m.eval();
-        let other = m.get(io.in_ready);
-        m.set(io.out_ready, ready as u64);
-        m.eval();
-        let in_ready = m.get(io.in_ready) == 1;
-        if other != in_ready as u64 {
-            return Err(format!("cycle {}: in_ready follows out_ready combinationally", m.cycle()));
-        }
+        let in_ready = stream::settle_ready(m, io.in_ready, io.out_ready, ready)?;
         if offer.is_some() && !in_ready {
             run.in_blocked += 1;
         }

@@ -9,6 +9,21 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// A random finite FP16 pattern (subnormals, extremes and -0 included).
+pub fn finite_fp16(r: &mut Xorshift) -> u16 {
+    loop {
+        let x = r.next_u64() as u16;
+        if sim::fp16::is_finite(x) {
+            return x;
+        }
+    }
+}
+
+/// A uniform value in [-1, 1).
+pub fn uniform_pm1(r: &mut Xorshift) -> f32 {
+    (r.next_u64() >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0
+}
+
 /// xorshift64: cheap, deterministic, never 0 from a non-zero seed.
 #[derive(Clone, Debug)]
 pub struct Xorshift(u64);

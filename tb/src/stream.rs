@@ -3,6 +3,7 @@
 //! rules of spec §1 as it takes beats, and a scoreboard comparison that
 //! names the first beat lost, duplicated, invented, reordered or wrong.
 
+use crate::model::{Model, PortId};
 use crate::stalls::{Stall, StallGen};
 use std::collections::VecDeque;
 use std::fmt::Debug;
@@ -113,6 +114,22 @@ impl<T: Clone + PartialEq + Debug> Sink<T> {
     pub fn reset(&mut self) {
         self.held = None;
     }
+}
+
+/// Sets `out_ready` to `ready` and settles the model, checking on the way
+/// that `in_ready` does not follow `out_ready` in the same cycle (spec §1:
+/// it comes from registers). Returns `in_ready`.
+pub fn settle_ready(m: &mut Model, in_ready: PortId, out_ready: PortId, ready: bool) -> Result<bool, String> {
+    m.set(out_ready, !ready as u64);
+    m.eval();
+    let other = m.get(in_ready);
+    m.set(out_ready, ready as u64);
+    m.eval();
+    let r = m.get(in_ready) == 1;
+    if other != r as u64 {
+        return Err(format!("cycle {}: in_ready follows out_ready combinationally", m.cycle()));
+    }
+    Ok(r)
 }
 
 /// Compares the beats a unit produced with the ones expected: equal, or,

@@ -402,16 +402,7 @@ pub fn run(m: &mut Model, p: &PrunerParams, c: &Case) -> Result<Run, String> {
             }
         }
         let ready = sink.ready();
-        // in_ready must not follow out_ready (spec §1: a register)
-        m.set(io.out_ready, !ready as u64);
-        m.eval();
-        let other = m.get(io.in_ready);
-        m.set(io.out_ready, ready as u64);
-        m.eval();
-        let in_ready = m.get(io.in_ready) == 1;
-        if other != in_ready as u64 {
-            return Err(format!("cycle {}: in_ready follows out_ready combinationally", m.cycle()));
-        }
+        let in_ready = stream::settle_ready(m, io.in_ready, io.out_ready, ready)?;
         if offer.is_some() && !in_ready {
             run.in_blocked += 1;
         }

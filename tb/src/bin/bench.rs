@@ -1577,6 +1577,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("{n} tokens, `sim`-checked driver, light stalls")))
         }
+        "packkv-quantizer" => {
+            use tb::packkv_quantizer as pq;
+            let mut m = Model::new(info);
+            let p = pq::params_of(&m);
+            let n = (t / p.beats()).max(2);
+            let c = pq::case_of(&p, n, 0x6b3, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            pq::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} tokens, `sim`-checked driver, light stalls")))
+        }
         "zero-remove-shifter" | "zero-insert-shifter" => {
             let (_, r) = shifter_run(info, t, &LIGHT, true)?;
             Ok((rec(r)?, format!("{t} vectors, `tb::pipe` checker, light output stalls")))

@@ -83,8 +83,27 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "kivi-quantizer" if m.info().params_json.contains("\"channel\"") => kivi_quantizer_channel(m),
         "kivi-quantizer" => kivi_quantizer(m),
         "kivi-dequantizer" => kivi_dequantizer(m),
+        "packkv-quantizer" => packkv_quantizer(m),
         _ => random(m, args.cycles, args.seed),
     }
+}
+
+/// Six tokens (real, grid, flat, non-finite, ...) under random input idles
+/// and output backpressure, checked against `sim` (spec §14.14.1).
+fn packkv_quantizer(m: &mut Model) -> Result<String, String> {
+    use tb::packkv_quantizer::{case_of, params_of, run};
+    let p = params_of(m);
+    let c = case_of(&p, 6, 0x7175, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "{} code beats of 6 tokens ({:?}) from {} ns, in_valid and out_ready random; every beat matched sim; \
+         first beat latency {:?} cycles",
+        r.beats,
+        r.kinds,
+        edge_ns(start),
+        r.first_latency
+    ))
 }
 
 /// Six V tokens under random input idles and output backpressure, checked
