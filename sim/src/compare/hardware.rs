@@ -51,7 +51,7 @@ pub fn needs(s: Scheme) -> Vec<Need> {
             need("titanus-dequantizer", "dequantization unit", Dequantize, true, 1.0),
         ],
         Scheme::PackKv => vec![
-            need("packkv-quantizer", "token quantizer", Quantize, false, 1.0),
+            need("packkv-quantizer", "token quantizer", Quantize, true, 1.0),
             need("packkv-encoder", "repack and bit-pack", Quantize, false, 1.0),
             need("packkv-decoder", "unpack and dequantize", Dequantize, false, 1.0),
         ],
