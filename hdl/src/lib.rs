@@ -10,3 +10,4 @@ pub mod prim;
 pub mod oaken;
 pub mod titanus;
 pub mod kivi;
+pub mod hack;
