@@ -17,8 +17,9 @@
 //!   m_a`; 3 their sums, the four shifts and signs; 4 the pieces of `(s_a
 //!   Sa) m_b`, `(m_a s_b) Sb`, `(Pi m_a) m_b`; 5 their sums, then delayed
 //!   to stage `S + 2`;
-//! - `S + 1`: the six pieces of `(s_a s_b) D`; `S + 2`: their sum;
-//! - `acc::ExactAcc`: the four terms into the token's exact accumulator,
+//! - `S + 1`: the six pieces of `(s_a s_b) D`; `S + 2`: their sums, as
+//!   two terms (the low and the high 16 bits of `s_a s_b`);
+//! - `acc::ExactAcc`: the five terms into the token's exact accumulator,
 //!   and its rounding (12 stages).
 //!
 //! `units(x) = sig 2^e` for every FP16 factor, so a term is a product of
@@ -170,7 +171,8 @@ pub struct HackQkDot {
     m3_g: Vec<Reg<Bits<32>>>,
     m3_sigmb: Reg<Bits<16>>,
     m3_sumb: Reg<Bits<16>>,
-    /// per stage 3 .. S + 2: the four shifts and signs
+    /// per stage 3 .. S + 2: the shifts of T1 .. T4 and of T1's high part,
+    /// and the signs of T1 .. T4
     d_e: Vec<Reg<Bits<8>>>,
     d_n: Vec<Reg<Bit>>,
     // ---- stage 4: pieces of G2 m_b, G3 Sb, G4 m_b; stage 5: sums, delayed ----
@@ -186,7 +188,8 @@ pub struct HackQkDot {
     g1cur: Signal<Local, Bits<32>>,
     // ---- S + 1, S + 2: (s_a s_b) D ----
     p_t1: Vec<Reg<Bits<32>>>,
-    r_t1: Reg<Bits<TERM_W>>,
+    r_t1a: Reg<Bits<TERM_W>>,
+    r_t1b: Reg<Bits<TERM_W>>,
     // ---- control, stages 1 .. S + 2 ----
     vld: Vec<Reg<Bit>>,
     fst: Vec<Reg<Bit>>,
@@ -210,9 +213,9 @@ pub struct HackQkDot {
     k_s8: Constant<Bits<32>>,
     k_s16: Constant<Bits<32>>,
     k_s24: Constant<Bits<32>>,
-    k_s32: Constant<Bits<32>>,
     k_pi: Constant<Bits<16>>,
     k_s8h: Constant<Bits<16>>,
+    k_s16e: Constant<Bits<8>>,
     _p: usize,
     _wq: usize,
     _wk: usize,
@@ -243,6 +246,7 @@ pub struct HackQkDot {
     _dg: usize,
     _de: usize,
     _dt: usize,
+    _dn: usize,
 }
 
 impl HackQkDot {
@@ -341,7 +345,7 @@ impl HackQkDot {
             m3_g: regs(3),
             m3_sigmb: Reg::default(),
             m3_sumb: Reg::default(),
-            d_e: regs(4 * s),
+            d_e: regs(5 * s),
             d_n: regs(4 * s),
             p_t: regs(12),
             d_t: regs(3 * (s - 2)),
@@ -354,12 +358,13 @@ impl HackQkDot {
             pcur: Default::default(),
             g1cur: Default::default(),
             p_t1: regs(6),
-            r_t1: Reg::default(),
+            r_t1a: Reg::default(),
+            r_t1b: Reg::default(),
             vld: regs(ctl),
             fst: regs(ctl),
             lst: regs(ctl),
             flg: regs(ctl),
-            acc: ExactAcc::new(4, w),
+            acc: ExactAcc::new(5, w),
             kc: consts((0..p as u64).collect::<Vec<_>>()),
             k_pm1: Constant::new(((p - 1) as u64).into()),
             k_one8: Constant::new(1u64.into()),
@@ -375,9 +380,9 @@ impl HackQkDot {
             k_s8: c32(8),
             k_s16: c32(16),
             k_s24: c32(24),
-            k_s32: c32(32),
             k_pi: Constant::new((pi as u64).into()),
             k_s8h: Constant::new(8u64.into()),
+            k_s16e: Constant::new(16u64.into()),
             _p: p,
             _wq: wq,
             _wk: wk,
@@ -406,8 +411,9 @@ impl HackQkDot {
             _is6: (s == 6) as usize,
             _ctl: ctl,
             _dg: s - 2,
-            _de: 4 * s,
+            _de: 5 * s,
             _dt: 3 * (s - 2),
+            _dn: 4 * s,
         }
     }
 }
@@ -418,7 +424,7 @@ impl Logic for HackQkDot {
         // ---- register wiring ----
         self.adv.next = !self.acc.out_valid.val() | self.out_ready.val();
         clock!(self, clock, loading, qcnt, kin, kout, a_meta, b_meta, a_sum, b_sum, a_v, b_free);
-        clock!(self, clock, m1_suma, m1_sumb, m2_sigmb, m2_sumb, m3_sigmb, m3_sumb, r_t1, acc);
+        clock!(self, clock, m1_suma, m1_sumb, m2_sigmb, m2_sumb, m3_sigmb, m3_sumb, r_t1a, r_t1b, acc);
         self.loading.reset.next = self.reset.val();
         self.qcnt.reset.next = self.reset.val();
         self.kin.reset.next = self.reset.val();
@@ -435,7 +441,8 @@ impl Logic for HackQkDot {
         self.m2_sumb.reset.next = self.reset.val();
         self.m3_sigmb.reset.next = self.reset.val();
         self.m3_sumb.reset.next = self.reset.val();
-        self.r_t1.reset.next = self.reset.val();
+        self.r_t1a.reset.next = self.reset.val();
+        self.r_t1b.reset.next = self.reset.val();
         self.acc.reset.next = self.reset.val();
         self.acc.en.next = self.adv.val();
         self.m1_suma.en.next = self.adv.val();
@@ -444,7 +451,8 @@ impl Logic for HackQkDot {
         self.m2_sumb.en.next = self.adv.val();
         self.m3_sigmb.en.next = self.adv.val();
         self.m3_sumb.en.next = self.adv.val();
-        self.r_t1.en.next = self.adv.val();
+        self.r_t1a.en.next = self.adv.val();
+        self.r_t1b.en.next = self.adv.val();
         for i in 0..self._wk {
             self.a_words[i].clock.next = self.clock.val();
             self.a_words[i].reset.next = self.reset.val();
@@ -531,6 +539,8 @@ impl Logic for HackQkDot {
             self.d_e[i].clock.next = self.clock.val();
             self.d_e[i].reset.next = self.reset.val();
             self.d_e[i].en.next = self.adv.val();
+        }
+        for i in 0..self._dn {
             self.d_n[i].clock.next = self.clock.val();
             self.d_n[i].reset.next = self.reset.val();
             self.d_n[i].en.next = self.adv.val();
@@ -828,12 +838,15 @@ impl Logic for HackQkDot {
         self.d_e[1].d.next = self.m2_e[0].q.val() + self.m2_e[3].q.val();
         self.d_e[2].d.next = self.m2_e[1].q.val() + self.m2_e[2].q.val();
         self.d_e[3].d.next = self.m2_e[1].q.val() + self.m2_e[3].q.val();
+        self.d_e[4].d.next = self.m2_e[0].q.val() + self.m2_e[2].q.val() + self.k_s16e.val();
         self.d_n[0].d.next = self.m2_neg[0].q.val() ^ self.m2_neg[2].q.val();
         self.d_n[1].d.next = self.m2_neg[0].q.val() ^ self.m2_neg[3].q.val();
         self.d_n[2].d.next = self.m2_neg[1].q.val() ^ self.m2_neg[2].q.val();
         self.d_n[3].d.next = self.m2_neg[1].q.val() ^ self.m2_neg[3].q.val();
-        for i in 4..self._de {
-            self.d_e[i].d.next = self.d_e[i - 4].q.val();
+        for i in 5..self._de {
+            self.d_e[i].d.next = self.d_e[i - 5].q.val();
+        }
+        for i in 4..self._dn {
             self.d_n[i].d.next = self.d_n[i - 4].q.val();
         }
         for i in 1..self._dg {
@@ -902,6 +915,8 @@ impl Logic for HackQkDot {
         self.p_t1[3].d.next = self.x16.val() * bit_cast::<16, 8>(self.dval.val().get_bits::<8>(0));
         self.p_t1[4].d.next = self.x16.val() * bit_cast::<16, 8>(self.dval.val().get_bits::<8>(8));
         self.p_t1[5].d.next = self.x16.val() * bit_cast::<16, 8>(self.dval.val().get_bits::<8>(16));
+        // (two terms, the pieces of G1's low and high 16 bits, so that no
+        // stage adds more than three rows; the high one's shift is e1 + 16)
         self.pcur.next = self.p_t1[0].q.val();
         self.pc0.next = bit_cast::<TERM_W, 32>(self.pcur.val());
         self.pcur.next = self.p_t1[1].q.val();
@@ -909,13 +924,13 @@ impl Logic for HackQkDot {
         self.pcur.next = self.p_t1[2].q.val();
         self.pc2.next = bit_cast::<TERM_W, 32>(self.pcur.val()) << self.k_s16.val();
         self.pcur.next = self.p_t1[3].q.val();
-        self.pc3.next = bit_cast::<TERM_W, 32>(self.pcur.val()) << self.k_s16.val();
+        self.pc3.next = bit_cast::<TERM_W, 32>(self.pcur.val());
         self.pcur.next = self.p_t1[4].q.val();
-        self.pc4.next = bit_cast::<TERM_W, 32>(self.pcur.val()) << self.k_s24.val();
+        self.pc4.next = bit_cast::<TERM_W, 32>(self.pcur.val()) << self.k_s8.val();
         self.pcur.next = self.p_t1[5].q.val();
-        self.pc5.next = bit_cast::<TERM_W, 32>(self.pcur.val()) << self.k_s32.val();
-        self.r_t1.d.next = ((self.pc0.val() + self.pc1.val()) + (self.pc2.val() + self.pc3.val()))
-            + (self.pc4.val() + self.pc5.val());
+        self.pc5.next = bit_cast::<TERM_W, 32>(self.pcur.val()) << self.k_s16.val();
+        self.r_t1a.d.next = (self.pc0.val() + self.pc1.val()) + self.pc2.val();
+        self.r_t1b.d.next = (self.pc3.val() + self.pc4.val()) + self.pc5.val();
 
         // ---- the accumulator: T1 .. T4 at stage S + 2 ----
         for s in self._s..(self._s + 1) {
@@ -923,18 +938,21 @@ impl Logic for HackQkDot {
             self.acc.in_first.next = self.fst[s + 1].q.val();
             self.acc.in_last.next = self.lst[s + 1].q.val();
             self.acc.in_flag.next = self.flg[s + 1].q.val();
-            self.acc.in_mag[0].next = self.r_t1.q.val();
+            self.acc.in_mag[0].next = self.r_t1a.q.val();
             self.acc.in_mag[1].next = self.d_t[3 * s - 9].q.val();
             self.acc.in_mag[2].next = self.d_t[3 * s - 8].q.val();
             self.acc.in_mag[3].next = self.d_t[3 * s - 7].q.val();
-            self.acc.in_sh[0].next = self.d_e[4 * s - 4].q.val();
-            self.acc.in_sh[1].next = self.d_e[4 * s - 3].q.val();
-            self.acc.in_sh[2].next = self.d_e[4 * s - 2].q.val();
-            self.acc.in_sh[3].next = self.d_e[4 * s - 1].q.val();
+            self.acc.in_mag[4].next = self.r_t1b.q.val();
+            self.acc.in_sh[0].next = self.d_e[5 * s - 5].q.val();
+            self.acc.in_sh[1].next = self.d_e[5 * s - 4].q.val();
+            self.acc.in_sh[2].next = self.d_e[5 * s - 3].q.val();
+            self.acc.in_sh[3].next = self.d_e[5 * s - 2].q.val();
+            self.acc.in_sh[4].next = self.d_e[5 * s - 1].q.val();
             self.acc.in_neg[0].next = self.d_n[4 * s - 4].q.val();
             self.acc.in_neg[1].next = self.d_n[4 * s - 3].q.val();
             self.acc.in_neg[2].next = self.d_n[4 * s - 2].q.val();
             self.acc.in_neg[3].next = self.d_n[4 * s - 1].q.val();
+            self.acc.in_neg[4].next = self.d_n[4 * s - 4].q.val();
         }
         self.out_valid.next = self.acc.out_valid.val();
         self.out_score.next = self.acc.out_y.val();
