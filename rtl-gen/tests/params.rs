@@ -4,7 +4,7 @@
 //! that `emit` runs first (`units::validate`) for all of them.
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
-use rtl_gen::units::{DivRoundParams, FoldZeroParams, HackDotParams, KiviDeqParams, TitanusDeqParams, TitanusQuantParams};
+use rtl_gen::units::{DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, KiviDeqParams, TitanusDeqParams, TitanusQuantParams};
 use serde_json::Value as Json;
 use sim::param_def::{Allowed, ParamDef};
 use std::collections::BTreeSet;
@@ -50,6 +50,7 @@ fn structs(unit: &str) -> (Json, Json) {
         "fold-zero" => (j(&FoldZeroParams::default()), j(&FoldZeroParams::default())),
         "kivi-dequantizer" => (j(&KiviDeqParams::default()), j(&KiviDeqParams::default())),
         "hack-qk-dot" => (j(&HackDotParams::default()), j(&HackDotParams::default())),
+        "hack-deq-dot" => (j(&HackDeqParams::default()), j(&HackDeqParams::default())),
         "kivi-quantizer" => {
             let d = j(&sim::kivi::params::KiviParams::default());
             (d.clone(), d)

@@ -1,6 +1,10 @@
-//! Driving `hack-qk-dot` and predicting its scores from `sim::hack::dot`
-//! (`QkDot`). Spec: docs/spec.md §15.6, §15.8, §15.16.1.
+//! Driving `hack-qk-dot` and its dequantize-first baseline `hack-deq-dot`
+//! and predicting their scores from `sim::hack::dot::QkDot` and
+//! `sim::hack::baseline::DeqDot`. Spec: docs/spec.md §15.6, §15.8, §15.10,
+//! §15.16.
 //!
+//! The two units share the K stream (the baseline has no sum port) and the
+//! score stream; the baseline's Q partitions are FP16 values (`x16`).
 //! A case is a list of groups, each a Q load (`head_dim / Pi` partitions)
 //! and the K tokens scored against it. The Q beats of a group are offered
 //! once the previous group's K beats are all taken, its K beats once its
@@ -21,6 +25,7 @@ use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
 use serde::Deserialize;
 use sim::fp16;
+use sim::hack::baseline::DeqDot;
 use sim::hack::dot::QkDot;
 use sim::hack::params::Rounding;
 use sim::hack::quantizer::{Part, Quantizer};
@@ -32,7 +37,12 @@ pub struct DotParams {
     pub head_dim: usize,
     pub partition: usize,
     pub kv_bits: u32,
+    /// `hack-qk-dot` only
+    #[serde(default)]
     pub qp_bits: u32,
+    /// The unit is `hack-deq-dot` (FP16 Q, no sums).
+    #[serde(skip)]
+    pub deq: bool,
 }
 
 impl DotParams {
@@ -46,7 +56,9 @@ impl DotParams {
 }
 
 pub fn params_of(m: &Model) -> DotParams {
-    serde_json::from_str(m.info().params_json).expect("model parameters are a HACK dot unit's")
+    let mut p: DotParams = serde_json::from_str(m.info().params_json).expect("model parameters are a HACK dot unit's");
+    p.deq = m.info().unit == "hack-deq-dot";
+    p
 }
 
 /// What a partition is made of (for coverage).
@@ -79,6 +91,8 @@ pub struct Beat {
     pub part: Part,
     pub words: Vec<u32>,
     pub noisy: bool,
+    /// `hack-deq-dot`'s Q partition: FP16 values.
+    pub x16: Vec<u16>,
 }
 
 #[derive(Clone, Debug)]
@@ -175,7 +189,23 @@ pub fn beat_of(r: &mut Xorshift, p: &DotParams, bits: u32, kind: Kind) -> Beat {
             *x |= r.next_u64() as u32 & !used(w);
         }
     }
-    Beat { kind, part, words, noisy }
+    Beat { kind, part, words, noisy, x16: Vec::new() }
+}
+
+/// A Q partition of FP16 values for `hack-deq-dot`, of the same kinds:
+/// extremes are +-65504 and 0, random ones any finite pattern, the last
+/// kind with NaN and infinities among them.
+pub fn q16_of(r: &mut Xorshift, p: &DotParams, kind: Kind) -> Beat {
+    let n = p.partition;
+    let x16: Vec<u16> = match kind {
+        Kind::Real => values(r, VKind::Real, n),
+        Kind::Synthetic => values(r, VKind::Synthetic, n),
+        Kind::Flat => values(r, VKind::Flat, n),
+        Kind::NonFiniteValues | Kind::NonFiniteMeta => values(r, VKind::NonFinite, n),
+        Kind::Extreme => (0..n).map(|_| [0x7BFF, 0xFBFF, 0x0000, 0x8000][(r.next_u64() % 4) as usize]).collect(),
+        Kind::RandomMeta => (0..n).map(|_| pick(r)).collect(),
+    };
+    Beat { kind, part: Part::from_codes(Meta::default(), vec![0; n]), words: Vec::new(), noisy: false, x16 }
 }
 
 fn draw_kind(r: &mut Xorshift) -> Kind {
@@ -195,7 +225,16 @@ pub fn case_of(p: &DotParams, groups: usize, tokens: usize, seed: u64, stalls: [
     let np = p.parts();
     let groups = (0..groups)
         .map(|_| {
-            let q = (0..np).map(|_| { let k = draw_kind(&mut r); beat_of(&mut r, p, p.qp_bits, k) }).collect();
+            let q = (0..np)
+                .map(|_| {
+                    let k = draw_kind(&mut r);
+                    if p.deq {
+                        q16_of(&mut r, p, k)
+                    } else {
+                        beat_of(&mut r, p, p.qp_bits, k)
+                    }
+                })
+                .collect();
             let nt = 1 + (r.next_u64() as usize) % tokens.max(1);
             let tokens = (0..nt)
                 .map(|_| (0..np).map(|_| { let k = draw_kind(&mut r); beat_of(&mut r, p, p.kv_bits, k) }).collect())
@@ -219,9 +258,14 @@ pub struct Score {
 }
 
 /// The model's score of one token against a group's Q.
-pub fn expected(q: &[Beat], k: &[Beat]) -> Score {
-    let unit = QkDot::new(q.iter().map(|b| b.part.clone()).collect());
+pub fn expected(p: &DotParams, q: &[Beat], k: &[Beat]) -> Score {
     let kp: Vec<Part> = k.iter().map(|b| b.part.clone()).collect();
+    if p.deq {
+        let q16: Vec<u16> = q.iter().flat_map(|b| b.x16.iter().copied()).collect();
+        let unit = DeqDot::new(&q16, p.partition);
+        return Score { bits: unit.score(&kp).to_bits(), nonfinite: unit.nonfinite(&kp) };
+    }
+    let unit = QkDot::new(q.iter().map(|b| b.part.clone()).collect());
     Score { bits: unit.score(&kp).to_bits(), nonfinite: unit.nonfinite(&kp) }
 }
 
@@ -295,14 +339,16 @@ pub fn cover(cov: &Coverage, r: &Run) {
 struct Ports {
     q_valid: PortId,
     q_ready: PortId,
-    q_meta: PortId,
-    q_words: PortId,
-    q_sum: PortId,
+    /// `hack-qk-dot`: meta, words, sum; `hack-deq-dot`: the FP16 lanes
+    q_meta: Option<PortId>,
+    q_words: Option<PortId>,
+    q_sum: Option<PortId>,
+    q_x: Option<PortId>,
     k_valid: PortId,
     k_ready: PortId,
     k_meta: PortId,
     k_words: PortId,
-    k_sum: PortId,
+    k_sum: Option<PortId>,
     out_valid: PortId,
     out_ready: PortId,
     out_score: PortId,
@@ -328,38 +374,55 @@ pub fn run_until(m: &mut Model, p: &DotParams, c: &Case, reset_at: u64) -> Resul
     run_inner(m, p, c, Some(reset_at))
 }
 
-fn set_beat(m: &mut Model, meta: PortId, words: PortId, sum: PortId, b: &Beat) {
-    m.set(meta, b.part.meta.word() as u64);
-    m.set_words(words, &b.words);
-    m.set(sum, b.part.sum as u64);
+fn set_beat(m: &mut Model, meta: Option<PortId>, words: Option<PortId>, sum: Option<PortId>, x: Option<PortId>, b: &Beat) {
+    if let (Some(meta), Some(words)) = (meta, words) {
+        m.set(meta, b.part.meta.word() as u64);
+        m.set_words(words, &b.words);
+    }
+    if let Some(sum) = sum {
+        m.set(sum, b.part.sum as u64);
+    }
+    if let Some(x) = x {
+        m.set_lanes(x, &b.x16.iter().map(|&v| v as u64).collect::<Vec<_>>());
+    }
 }
 
-fn set_noise(m: &mut Model, rng: &mut Xorshift, meta: PortId, words: PortId, sum: PortId, nw: usize, sum_bits: u32) {
-    m.set(meta, rng.next_u64() & 0xFFFF_FFFF);
-    let w: Vec<u32> = (0..nw).map(|_| rng.next_u64() as u32).collect();
-    m.set_words(words, &w);
-    m.set(sum, rng.next_u64() & ((1 << sum_bits) - 1));
+fn set_noise(m: &mut Model, rng: &mut Xorshift, ports: [Option<PortId>; 4], sum_bits: u32) {
+    let [meta, words, sum, x] = ports;
+    if let (Some(meta), Some(words)) = (meta, words) {
+        m.set(meta, rng.next_u64() & 0xFFFF_FFFF);
+        let w: Vec<u32> = (0..m.port_info(words).words()).map(|_| rng.next_u64() as u32).collect();
+        m.set_words(words, &w);
+    }
+    if let Some(sum) = sum {
+        m.set(sum, rng.next_u64() & ((1 << sum_bits) - 1));
+    }
+    if let Some(x) = x {
+        let w: Vec<u32> = (0..m.port_info(x).words()).map(|_| rng.next_u64() as u32).collect();
+        m.set_words(x, &w);
+    }
 }
 
 fn run_inner(m: &mut Model, p: &DotParams, c: &Case, reset_at: Option<u64>) -> Result<Run, String> {
     let g = |n: &str| m.port(n);
+    let o = |n: &str| m.try_port(n);
     let io = Ports {
         q_valid: g("q_valid"),
         q_ready: g("q_ready"),
-        q_meta: g("q_meta"),
-        q_words: g("q_words"),
-        q_sum: g("q_sum"),
+        q_meta: o("q_meta"),
+        q_words: o("q_words"),
+        q_sum: o("q_sum"),
+        q_x: o("q_x"),
         k_valid: g("k_valid"),
         k_ready: g("k_ready"),
         k_meta: g("k_meta"),
         k_words: g("k_words"),
-        k_sum: g("k_sum"),
+        k_sum: o("k_sum"),
         out_valid: g("out_valid"),
         out_ready: g("out_ready"),
         out_score: g("out_score"),
         out_nonfinite: g("out_nonfinite"),
     };
-    let (nq, nk) = (m.port_info(io.q_words).words(), m.port_info(io.k_words).words());
     let mut rng = Xorshift::new(c.seed ^ 0x71);
     let mut run = Run::default();
     let np = p.parts();
@@ -373,7 +436,7 @@ fn run_inner(m: &mut Model, p: &DotParams, c: &Case, reset_at: Option<u64>) -> R
             qs.push(InBeat { group: gi, beat: b, score: None });
         }
         for t in &gr.tokens {
-            let s = expected(&gr.q, t);
+            let s = expected(p, &gr.q, t);
             for (i, b) in t.iter().enumerate() {
                 ks.push(InBeat { group: gi, beat: b, score: (i + 1 == np).then(|| s.clone()) });
             }
@@ -409,13 +472,13 @@ fn run_inner(m: &mut Model, p: &DotParams, c: &Case, reset_at: Option<u64>) -> R
         let k_offer = if k_ok { ksrc.offer().map(|b| (b.group, b.beat)) } else { None };
         m.set(io.q_valid, q_offer.is_some() as u64);
         match q_offer {
-            Some((_, b)) => set_beat(m, io.q_meta, io.q_words, io.q_sum, b),
-            None => set_noise(m, &mut rng, io.q_meta, io.q_words, io.q_sum, nq, p.sum_bits(p.qp_bits)),
+            Some((_, b)) => set_beat(m, io.q_meta, io.q_words, io.q_sum, io.q_x, b),
+            None => set_noise(m, &mut rng, [io.q_meta, io.q_words, io.q_sum, io.q_x], p.sum_bits(p.qp_bits.max(2))),
         }
         m.set(io.k_valid, k_offer.is_some() as u64);
         match k_offer {
-            Some((_, b)) => set_beat(m, io.k_meta, io.k_words, io.k_sum, b),
-            None => set_noise(m, &mut rng, io.k_meta, io.k_words, io.k_sum, nk, p.sum_bits(p.kv_bits)),
+            Some((_, b)) => set_beat(m, Some(io.k_meta), Some(io.k_words), io.k_sum, None, b),
+            None => set_noise(m, &mut rng, [Some(io.k_meta), Some(io.k_words), io.k_sum, None], p.sum_bits(p.kv_bits)),
         }
         let ready = sink.ready();
         m.set(io.out_ready, !ready as u64);
@@ -498,4 +561,98 @@ fn run_inner(m: &mut Model, p: &DotParams, c: &Case, reset_at: Option<u64>) -> R
     run.cycles = cyc;
     stream::compare(&sink.beats, &want, false, |i| format!("score {i}"))?;
     Ok(run)
+}
+
+/// The co-simulation tests of both HACK dot units (tb/tests/hack_qk_dot.rs,
+/// tb/tests/hack_deq_dot.rs), written once: each takes the unit's name.
+pub mod tests {
+    use super::*;
+    use crate::{models, prop, run_property, ModelInfo};
+
+    fn check(info: &'static ModelInfo, cases: u32, cov: &Coverage) {
+        let p = params_of(&Model::new(info));
+        let name = if info.gate_level { info.name.to_string() } else { format!("{}_rtl", info.name) };
+        run_property(&name, info, case(p, 1..4, 10), cases, |m, c| {
+            let r = run(m, &p, c)?;
+            cover(cov, &r);
+            Ok(())
+        });
+    }
+
+    /// Every model of `unit`, RTL or netlists, against the model.
+    pub fn matches_model(unit: &str, gate_level: bool) {
+        let (threads, cases) = if gate_level { (1, 20) } else { (3, 60) };
+        let (cov, _) = models::sweep(unit, gate_level, threads, POINTS, |info, cov| check(info, prop::cases(cases), cov));
+        cov.check();
+    }
+
+    pub const RESET_POINTS: &[&str] = &["reset with scores owed", "reset with nothing owed"];
+
+    /// A reset at a random cycle of a random case: the scores out before
+    /// it are a prefix of the model's, and afterwards the unit behaves as
+    /// fresh out of reset (a second case matches the model).
+    pub fn reset_in_flight(unit: &str) {
+        let (cov, _) = models::sweep_as(unit, Some("reset in flight"), false, 3, RESET_POINTS, |info, cov| {
+            let p = params_of(&Model::new(info));
+            let strategy = (case(p, 1..3, 8), any::<u64>(), 0u64..1000);
+            run_property(&format!("{}_reset", info.name), info, strategy, prop::cases(20), |m, (c, seed, at)| {
+                let beats: usize = c.groups.iter().map(|g| g.q.len() + g.tokens.len() * p.parts()).sum();
+                let r = run_until(m, &p, c, at * (beats as u64 + 60) / 1000)?;
+                match r.cut_owed {
+                    Some(n) => cov.hit(if n > 0 { "reset with scores owed" } else { "reset with nothing owed" }),
+                    None => m.reset(1),
+                }
+                let after = case_of(&p, 2, 4, *seed, [c.q_stall.clone(), c.k_stall.clone(), c.out_stall.clone()]);
+                run(m, &p, &after).map(|_| ()).map_err(|e| format!("after the reset: {e}"))
+            });
+        });
+        cov.check();
+    }
+
+    /// With no stalls: one K partition taken every cycle after the load,
+    /// one score every `head_dim / Pi` cycles, and the manifest's latency
+    /// from a token's last K beat to its score.
+    pub fn full_rate_and_latency(unit: &str) {
+        for info in models::of_unit_nonempty(unit, false) {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let p = params_of(&m);
+            let mut c = case_of(&p, 1, 1, 9, [Stall::Never, Stall::Never, Stall::Never]);
+            let t = c.groups[0].tokens[0].clone();
+            c.groups[0].tokens = (0..40).map(|_| t.clone()).collect();
+            let r = run(&mut m, &p, &c).unwrap();
+            let lat = r.first_latency.unwrap();
+            println!("{}: {} scores, {} K beats in {} cycles, latency {lat}", info.name, r.scores, r.k_cycles.len(), r.cycles);
+            assert_eq!(lat, info.latency().expect("manifest latency"), "{}: manifest latency", info.name);
+            let k0 = r.k_cycles[0];
+            for (i, &t) in r.k_cycles.iter().enumerate() {
+                assert_eq!(t, k0 + i as u64, "{}: K beat {i} not on consecutive cycles", info.name);
+            }
+            let o0 = r.out_cycles[0];
+            for (i, &t) in r.out_cycles.iter().enumerate() {
+                assert_eq!(t, o0 + (i * p.parts()) as u64, "{}: score {i} not every {} cycles", info.name, p.parts());
+            }
+        }
+    }
+
+    /// Every partition kind is drawn at every parameter set of `unit` (the
+    /// case generator alone, no hardware).
+    pub fn draws_every_kind(unit: &str) {
+        for s in models::specs().iter().filter(|s| s.unit == unit) {
+            let get = |k: &str, d: i64| s.params.get(k).and_then(|v| v.as_integer()).unwrap_or(d) as usize;
+            let p = DotParams {
+                head_dim: get("head-dim", 128),
+                partition: get("partition", 64),
+                kv_bits: get("kv-bits", 2) as u32,
+                qp_bits: get("qp-bits", 8) as u32,
+                deq: unit == "hack-deq-dot",
+            };
+            let c = case_of(&p, 8, 30, 1, [Stall::Never, Stall::Never, Stall::Never]);
+            let kinds: Vec<Kind> =
+                c.groups.iter().flat_map(|g| g.q.iter().chain(g.tokens.iter().flatten())).map(|b| b.kind).collect();
+            for k in KINDS {
+                assert!(kinds.contains(&k), "{}: no {k:?} partition", s.name);
+            }
+        }
+    }
 }

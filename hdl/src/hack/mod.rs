@@ -4,5 +4,7 @@
 //! throughput (§15.10, §15.16.2). Both end in `acc::ExactAcc`, the exact
 //! fixed-point accumulator and its one rounding to binary32 (§15.6).
 pub mod acc;
+pub mod deq_dot;
+pub mod fp_add;
 pub mod qk_dot;
 pub mod sig;
