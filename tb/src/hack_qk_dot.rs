@@ -656,3 +656,37 @@ pub mod tests {
         }
     }
 }
+
+/// The test functions of a HACK dot unit's test file, for `$unit`.
+#[macro_export]
+macro_rules! hack_dot_tests {
+    ($unit:expr) => {
+        #[test]
+        fn rtl_matches_model() {
+            tb::hack_qk_dot::tests::matches_model($unit, false);
+        }
+
+        #[test]
+        fn netlists_match_model() {
+            tb::hack_qk_dot::tests::matches_model($unit, true);
+        }
+
+        /// Spec §1, §15.16.
+        #[test]
+        fn reset_with_traffic_in_flight() {
+            tb::hack_qk_dot::tests::reset_in_flight($unit);
+        }
+
+        /// Spec §15.16: full rate, a score every `head_dim / Pi` cycles,
+        /// the manifest's latency.
+        #[test]
+        fn full_rate_and_latency() {
+            tb::hack_qk_dot::tests::full_rate_and_latency($unit);
+        }
+
+        #[test]
+        fn case_generator_draws_every_kind() {
+            tb::hack_qk_dot::tests::draws_every_kind($unit);
+        }
+    };
+}

@@ -1,45 +1,15 @@
-//! Co-simulation of `hack-deq-dot` (hdl/src/hack/deq_dot.rs), the dequantize-first baseline, against
-//! `sim::hack::baseline::DeqDot`, score for score, at every `hack-deq-dot` model
-//! of tb/models.toml, on RTL and on the OSU018 netlists. Spec: docs/spec.md
-//! §15.10, §15.11, §15.16.2. The tests are `tb::hack_qk_dot::tests`,
-//! shared with `hack-qk-dot` (tb/tests/hack_qk_dot.rs).
+//! Co-simulation of `hack-deq-dot` (hdl/src/hack/deq_dot.rs), the
+//! dequantize-first baseline, against `sim::hack::baseline::DeqDot`, score
+//! for score, at every `hack-deq-dot` model of tb/models.toml, on RTL and on
+//! the OSU018 netlists. Spec: docs/spec.md §15.10, §15.11, §15.16.2. The
+//! tests are `tb::hack_qk_dot::tests`, shared with `hack-qk-dot`.
 //!
 //! Cases: FP16 Q (real, synthetic, flat, +-65504 and 0, random patterns,
-//! NaN and infinities: flagged); K tokens quantized by `sim` from the real slice and
-//! synthetic values in both rounding modes, zero-range partitions, extreme
+//! NaN and infinities: flagged); K tokens quantized by `sim` from the real
+//! slice and synthetic values in both rounding modes, zero-range partitions, extreme
 //! codes, random finite metadata and sums, non-finite metadata (flagged),
 //! noise in unused bits; Q reloaded between tokens; random, bursty and
 //! blocking stalls on all three streams; a reset at a random cycle with
 //! tokens in flight. Every coverage point must be reached.
 
-use tb::hack_qk_dot::tests;
-
-const UNIT: &str = "hack-deq-dot";
-
-#[test]
-fn rtl_matches_model() {
-    tests::matches_model(UNIT, false);
-}
-
-#[test]
-fn netlists_match_model() {
-    tests::matches_model(UNIT, true);
-}
-
-/// Spec §1, §15.16.2.
-#[test]
-fn reset_with_traffic_in_flight() {
-    tests::reset_in_flight(UNIT);
-}
-
-/// Spec §15.16.2: full rate, a score every `head_dim / Pi` cycles, the
-/// manifest's latency.
-#[test]
-fn full_rate_and_latency() {
-    tests::full_rate_and_latency(UNIT);
-}
-
-#[test]
-fn case_generator_draws_every_kind() {
-    tests::draws_every_kind(UNIT);
-}
+tb::hack_dot_tests!("hack-deq-dot");

@@ -11,34 +11,4 @@
 //! blocking stalls on all three streams; a reset at a random cycle with
 //! tokens in flight. Every coverage point must be reached.
 
-use tb::hack_qk_dot::tests;
-
-const UNIT: &str = "hack-qk-dot";
-
-#[test]
-fn rtl_matches_model() {
-    tests::matches_model(UNIT, false);
-}
-
-#[test]
-fn netlists_match_model() {
-    tests::matches_model(UNIT, true);
-}
-
-/// Spec §1, §15.16.1.
-#[test]
-fn reset_with_traffic_in_flight() {
-    tests::reset_in_flight(UNIT);
-}
-
-/// Spec §15.16.1: full rate, a score every `head_dim / Pi` cycles, the
-/// manifest's latency.
-#[test]
-fn full_rate_and_latency() {
-    tests::full_rate_and_latency(UNIT);
-}
-
-#[test]
-fn case_generator_draws_every_kind() {
-    tests::draws_every_kind(UNIT);
-}
+tb::hack_dot_tests!("hack-qk-dot");

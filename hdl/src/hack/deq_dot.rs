@@ -23,6 +23,7 @@
 
 use super::acc::{self, ExactAcc, TERM_W};
 use super::fp_add::{self, FpAdd};
+use super::load::LoadCtl;
 use super::sig::Fp16Sig;
 use crate::kivi::dequantizer::KiviDequantizer;
 use crate::oaken::classify::Sanitize;
@@ -96,10 +97,7 @@ pub struct HackDeqDot {
     /// a Q element or a metadata word of the token was a NaN or an infinity (sanitised, spec §15.2)
     pub out_nonfinite: Signal<Out, Bit>,
     // ---- front ----
-    loading: Reg<Bit>,
-    qcnt: Reg<Bits<8>>,
-    kin: Reg<Bits<8>>,
-    kout: Reg<Bits<8>>,
+    ctl: LoadCtl,
     inflight: Reg<Bits<8>>,
     qb: Vec<Reg<Bits<16>>>,
     fq: Reg<Bits<16>>,
@@ -158,7 +156,6 @@ pub struct HackDeqDot {
     acc: ExactAcc,
     // ---- constants ----
     kc: Vec<Constant<Bits<8>>>,
-    k_pm1: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
     k_zero8: Constant<Bits<8>>,
     k_one4: Constant<Bits<4>>,
@@ -244,10 +241,7 @@ impl HackDeqDot {
             out_ready: Default::default(),
             out_score: Default::default(),
             out_nonfinite: Default::default(),
-            loading: Reg::new(true),
-            qcnt: Reg::default(),
-            kin: Reg::default(),
-            kout: Reg::default(),
+            ctl: LoadCtl::new(p),
             inflight: Reg::default(),
             qb: regs(p * pi),
             fq: Reg::default(),
@@ -302,7 +296,6 @@ impl HackDeqDot {
             flg: regs(ctl),
             acc: ExactAcc::new(1, g.acc_width()),
             kc: consts((0..p as u64).collect::<Vec<_>>()),
-            k_pm1: c8(p as u64 - 1),
             k_one8: c8(1),
             k_zero8: c8(0),
             k_one4: Constant::new(1u64.into()),
@@ -360,11 +353,8 @@ impl Logic for HackDeqDot {
     #[hdl_gen]
     fn update(&mut self) {
         self.adv.next = !self.acc.out_valid.val() | self.out_ready.val();
-        clock!(self, clock, loading, qcnt, kin, kout, inflight, fq, fq_wr, fq_rd, deq, c_mag, c_sh, c_n, acc);
-        self.loading.reset.next = self.reset.val();
-        self.qcnt.reset.next = self.reset.val();
-        self.kin.reset.next = self.reset.val();
-        self.kout.reset.next = self.reset.val();
+        clock!(self, clock, ctl, inflight, fq, fq_wr, fq_rd, deq, c_mag, c_sh, c_n, acc);
+        self.ctl.reset.next = self.reset.val();
         self.inflight.reset.next = self.reset.val();
         self.fq.reset.next = self.reset.val();
         self.fq_wr.reset.next = self.reset.val();
@@ -438,14 +428,17 @@ impl Logic for HackDeqDot {
         }
 
         // ---- front: the K port into the dequantizer, its metadata sanitised ----
-        self.q_ready.next = self.loading.q.val() & (self.inflight.q.val() == self.k_zero8.val());
-        self.k_ready.next = self.deq.in_ready.val() & !self.loading.q.val();
-        self.q_take.next =
-            self.q_valid.val() & self.loading.q.val() & (self.inflight.q.val() == self.k_zero8.val());
-        self.k_take.next = self.k_valid.val() & self.deq.in_ready.val() & !self.loading.q.val();
+        self.ctl.q_valid.next = self.q_valid.val();
+        self.ctl.k_valid.next = self.k_valid.val();
+        self.ctl.q_room.next = self.inflight.q.val() == self.k_zero8.val();
+        self.ctl.k_room.next = self.deq.in_ready.val();
+        self.q_ready.next = self.ctl.q_ready.val();
+        self.k_ready.next = self.ctl.k_ready.val();
+        self.q_take.next = self.ctl.q_take.val();
+        self.k_take.next = self.ctl.k_take.val();
         self.san_s.x.next = self.k_meta.val().get_bits::<16>(16);
         self.san_m.x.next = self.k_meta.val().get_bits::<16>(0);
-        self.deq.in_valid.next = self.k_valid.val() & !self.loading.q.val();
+        self.deq.in_valid.next = self.k_take.val();
         self.deq.in_meta.next =
             (bit_cast::<32, 16>(self.san_s.y.val()) << self.k_c16.val()) | bit_cast::<32, 16>(self.san_m.y.val());
         for i in 0..self._w {
@@ -453,6 +446,7 @@ impl Logic for HackDeqDot {
         }
         self.deq.out_ready.next = self.adv.val();
         self.pop.next = self.deq.out_valid.val() & self.adv.val();
+        self.ctl.issue.next = self.pop.val();
         // the flag of each beat in the dequantizer, in order
         self.fq.d.next = self.fq.q.val();
         self.fq.en.next = self.k_take.val();
@@ -473,44 +467,13 @@ impl Logic for HackDeqDot {
         if self.pop.val() & !self.k_take.val() {
             self.inflight.d.next = self.inflight.q.val() - self.k_one8.val();
         }
-        // a load, then K beats; a new load at a token boundary
-        self.loading.d.next = self.loading.q.val();
-        self.loading.en.next = true;
-        self.qcnt.d.next = self.qcnt.q.val();
-        self.qcnt.en.next = true;
-        if self.q_take.val() {
-            self.qcnt.d.next = self.qcnt.q.val() + self.k_one8.val();
-            if self.qcnt.q.val() == self.k_pm1.val() {
-                self.qcnt.d.next = self.k_zero8.val();
-                self.loading.d.next = false;
-            }
-        }
-        if !self.loading.q.val() & self.q_valid.val() & (self.kin.q.val() == self.k_zero8.val()) & !self.k_take.val() {
-            self.loading.d.next = true;
-        }
-        self.kin.d.next = self.kin.q.val();
-        self.kin.en.next = true;
-        if self.k_take.val() {
-            self.kin.d.next = self.kin.q.val() + self.k_one8.val();
-            if self.kin.q.val() == self.k_pm1.val() {
-                self.kin.d.next = self.k_zero8.val();
-            }
-        }
-        self.kout.d.next = self.kout.q.val();
-        self.kout.en.next = true;
-        if self.pop.val() {
-            self.kout.d.next = self.kout.q.val() + self.k_one8.val();
-            if self.kout.q.val() == self.k_pm1.val() {
-                self.kout.d.next = self.k_zero8.val();
-            }
-        }
         for pi in self._pi..(self._pi + 1) {
             for p in 0..self._p {
                 for z in 0..self._pi {
                     self.qb[p * pi + z].clock.next = self.clock.val();
                     self.qb[p * pi + z].reset.next = self.reset.val();
                     self.qb[p * pi + z].d.next = self.q_x[z].val();
-                    self.qb[p * pi + z].en.next = self.q_take.val() & (self.qcnt.q.val() == self.kc[p].val());
+                    self.qb[p * pi + z].en.next = self.q_take.val() & (self.ctl.qcnt.val() == self.kc[p].val());
                 }
             }
         }
@@ -521,7 +484,7 @@ impl Logic for HackDeqDot {
             for z in 0..self._pi {
                 self.qsel.next = self.qb[z].q.val();
                 for p in 1..self._p {
-                    if self.kout.q.val() == self.kc[p].val() {
+                    if self.ctl.kout.val() == self.kc[p].val() {
                         self.qsel.next = self.qb[p * pi + z].q.val();
                     }
                 }
@@ -536,8 +499,8 @@ impl Logic for HackDeqDot {
             }
         }
         self.vld[0].d.next = self.pop.val() & self.deq.out_last.val();
-        self.fst[0].d.next = self.kout.q.val() == self.k_zero8.val();
-        self.lst[0].d.next = self.kout.q.val() == self.k_pm1.val();
+        self.fst[0].d.next = self.ctl.first.val();
+        self.lst[0].d.next = self.ctl.last.val();
         self.flg[0].d.next =
             self.nfq.val() | (((self.fq.q.val() >> self.fq_rd.q.val()) & self.k_one16.val()) != self.k_z16.val());
         for i in 1..self._ctl {

@@ -6,5 +6,6 @@
 pub mod acc;
 pub mod deq_dot;
 pub mod fp_add;
+pub mod load;
 pub mod qk_dot;
 pub mod sig;

@@ -26,6 +26,7 @@
 //! significands and integers (below 2^46) shifted by a sum of two `e`.
 
 use super::acc::{self, ExactAcc, TERM_W};
+use super::load::LoadCtl;
 use super::sig::Fp16Sig;
 use crate::prim::reg::Reg;
 use crate::prim::vecs::{consts, regs, sigs};
@@ -115,10 +116,7 @@ pub struct HackQkDot {
     /// a metadata word of the token or of the held Q was a NaN or an infinity (sanitised, spec §15.2)
     pub out_nonfinite: Signal<Out, Bit>,
     // ---- front: Q bank, K slots a (issuing) and b ----
-    loading: Reg<Bit>,
-    qcnt: Reg<Bits<8>>,
-    kin: Reg<Bits<8>>,
-    kout: Reg<Bits<8>>,
+    ctl: LoadCtl,
     qb_words: Vec<Reg<Bits<32>>>,
     qb_meta: Vec<Reg<Bits<32>>>,
     qb_sum: Vec<Reg<Bits<16>>>,
@@ -198,9 +196,6 @@ pub struct HackQkDot {
     acc: ExactAcc,
     // ---- constants ----
     kc: Vec<Constant<Bits<8>>>,
-    k_pm1: Constant<Bits<8>>,
-    k_one8: Constant<Bits<8>>,
-    k_zero8: Constant<Bits<8>>,
     shq: Vec<Constant<Bits<32>>>,
     shk: Vec<Constant<Bits<32>>>,
     kbit: Vec<Constant<Bits<32>>>,
@@ -293,10 +288,7 @@ impl HackQkDot {
             out_ready: Default::default(),
             out_score: Default::default(),
             out_nonfinite: Default::default(),
-            loading: Reg::new(true),
-            qcnt: Reg::default(),
-            kin: Reg::default(),
-            kout: Reg::default(),
+            ctl: LoadCtl::new(p),
             qb_words: regs(p * wq),
             qb_meta: regs(p),
             qb_sum: regs(p),
@@ -366,9 +358,6 @@ impl HackQkDot {
             flg: regs(ctl),
             acc: ExactAcc::new(5, w),
             kc: consts((0..p as u64).collect::<Vec<_>>()),
-            k_pm1: Constant::new(((p - 1) as u64).into()),
-            k_one8: Constant::new(1u64.into()),
-            k_zero8: Constant::new(0u64.into()),
             shq: consts((0..pi).map(|z| (a * (z % cq)) as u64)),
             shk: consts((0..pi).map(|z| (b * (z % ck)) as u64)),
             kbit: consts((0..b).map(|j| 1u64 << j)),
@@ -423,12 +412,9 @@ impl Logic for HackQkDot {
     fn update(&mut self) {
         // ---- register wiring ----
         self.adv.next = !self.acc.out_valid.val() | self.out_ready.val();
-        clock!(self, clock, loading, qcnt, kin, kout, a_meta, b_meta, a_sum, b_sum, a_v, b_free);
+        clock!(self, clock, ctl, a_meta, b_meta, a_sum, b_sum, a_v, b_free);
         clock!(self, clock, m1_suma, m1_sumb, m2_sigmb, m2_sumb, m3_sigmb, m3_sumb, r_t1a, r_t1b, acc);
-        self.loading.reset.next = self.reset.val();
-        self.qcnt.reset.next = self.reset.val();
-        self.kin.reset.next = self.reset.val();
-        self.kout.reset.next = self.reset.val();
+        self.ctl.reset.next = self.reset.val();
         self.a_meta.reset.next = self.reset.val();
         self.b_meta.reset.next = self.reset.val();
         self.a_sum.reset.next = self.reset.val();
@@ -565,42 +551,17 @@ impl Logic for HackQkDot {
             self.flg[i].en.next = self.adv.val();
         }
 
-        // ---- front: a Q load, then K beats; a new load at a token boundary ----
-        self.q_ready.next = self.loading.q.val() & !self.a_v.q.val() & self.b_free.q.val();
-        self.k_ready.next = self.b_free.q.val() & !self.loading.q.val();
-        self.q_take.next = self.q_valid.val() & self.loading.q.val() & !self.a_v.q.val() & self.b_free.q.val();
-        self.k_take.next = self.k_valid.val() & self.b_free.q.val() & !self.loading.q.val();
+        // ---- front: a Q load, then K beats (hack/load.rs) ----
+        self.ctl.q_valid.next = self.q_valid.val();
+        self.ctl.k_valid.next = self.k_valid.val();
+        self.ctl.q_room.next = !self.a_v.q.val() & self.b_free.q.val();
+        self.ctl.k_room.next = self.b_free.q.val();
         self.issue.next = self.a_v.q.val() & self.adv.val();
-        self.loading.d.next = self.loading.q.val();
-        self.loading.en.next = true;
-        self.qcnt.d.next = self.qcnt.q.val();
-        self.qcnt.en.next = true;
-        if self.q_take.val() {
-            self.qcnt.d.next = self.qcnt.q.val() + self.k_one8.val();
-            if self.qcnt.q.val() == self.k_pm1.val() {
-                self.qcnt.d.next = self.k_zero8.val();
-                self.loading.d.next = false;
-            }
-        }
-        if !self.loading.q.val() & self.q_valid.val() & (self.kin.q.val() == self.k_zero8.val()) & !self.k_take.val() {
-            self.loading.d.next = true;
-        }
-        self.kin.d.next = self.kin.q.val();
-        self.kin.en.next = true;
-        if self.k_take.val() {
-            self.kin.d.next = self.kin.q.val() + self.k_one8.val();
-            if self.kin.q.val() == self.k_pm1.val() {
-                self.kin.d.next = self.k_zero8.val();
-            }
-        }
-        self.kout.d.next = self.kout.q.val();
-        self.kout.en.next = true;
-        if self.issue.val() {
-            self.kout.d.next = self.kout.q.val() + self.k_one8.val();
-            if self.kout.q.val() == self.k_pm1.val() {
-                self.kout.d.next = self.k_zero8.val();
-            }
-        }
+        self.ctl.issue.next = self.issue.val();
+        self.q_ready.next = self.ctl.q_ready.val();
+        self.k_ready.next = self.ctl.k_ready.val();
+        self.q_take.next = self.ctl.q_take.val();
+        self.k_take.next = self.ctl.k_take.val();
         // the two slots (each beat issues in one cycle)
         self.a_meta.d.next = self.k_meta.val();
         self.b_meta.d.next = self.k_meta.val();
@@ -658,16 +619,16 @@ impl Logic for HackQkDot {
                 self.qb_meta[p].clock.next = self.clock.val();
                 self.qb_meta[p].reset.next = self.reset.val();
                 self.qb_meta[p].d.next = self.q_meta.val();
-                self.qb_meta[p].en.next = self.q_take.val() & (self.qcnt.q.val() == self.kc[p].val());
+                self.qb_meta[p].en.next = self.q_take.val() & (self.ctl.qcnt.val() == self.kc[p].val());
                 self.qb_sum[p].clock.next = self.clock.val();
                 self.qb_sum[p].reset.next = self.reset.val();
                 self.qb_sum[p].d.next = self.q_sum.val();
-                self.qb_sum[p].en.next = self.q_take.val() & (self.qcnt.q.val() == self.kc[p].val());
+                self.qb_sum[p].en.next = self.q_take.val() & (self.ctl.qcnt.val() == self.kc[p].val());
                 for w in 0..self._wq {
                     self.qb_words[p * wq + w].clock.next = self.clock.val();
                     self.qb_words[p * wq + w].reset.next = self.reset.val();
                     self.qb_words[p * wq + w].d.next = self.q_words[w].val();
-                    self.qb_words[p * wq + w].en.next = self.q_take.val() & (self.qcnt.q.val() == self.kc[p].val());
+                    self.qb_words[p * wq + w].en.next = self.q_take.val() & (self.ctl.qcnt.val() == self.kc[p].val());
                 }
             }
         }
@@ -676,7 +637,7 @@ impl Logic for HackQkDot {
             for w in 0..self._wq {
                 self.sel_words[w].next = self.qb_words[w].q.val();
                 for p in 1..self._p {
-                    if self.kout.q.val() == self.kc[p].val() {
+                    if self.ctl.kout.val() == self.kc[p].val() {
                         self.sel_words[w].next = self.qb_words[p * wq + w].q.val();
                     }
                 }
@@ -685,7 +646,7 @@ impl Logic for HackQkDot {
         self.sel_meta.next = self.qb_meta[0].q.val();
         self.sel_sum.next = self.qb_sum[0].q.val();
         for p in 1..self._p {
-            if self.kout.q.val() == self.kc[p].val() {
+            if self.ctl.kout.val() == self.kc[p].val() {
                 self.sel_meta.next = self.qb_meta[p].q.val();
                 self.sel_sum.next = self.qb_sum[p].q.val();
             }
@@ -788,8 +749,8 @@ impl Logic for HackQkDot {
         self.m1_suma.d.next = self.sel_sum.val();
         self.m1_sumb.d.next = self.a_sum.q.val();
         self.vld[0].d.next = self.issue.val();
-        self.fst[0].d.next = self.kout.q.val() == self.k_zero8.val();
-        self.lst[0].d.next = self.kout.q.val() == self.k_pm1.val();
+        self.fst[0].d.next = self.ctl.first.val();
+        self.lst[0].d.next = self.ctl.last.val();
         self.flg[0].d.next = self.dec[0].nonfinite.val()
             | self.dec[1].nonfinite.val()
             | self.dec[2].nonfinite.val()
