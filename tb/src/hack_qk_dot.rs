@@ -225,14 +225,19 @@ pub fn case_of(p: &DotParams, groups: usize, tokens: usize, seed: u64, stalls: [
     let np = p.parts();
     let groups = (0..groups)
         .map(|_| {
+            // now and then a Q of zeros (zero-range partitions at 0): every
+            // score is exactly +0
+            let zero_q = r.next_u64() % 8 == 0;
             let q = (0..np)
                 .map(|_| {
-                    let k = draw_kind(&mut r);
-                    if p.deq {
-                        q16_of(&mut r, p, k)
-                    } else {
-                        beat_of(&mut r, p, p.qp_bits, k)
+                    let k = if zero_q { Kind::Flat } else { draw_kind(&mut r) };
+                    let mut b = if p.deq { q16_of(&mut r, p, k) } else { beat_of(&mut r, p, p.qp_bits, k) };
+                    if zero_q {
+                        b.x16.iter_mut().for_each(|x| *x = 0);
+                        b.part = Part::from_codes(Meta::default(), vec![0; p.partition]);
+                        b.words = pack(&b.part.codes, p.qp_bits.max(2));
                     }
+                    b
                 })
                 .collect();
             let nt = 1 + (r.next_u64() as usize) % tokens.max(1);
@@ -579,11 +584,15 @@ pub mod tests {
         });
     }
 
-    /// Every model of `unit`, RTL or netlists, against the model.
+    /// Every model of `unit`, RTL or netlists, against the model. The
+    /// netlist set has two partitions per token, so its scores are never on
+    /// consecutive cycles: that point is required of the RTL sweep only.
     pub fn matches_model(unit: &str, gate_level: bool) {
         let (threads, cases) = if gate_level { (1, 20) } else { (3, 60) };
         let (cov, _) = models::sweep(unit, gate_level, threads, POINTS, |info, cov| check(info, prop::cases(cases), cov));
-        cov.check();
+        let required: Vec<&str> =
+            POINTS.iter().copied().filter(|p| !gate_level || *p != "scores on consecutive cycles").collect();
+        cov.check_points(&required);
     }
 
     pub const RESET_POINTS: &[&str] = &["reset with scores owed", "reset with nothing owed"];
