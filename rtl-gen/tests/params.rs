@@ -119,6 +119,9 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         ("kivi-dequantizer", "head-dim", 1) => vec![("axis", toml::Value::String("channel".into())), ("lanes", i(1))],
         ("kivi-dequantizer" | "kivi-quantizer", "lanes", 64) => vec![("group", i(64))],
         ("kivi-quantizer", "head-dim", 16) => vec![("group", i(16))],
+        // HACK: a partition is at most head-dim and divides it
+        ("hack-qk-dot" | "hack-deq-dot", "head-dim", 16) => vec![("partition", i(16))],
+        ("hack-qk-dot" | "hack-deq-dot", "partition", 256) => vec![("head-dim", i(256))],
         _ => vec![],
     }
 }
