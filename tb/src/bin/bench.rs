@@ -1447,8 +1447,8 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         md,
         "The shared driver of the two dot units (`tb::hack_qk_dot`) on `case_of` data (real slice, synthetic, \
          flat, extreme codes, random and non-finite metadata), every score checked against `sim` (`QkDot`, \
-         `DeqDot`). Per cycle in K codes taken: one partition of `partition` codes per beat (spec §15.16); \
-         the Q load of each group is counted in the span. Latency: a token's last K beat to its score.\n"
+         `DeqDot`). Per cycle in K codes taken: one partition of `partition` codes per beat (spec §15.16), \
+         from the first K beat to the last (one Q load, then 200 tokens). Latency: a token's last K beat to its score.\n"
     )
     .unwrap();
     rate_header(md, "K beats");
