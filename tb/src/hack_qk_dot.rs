@@ -143,13 +143,13 @@ pub fn beat_of(r: &mut Xorshift, p: &DotParams, bits: u32, kind: Kind) -> Beat {
                 _ => VKind::NonFinite,
             };
             let x = values(r, vk, n);
-            let rounding = if r.next_u64() % 3 == 0 { Rounding::Stochastic } else { Rounding::Nearest };
+            let rounding = if r.next_u64().is_multiple_of(3) { Rounding::Stochastic } else { Rounding::Nearest };
             let seed = 1 + (r.next_u64() % 65535) as u16;
             let (parts, _) = Quantizer::new(bits, n, rounding, seed).quantize_vector(&x);
             parts.into_iter().next().unwrap()
         }
         Kind::Extreme => {
-            let q = if r.next_u64() % 2 == 0 { 0 } else { top as u8 };
+            let q = if r.next_u64().is_multiple_of(2) { 0 } else { top as u8 };
             Part::from_codes(Meta { scale: pick(r) & 0x7FFF, min: pick(r) }, vec![q; n])
         }
         Kind::RandomMeta | Kind::NonFiniteMeta => {
@@ -183,7 +183,7 @@ pub fn beat_of(r: &mut Xorshift, p: &DotParams, bits: u32, kind: Kind) -> Beat {
             (1u32 << k) - 1
         }
     };
-    let noisy = r.next_u64() % 4 == 0 && (0..words.len()).any(|w| used(w) != u32::MAX);
+    let noisy = r.next_u64().is_multiple_of(4) && (0..words.len()).any(|w| used(w) != u32::MAX);
     if noisy {
         for (w, x) in words.iter_mut().enumerate() {
             *x |= r.next_u64() as u32 & !used(w);
@@ -227,7 +227,7 @@ pub fn case_of(p: &DotParams, groups: usize, tokens: usize, seed: u64, stalls: [
         .map(|_| {
             // now and then a Q of zeros (zero-range partitions at 0): every
             // score is exactly +0
-            let zero_q = r.next_u64() % 8 == 0;
+            let zero_q = r.next_u64().is_multiple_of(8);
             let q = (0..np)
                 .map(|_| {
                     let k = if zero_q { Kind::Flat } else { draw_kind(&mut r) };

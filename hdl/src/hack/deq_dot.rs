@@ -210,7 +210,7 @@ pub struct HackDeqDot {
 impl HackDeqDot {
     pub fn new(g: &DeqGeometry) -> Self {
         let (pi, b) = (g.partition, g.kv_bits);
-        assert!(pi % 16 == 0 && (16..=256).contains(&pi) && g.head_dim % pi == 0 && [2, 3, 4, 8].contains(&b));
+        assert!(pi.is_multiple_of(16) && (16..=256).contains(&pi) && g.head_dim.is_multiple_of(pi) && [2, 3, 4, 8].contains(&b));
         let p = g.parts();
         assert!(p <= 64);
         // h[l]: adders of level l (h[0] = lanes); f[l]: those with two operands

@@ -247,7 +247,7 @@ pub struct HackQkDot {
 impl HackQkDot {
     pub fn new(g: &QkGeometry) -> Self {
         let (pi, b, a) = (g.partition, g.kv_bits, g.qp_bits);
-        assert!(pi % 16 == 0 && (16..=256).contains(&pi) && g.head_dim % pi == 0);
+        assert!(pi.is_multiple_of(16) && (16..=256).contains(&pi) && g.head_dim.is_multiple_of(pi));
         assert!([2, 3, 4, 8].contains(&b) && [4, 8].contains(&a));
         let p = g.parts();
         assert!(p <= 64);
