@@ -76,6 +76,8 @@ def elements_per_cycle(unit, params):
         return lanes, "lanes: one beat per cycle (spec §13.14.2)"
     if unit == "packkv-quantizer":
         return lanes, "lanes: one beat per cycle, tokens back to back (spec §14.14.1, tb full_rate_and_latency)"
+    if unit in ("hack-qk-dot", "hack-deq-dot"):
+        return params.get("partition", 64), "partition: one K partition of codes per cycle (spec §15.16)"
     if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert", "fold-zero"):
         return 1, "one operation per cycle (pipelined, `en` advances every stage)"
     return None, "not a per-element stream"

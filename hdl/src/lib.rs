@@ -11,3 +11,4 @@ pub mod oaken;
 pub mod titanus;
 pub mod kivi;
 pub mod packkv;
+pub mod hack;

@@ -78,6 +78,18 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§14.2, §14.3, §14.14.1",
     },
     UnitInfo {
+        name: "hack-qk-dot",
+        module: "hack_qk_dot",
+        summary: "HACK Q.K^T on codes: a held quantized Q, one quantized K partition per cycle, Eq. 4 exact, one binary32 score per token",
+        spec: "§15.6, §15.8, §15.16.1",
+    },
+    UnitInfo {
+        name: "hack-deq-dot",
+        module: "hack_deq_dot",
+        summary: "HACK's dequantize-first baseline of hack-qk-dot: FP16 Q, K dequantized to FP16, binary32 adder tree, same throughput",
+        spec: "§15.10, §15.16.2",
+    },
+    UnitInfo {
         name: "zero-remove-shifter",
         module: "zero_remove_shifter",
         summary: "N-lane compaction network, log2(N) stages, optional pipeline",
@@ -235,6 +247,15 @@ fn packkv_defs(names: &[&str]) -> Vec<ParamDef> {
 }
 
 const PACKKV_QUANT_RULES: &[&str] = &["heads x head-dim <= 8192", "lanes divides head-dim"];
+/// The HACK parameters `names`, from the shared table (spec §15.1).
+fn hack_defs(names: &[&str]) -> Vec<ParamDef> {
+    names.iter().map(|n| *def(sim::hack::params::HACK_PARAMS, n)).collect()
+}
+
+const HACK_DOT_RULES: &[&str] = &[
+    "partition is a multiple of 16",
+    "partition <= head-dim and partition divides head-dim (a K partition is partition channels of one token)",
+];
 
 /// The parameter table of `unit` (what `rtl-gen params` prints).
 pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
@@ -258,6 +279,8 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
             (d, KIVI_QUANT_RULES)
         }
         "packkv-quantizer" => (packkv_defs(&["head-dim", "heads", "levels", "lanes"]), PACKKV_QUANT_RULES),
+        "hack-qk-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits"]), HACK_DOT_RULES),
+        "hack-deq-dot" => (hack_defs(&["head-dim", "partition", "kv-bits"]), HACK_DOT_RULES),
         "zero-remove-shifter" | "zero-insert-shifter" => (SHIFTER_PARAMS.to_vec(), &[]),
         "mul-pipe" => (MUL_PARAMS.to_vec(), &[]),
         "div-round" => (DIV_ROUND_PARAMS.to_vec(), &[]),
@@ -868,6 +891,85 @@ fn build_packkv_quant(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
 }
 
+/// Parameters of the HACK dot units (spec §15.1): `lanes`, `axis`,
+/// `rounding` and `seed` are the quantizer's.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct HackDotParams {
+    pub head_dim: usize,
+    pub partition: usize,
+    pub kv_bits: u32,
+    pub qp_bits: u32,
+}
+
+impl Default for HackDotParams {
+    fn default() -> Self {
+        let d = sim::hack::params::HackParams::default();
+        HackDotParams { head_dim: d.head_dim, partition: d.partition, kv_bits: d.kv_bits, qp_bits: d.qp_bits }
+    }
+}
+
+fn hack_dot_params(unit: &str, t: &toml::Table) -> Result<HackDotParams, GenError> {
+    let p: HackDotParams = parse(unit, t)?;
+    let hp = sim::hack::params::HackParams {
+        head_dim: p.head_dim,
+        partition: p.partition,
+        kv_bits: p.kv_bits,
+        qp_bits: p.qp_bits,
+        ..Default::default()
+    };
+    hp.validate().map_err(|e| GenError(format!("{unit}: {e}")))?;
+    Ok(p)
+}
+
+fn build_hack_qk(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::hack::qk_dot::{HackQkDot, QkGeometry};
+    let p = hack_dot_params("hack-qk-dot", t)?;
+    let m = "hack_qk_dot";
+    let g = QkGeometry { head_dim: p.head_dim, partition: p.partition, kv_bits: p.kv_bits as usize, qp_bits: p.qp_bits as usize };
+    let lat = g.latency();
+    let widths = [("q_sum", g.sum_bits(g.qp_bits)), ("k_sum", g.sum_bits(g.kv_bits))];
+    let e = elaborate_with(HackQkDot::new(&g), m, &widths, &[("latency", lat.to_string())])?;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
+}
+
+/// Parameters of `hack-deq-dot`: Q is FP16, so no `qp-bits`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct HackDeqParams {
+    pub head_dim: usize,
+    pub partition: usize,
+    pub kv_bits: u32,
+}
+
+impl Default for HackDeqParams {
+    fn default() -> Self {
+        let d = HackDotParams::default();
+        HackDeqParams { head_dim: d.head_dim, partition: d.partition, kv_bits: d.kv_bits }
+    }
+}
+
+fn hack_deq_params(t: &toml::Table) -> Result<HackDeqParams, GenError> {
+    let u = "hack-deq-dot";
+    let p: HackDeqParams = parse(u, t)?;
+    let mut t2 = toml::Table::new();
+    t2.insert("head-dim".into(), toml::Value::Integer(p.head_dim as i64));
+    t2.insert("partition".into(), toml::Value::Integer(p.partition as i64));
+    t2.insert("kv-bits".into(), toml::Value::Integer(p.kv_bits as i64));
+    hack_dot_params(u, &t2)?;
+    Ok(p)
+}
+
+fn build_hack_deq(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::hack::deq_dot::{DeqGeometry, HackDeqDot};
+    let p = hack_deq_params(t)?;
+    let m = "hack_deq_dot";
+    let g = DeqGeometry { head_dim: p.head_dim, partition: p.partition, kv_bits: p.kv_bits as usize };
+    let lat = g.latency();
+    let e = elaborate_with(HackDeqDot::new(&g), m, &[], &[("latency", lat.to_string())])?;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
+}
+
 /// Parses and checks `unit`'s parameters without elaborating: the checks
 /// `build` makes first. Returns the parameters with defaults filled in.
 pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenError> {
@@ -876,6 +978,8 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "kivi-dequantizer" => kivi_deq_params(t).map(|p| json(&p)),
         "kivi-quantizer" => kivi_quant_params(t).map(|p| json(&p)),
         "packkv-quantizer" => packkv_quant_params(t).map(|p| json(&p)),
+        "hack-qk-dot" => hack_dot_params(unit, t).map(|p| json(&p)),
+        "hack-deq-dot" => hack_deq_params(t).map(|p| json(&p)),
         "titanus-pruner" => pruner_params(t).map(|p| json(&p)),
         "titanus-quantizer" => titanus_quant_params(t).map(|p| json(&p)),
         "oaken-mmu" => mmu_params(t).map(|p| json(&p)),
@@ -896,6 +1000,8 @@ pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
         "kivi-dequantizer" => build_kivi_deq(params),
         "kivi-quantizer" => build_kivi_quant(params),
         "packkv-quantizer" => build_packkv_quant(params),
+        "hack-qk-dot" => build_hack_qk(params),
+        "hack-deq-dot" => build_hack_deq(params),
         "titanus-pruner" => build_pruner(params),
         "titanus-quantizer" => build_titanus_quant(params),
         "oaken-mmu" => build_mmu(params),

@@ -4,7 +4,10 @@
 //! that `emit` runs first (`units::validate`) for all of them.
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
-use rtl_gen::units::{DivRoundParams, FoldZeroParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams, TitanusQuantParams};
+use rtl_gen::units::{
+    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams,
+    TitanusQuantParams,
+};
 use serde_json::Value as Json;
 use sim::param_def::{Allowed, ParamDef};
 use std::collections::BTreeSet;
@@ -49,6 +52,8 @@ fn structs(unit: &str) -> (Json, Json) {
         "div-round" => (j(&DivRoundParams::default()), j(&DivRoundParams::default())),
         "fold-zero" => (j(&FoldZeroParams::default()), j(&FoldZeroParams::default())),
         "kivi-dequantizer" => (j(&KiviDeqParams::default()), j(&KiviDeqParams::default())),
+        "hack-qk-dot" => (j(&HackDotParams::default()), j(&HackDotParams::default())),
+        "hack-deq-dot" => (j(&HackDeqParams::default()), j(&HackDeqParams::default())),
         "kivi-quantizer" => {
             let d = j(&sim::kivi::params::KiviParams::default());
             (d.clone(), d)
@@ -121,6 +126,9 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         // PackKV: lanes divides head-dim
         ("packkv-quantizer", "head-dim", _) => vec![("lanes", i(1))],
         ("packkv-quantizer", "lanes", _) => vec![("head-dim", i(2 * n.max(1)))],
+        // HACK: a partition is at most head-dim and divides it
+        ("hack-qk-dot" | "hack-deq-dot", "head-dim", 16) => vec![("partition", i(16))],
+        ("hack-qk-dot" | "hack-deq-dot", "partition", 256) => vec![("head-dim", i(256))],
         _ => vec![],
     }
 }

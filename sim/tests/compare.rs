@@ -363,7 +363,7 @@ fn hardware_units_follow_rtl_gen() {
     // synthesized with memories as macros takes that run's logic area
     let r = report();
     let find = |u: &str| r.hardware.iter().flat_map(|h| h.units.iter()).find(|c| c.unit == u).unwrap().clone();
-    assert_eq!(find("hack-qk-dot").source, "no RTL yet");
+    assert_eq!(find("hack-pv-dot").source, "no RTL yet");
     assert!(find("packkv-decoder").nand2_eq.is_none());
     let tq = find("titanus-quantizer");
     assert_eq!((tq.nand2_eq.map(f64::round), tq.memory_bits, tq.elements_per_cycle), (Some(137899.0), Some(1179648), Some(16.0)));

@@ -170,7 +170,7 @@ impl KiviDequantizer {
     /// `group` elements per group of `bits`-bit codes, `lanes` per output
     /// beat (`lanes` divides `group`).
     pub fn new(group: usize, bits: usize, lanes: usize) -> Self {
-        assert!(group % lanes == 0 && group <= 128 && [2, 3, 4, 8].contains(&bits));
+        assert!(group % lanes == 0 && group <= 256 && [2, 3, 4, 8].contains(&bits));
         let c = 32 / bits;
         let w = group.div_ceil(c);
         let nb = group / lanes;

@@ -57,7 +57,7 @@ pub fn needs(s: Scheme) -> Vec<Need> {
         ],
         Scheme::Hack => vec![
             need("hack-quantizer", "K, V, Q and P codes", Quantize, false, 1.0),
-            need("hack-qk-dot", "Q·Kᵀ on codes", Dequantize, false, 1.0),
+            need("hack-qk-dot", "Q·Kᵀ on codes", Dequantize, true, 1.0),
             need("hack-pv-dot", "P·V on codes", Dequantize, false, 1.0),
         ],
         Scheme::Intn => vec![],

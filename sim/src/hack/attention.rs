@@ -2,10 +2,11 @@
 //! §15.9, §15.10): HACK (the three unit models chained), the dequantize-first
 //! FP16 baseline, and exact attention.
 
+use super::baseline::DeqDot;
 use super::dot::{combine_f16, combine_f32, pv_dot, QkDot};
 use super::params::HackParams;
 use super::quantizer::{Part, Quantizer};
-use super::reference::{dequantize16, mac_f32, softmax_host, val};
+use super::reference::{dequantize16, softmax_host, val};
 use crate::attention::attend;
 use crate::fp16;
 
@@ -112,8 +113,9 @@ pub fn hack_step(p: &HackParams, c: &SeqCache, q: &[u16], ctx: usize, qq: &mut Q
 /// The dequantize-first FP16 baseline on the same cache: K and closed V
 /// dequantized to FP16, Q and P in FP16, binary32 multiply-accumulate.
 pub fn baseline_step(p: &HackParams, c: &SeqCache, q: &[u16], ctx: usize) -> Step {
-    let q: Vec<u16> = q.iter().map(|&x| fp16::sanitize(x).0).collect();
-    let scores: Vec<f64> = c.k_deq[..ctx].iter().map(|k| mac_f32(&q, k) as f64).collect();
+    // scores as `hack-deq-dot` forms them (spec §15.10)
+    let unit = DeqDot::new(q, p.partition);
+    let scores: Vec<f64> = c.k_parts[..ctx].iter().map(|k| unit.score(k) as f64).collect();
     let probs = softmax_host(&scores, 1.0 / (p.head_dim as f64).sqrt());
     // V of partitions closed at this step dequantized, the open one FP16
     let open = ctx / p.partition * p.partition;

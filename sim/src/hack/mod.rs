@@ -3,6 +3,7 @@
 //! codes by Eq. 4 in exact fixed point, the FP16 tail of the open V
 //! partition, and the references HACK is measured against (docs/spec.md §15).
 pub mod attention;
+pub mod baseline;
 pub mod dot;
 pub mod lfsr;
 pub mod metrics;

@@ -24,17 +24,6 @@ pub fn dequantize16(p: &Part) -> Vec<u16> {
     (0..p.codes.len()).map(|j| fp16::round_nearest_even(p.grid(j))).collect()
 }
 
-/// The baseline's multiply-accumulate: FP16 operands, products exact in
-/// binary32, accumulated in binary32 (nearest even) in element order.
-pub fn mac_f32(a: &[u16], b: &[u16]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    let mut acc = 0f32;
-    for (&x, &y) in a.iter().zip(b) {
-        acc += fp16::to_f32(x) * fp16::to_f32(y);
-    }
-    acc
-}
-
 /// The host softmax (outside the units, spec §15.9): `x_t = scale s_t` in
 /// f64, `p_t = exp(x_t - max) / sum`, rounded to binary32 then to FP16,
 /// both nearest even.

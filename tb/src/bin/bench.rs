@@ -1441,6 +1441,34 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     }
     writeln!(md).unwrap();
 
+    // HACK
+    writeln!(md, "### HACK\n").unwrap();
+    writeln!(
+        md,
+        "The shared driver of the two dot units (`tb::hack_qk_dot`) on `case_of` data (real slice, synthetic, \
+         flat, extreme codes, random and non-finite metadata), every score checked against `sim` (`QkDot`, \
+         `DeqDot`). Per cycle in K codes taken: one partition of `partition` codes per beat (spec §15.16), \
+         from the first K beat to the last (one Q load, then 200 tokens). Latency: a token's last K beat to its score.\n"
+    )
+    .unwrap();
+    rate_header(md, "K beats");
+    for name in ["hack_qk_dot", "hack_deq_dot"] {
+        if let Some(info) = need(md, name) {
+            use tb::hack_qk_dot as hq;
+            let p = hq::params_of(&Model::new(info));
+            rate_rows(md, rates, info, "K codes/cycle", p.partition as f64, &p.partition.to_string(), |st| {
+                let mut m = Model::new(info);
+                m.reset(1);
+                let mut c = hq::case_of(&p, 1, 1, 0x6b7, [Stall::Never, st.clone(), st.clone()]);
+                let t = c.groups[0].tokens[0].clone();
+                c.groups[0].tokens = (0..200).map(|_| t.clone()).collect();
+                let r = hq::run(&mut m, &p, &c)?;
+                Flow::of(&r.k_cycles, r.first_latency)
+            });
+        }
+    }
+    writeln!(md).unwrap();
+
     // primitives
     writeln!(md, "### Primitives\n").unwrap();
     writeln!(
@@ -1588,6 +1616,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             pq::run(&mut m, &p, &c)?;
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("{n} tokens, `sim`-checked driver, light stalls")))
+        }
+        "hack-qk-dot" | "hack-deq-dot" => {
+            use tb::hack_qk_dot as hq;
+            let mut m = Model::new(info);
+            let p = hq::params_of(&m);
+            let n = (t / (4 * p.parts())).max(2);
+            let c = hq::case_of(&p, 2, n, 0x6b8, [LIGHT, LIGHT, LIGHT]);
+            m.record();
+            m.reset(1);
+            hq::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("2 Q loads, up to {n} tokens each, `sim`-checked driver, light stalls")))
         }
         "zero-remove-shifter" | "zero-insert-shifter" => {
             let (_, r) = shifter_run(info, t, &LIGHT, true)?;

@@ -84,6 +84,7 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "kivi-quantizer" => kivi_quantizer(m),
         "kivi-dequantizer" => kivi_dequantizer(m),
         "packkv-quantizer" => packkv_quantizer(m),
+        "hack-qk-dot" | "hack-deq-dot" => hack_dot(m),
         _ => random(m, args.cycles, args.seed),
     }
 }
@@ -101,6 +102,23 @@ fn packkv_quantizer(m: &mut Model) -> Result<String, String> {
          first beat latency {:?} cycles",
         r.beats,
         r.kinds,
+        edge_ns(start),
+        r.first_latency
+    ))
+}
+
+/// Two Q loads, each with a few K tokens, under random stalls on all three
+/// streams, checked against `sim` (spec §15.16).
+fn hack_dot(m: &mut Model) -> Result<String, String> {
+    use tb::hack_qk_dot as hq;
+    let p = hq::params_of(m);
+    let c = hq::case_of(&p, 2, 4, 0x4ac, [Stall::Random { p: 48 }, Stall::Random { p: 48 }, Stall::Random { p: 96 }]);
+    let start = m.cycle();
+    let r = hq::run(m, &p, &c)?;
+    Ok(format!(
+        "2 Q loads and {} K tokens from {} ns, q_valid, k_valid and out_ready random; every score matched sim; \
+         first score latency {:?} cycles",
+        r.scores,
         edge_ns(start),
         r.first_latency
     ))

@@ -1,0 +1,11 @@
+//! HACK (homomorphic attention on 2-bit K and V; docs/spec.md §15).
+//! `hack-qk-dot`: Q·Kᵀ on the codes by Eq. 4 (§15.8, §15.16.1);
+//! `hack-deq-dot`: the dequantize-first FP16 baseline of the same
+//! throughput (§15.10, §15.16.2). Both end in `acc::ExactAcc`, the exact
+//! fixed-point accumulator and its one rounding to binary32 (§15.6).
+pub mod acc;
+pub mod deq_dot;
+pub mod fp_add;
+pub mod load;
+pub mod qk_dot;
+pub mod sig;
