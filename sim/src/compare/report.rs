@@ -153,8 +153,13 @@ impl CompareReport {
                 Some(h) => match (h.quantize_nand2_per_element_cycle, h.dequantize_nand2_per_element_cycle) {
                     (Some(q), Some(d)) => format!("{} + {}", grouped(q), grouped(d)),
                     _ => {
-                        let miss: Vec<&str> = h.units.iter().filter(|u| u.nand2_eq_per_element_cycle.is_none()).map(|u| u.unit).collect();
-                        format!("incomplete: {} {}", miss.join(", "), if h.units.iter().any(|u| u.source == "no RTL yet") { "(no RTL yet)" } else { "(not synthesized)" })
+                        let miss: Vec<String> = h
+                            .units
+                            .iter()
+                            .filter(|u| u.nand2_eq_per_element_cycle.is_none())
+                            .map(|u| format!("{} ({})", u.unit, if u.source == "no RTL yet" { "no RTL yet" } else { "not synthesized" }))
+                            .collect();
+                        format!("incomplete: {}", miss.join(", "))
                     }
                 },
                 None => "-".into(),
