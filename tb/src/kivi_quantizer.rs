@@ -12,6 +12,7 @@
 //! Inputs whose valid is low carry noise.
 
 use crate::coverage::Coverage;
+use crate::info::ModelInfo;
 use crate::model::{Model, PortId};
 use crate::stalls::{self, Stall};
 pub use crate::stim::{finite_fp16 as finite, uniform_pm1 as uniform};
@@ -32,6 +33,9 @@ pub struct QuantParams {
     pub group: usize,
     pub bits: u32,
     pub lanes: usize,
+    /// Which of the two drivers runs the model: this one (token) or
+    /// `kivi_quantizer_channel`.
+    pub axis: Axis,
 }
 
 impl QuantParams {
@@ -42,7 +46,7 @@ impl QuantParams {
             group: self.group,
             bits: self.bits,
             lanes: self.lanes,
-            axis: Axis::Token,
+            axis: self.axis,
         }
     }
     pub fn vector(&self) -> usize {
@@ -57,7 +61,12 @@ impl QuantParams {
 }
 
 pub fn params_of(m: &Model) -> QuantParams {
-    serde_json::from_str(m.info().params_json).expect("model parameters are kivi-quantizer's")
+    params_of_info(m.info())
+}
+
+/// The parameters of a built model, from its manifest (no model instance).
+pub fn params_of_info(info: &ModelInfo) -> QuantParams {
+    serde_json::from_str(info.params_json).expect("model parameters are kivi-quantizer's")
 }
 
 /// The parameters of a tb/models.toml entry without building its model.
@@ -70,6 +79,7 @@ pub fn params_of_spec(params: &toml::Table) -> QuantParams {
         group: get("group", d.group),
         bits: get("bits", d.bits as usize) as u32,
         lanes: get("lanes", d.lanes),
+        axis: params.get("axis").and_then(|x| x.as_str()).map_or(d.axis, |a| a.parse().expect("axis is token or channel")),
     }
 }
 

@@ -20,12 +20,7 @@ use crate::stim::{finite_fp16 as finite, uniform_pm1 as uniform, Xorshift};
 use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
 use sim::fp16;
-use sim::kivi::params::{Axis, KiviParams};
 use sim::kivi::quantizer::{quantize_block, GroupParams};
-
-pub fn kivi(p: &QuantParams) -> KiviParams {
-    KiviParams { axis: Axis::Channel, ..p.kivi() }
-}
 
 /// Rows (beats) per token.
 pub fn rows(p: &QuantParams) -> usize {
@@ -192,7 +187,7 @@ pub struct Expect {
 /// The output beats of one block, in order, and what they exercise.
 pub fn expected(p: &QuantParams, b: &Block, f: &mut Facts) -> Vec<Expect> {
     let refs: Vec<&[u16]> = b.tokens.iter().map(|t| t.as_slice()).collect();
-    let q = quantize_block(&kivi(p), &refs);
+    let q = quantize_block(&p.kivi(), &refs);
     let (nb, l, g) = (rows(p), p.lanes, p.group);
     let c = 32 / p.bits as usize;
     for (ch, grp) in q.groups.iter().enumerate() {

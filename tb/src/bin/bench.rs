@@ -1581,7 +1581,7 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("{n} groups, `sim`-checked driver, light stalls")))
         }
-        "kivi-quantizer" if info.params_json.contains("\"channel\"") => {
+        "kivi-quantizer" if tb::kivi_quantizer::params_of_info(info).axis == sim::kivi::params::Axis::Channel => {
             use tb::kivi_quantizer_channel as kc;
             let mut m = Model::new(info);
             let p = tb::kivi_quantizer::params_of(&m);

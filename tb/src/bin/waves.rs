@@ -80,7 +80,9 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "titanus-pruner" => titanus_pruner(m),
         "titanus-dequantizer" => titanus_dequantizer(m),
         "titanus-quantizer" => titanus_quantizer(m),
-        "kivi-quantizer" if m.info().params_json.contains("\"channel\"") => kivi_quantizer_channel(m),
+        "kivi-quantizer" if tb::kivi_quantizer::params_of(m).axis == sim::kivi::params::Axis::Channel => {
+            kivi_quantizer_channel(m)
+        }
         "kivi-quantizer" => kivi_quantizer(m),
         "kivi-dequantizer" => kivi_dequantizer(m),
         "packkv-quantizer" => packkv_quantizer(m),
