@@ -83,6 +83,17 @@ def elements_per_cycle(unit, params):
     return None, "not a per-element stream"
 
 
+def hack_vs_baseline(units):
+    """HACK's comparison (spec §15.16.3): `hack-deq-dot` against `hack-qk-dot`
+    at their defaults, equal throughput; None unless both rows exist."""
+    by = {r["model"]: r for r in units}
+    h, b = by.get("hack_qk_dot"), by.get("hack_deq_dot")
+    if not (h and b and h["nand2_eq"] and b["nand2_eq"]):
+        return None
+    return {"hack": h, "baseline": b, "nand2_eq_ratio": b["nand2_eq"] / h["nand2_eq"],
+            "flip_flop_ratio": b["flip_flops"] / h["flip_flops"]}
+
+
 def parse_header(path):
     """(unit, params) from the rtl-gen header line of an emitted .v."""
     with open(path) as f:
@@ -396,6 +407,22 @@ def main():
             md.append(f"| {r['model']} | {fmt(r['nand2_eq'])} | {fmt(m['cells'])} | {fmt(m['flip_flops'])} | "
                       f"{fmt(m['area_um2'])} | {fmt(m['nand2_eq'])} | {fmt(r['memory_bits'])} | "
                       f"{m['critical_path_ns']:.2f} | {m['max_clock_mhz']:.1f} |")
+        md.append("")
+    hv = hack_vs_baseline(rows)
+    if hv:
+        h, b = hv["hack"], hv["baseline"]
+        md.append("## HACK against its dequantize-first baseline\n")
+        md.append(f"At the defaults both take one K partition of {fmt(h['elements_per_cycle'])} codes per cycle "
+                  "(spec §15.10, §15.16.3). Switching activity on the same stimulus: `make bench` "
+                  "(`bench.md`, HACK).\n")
+        md.append("| model | NAND2-eq | flip-flops | NAND2-eq per K code per cycle | critical path (ns) | "
+                  "max clock (MHz) |")
+        md.append("|---|---:|---:|---:|---:|---:|")
+        for r in (h, b):
+            md.append(f"| {r['model']} | {fmt(r['nand2_eq'])} | {fmt(r['flip_flops'])} | "
+                      f"{fmt(r['nand2_eq'] / r['elements_per_cycle'])} | {r['critical_path_ns']:.2f} | "
+                      f"{r['max_clock_mhz']:.1f} |")
+        md.append(f"| baseline / HACK | {hv['nand2_eq_ratio']:.2f}x | {hv['flip_flop_ratio']:.2f}x | | | |")
         md.append("")
     md.append("## The papers' figures, converted to NAND2-eq\n")
     md.append("| paper | block | node, clock | area (um^2) | NAND2 assumed (um^2) | NAND2-eq | ours | "

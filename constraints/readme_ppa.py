@@ -18,6 +18,8 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "constraints"))
+from ppa import hack_vs_baseline  # noqa: E402
 BEGIN = "<!-- ppa:begin -->"
 END = "<!-- ppa:end -->"
 
@@ -74,6 +76,11 @@ def render(doc):
         j = lambda f: " / ".join(f(c) for c in cols)
         out.append(row(r["unit"], p, j(lambda c: c[0]), j(lambda c: c[1]), j(lambda c: f"{c[2]:.3f}") + " ns",
                        j(lambda c: f"{c[3]:.1f}") + " MHz", j(lambda c: yes(c[4]))))
+    hv = hack_vs_baseline(doc["units"])
+    if hv:
+        out += ["", f"HACK at equal throughput (spec §15.16.3): the dequantize-first `hack-deq-dot` is "
+                    f"{hv['nand2_eq_ratio']:.2f}x the NAND2-eq and {hv['flip_flop_ratio']:.2f}x the flip-flops "
+                    f"of `hack-qk-dot`; switching activity: `make bench`."]
     return out
 
 

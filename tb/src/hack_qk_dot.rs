@@ -251,6 +251,41 @@ pub fn case_of(p: &DotParams, groups: usize, tokens: usize, seed: u64, stalls: [
     Case { groups, q_stall, k_stall, out_stall, seed: r.next_u64() }
 }
 
+/// The activity bench's stimulus (`make bench`, energy proxy): one Q and
+/// `tokens` K tokens, every value from the real slice (§12.3), quantized by
+/// `sim` with nearest rounding. K depends on the seed alone, so `hack-qk-dot`
+/// and `hack-deq-dot` see the same K beats; the Q values are the same too,
+/// FP16 for the baseline and their `qp_bits` codes for HACK.
+pub fn real_case(p: &DotParams, tokens: usize, seed: u64) -> Case {
+    let mut r = Xorshift::new(seed);
+    let quantize = |x: &[u16], bits: u32| {
+        let (parts, _) = Quantizer::new(bits, p.partition, Rounding::Nearest, 1).quantize_vector(x);
+        parts.into_iter().next().unwrap()
+    };
+    let beat = |part: Part, bits: u32, x16: Vec<u16>| Beat {
+        kind: Kind::Real,
+        words: pack(&part.codes, bits),
+        part,
+        noisy: false,
+        x16,
+    };
+    let q = (0..p.parts())
+        .map(|_| {
+            let x = values(&mut r, VKind::Real, p.partition);
+            if p.deq {
+                Beat { kind: Kind::Real, part: Part::from_codes(Meta::default(), vec![0; p.partition]), words: Vec::new(), noisy: false, x16: x }
+            } else {
+                beat(quantize(&x, p.qp_bits), p.qp_bits, Vec::new())
+            }
+        })
+        .collect();
+    let mut r = Xorshift::new(seed ^ 0x6b);
+    let tokens = (0..tokens)
+        .map(|_| (0..p.parts()).map(|_| beat(quantize(&values(&mut r, VKind::Real, p.partition), p.kv_bits), p.kv_bits, Vec::new())).collect())
+        .collect();
+    Case { groups: vec![Group { q, tokens }], q_stall: Stall::Never, k_stall: Stall::Never, out_stall: Stall::Never, seed }
+}
+
 pub fn case(p: DotParams, groups: std::ops::Range<usize>, tokens: usize) -> impl Strategy<Value = Case> {
     (groups, any::<u64>(), stalls::stall(), stalls::stall(), prop_oneof![3 => stalls::stall(), 1 => stalls::long_stall()])
         .prop_map(move |(n, seed, q, k, o)| case_of(&p, n, tokens, seed, [q, k, o]))

@@ -112,6 +112,22 @@ impl Model {
         }
     }
 
+    /// The netlist simulator behind a netlist model (its switching
+    /// activity, `crate::netsim::Activity`); None under Verilator.
+    pub fn netsim(&self) -> Option<&crate::netsim::NetSim> {
+        match &self.inst {
+            Inst::N(n) => Some(n),
+            Inst::V(_) => None,
+        }
+    }
+
+    pub fn netsim_mut(&mut self) -> Option<&mut crate::netsim::NetSim> {
+        match &mut self.inst {
+            Inst::N(n) => Some(n),
+            Inst::V(_) => None,
+        }
+    }
+
     pub fn try_port(&self, name: &str) -> Option<PortId> {
         self.info.port_index(name).map(|i| PortId(i as u32))
     }

@@ -655,6 +655,69 @@ fn rate_header(md: &mut String, items: &str) {
 }
 
 /// A model of tb/models.toml, or a line saying it is missing.
+/// HACK's energy proxy (spec §15.16.3): `hack-qk-dot` and its
+/// dequantize-first baseline at their defaults, as OSU018 netlists under
+/// `tb::netsim`, on the same real-slice stimulus at full rate; switching
+/// counted from the first K beat to the last score. Only when `make synth`
+/// has made both netlists (minutes of Yosys each).
+fn hack_activity(md: &mut String) {
+    use tb::hack_qk_dot as hq;
+    const TOKENS: usize = 64;
+    writeln!(md, "### HACK: switching activity against the dequantize-first baseline\n").unwrap();
+    let names = ["hack_qk_dot", "hack_deq_dot"];
+    for n in names {
+        match models::netlist_cached(n) {
+            Ok(true) => {}
+            Ok(false) => {
+                writeln!(md, "Not measured: no OSU018 netlist of `{n}` in the model cache (`make synth` makes it).\n").unwrap();
+                return;
+            }
+            Err(e) => {
+                writeln!(md, "Not measured: {e}\n").unwrap();
+                return;
+            }
+        }
+    }
+    writeln!(
+        md,
+        "Each unit's OSU018 netlist at its defaults under `tb::netsim`, on the same stimulus \
+         (`tb::hack_qk_dot::real_case`: one Q and {TOKENS} K tokens from the real slice, quantized by `sim`; \
+         Q in FP16 for the baseline and 8-bit codes for HACK), never stalled, every score checked against `sim`. \
+         Counted from after reset to the last score: flip-flop outputs that changed, and gate outputs that \
+         changed (settled values; a clock pin's toggles are not counted). A proxy of dynamic energy at equal \
+         work: per K code taken.\n"
+    )
+    .unwrap();
+    writeln!(md, "| unit | model | flip-flops | cycles | scores | flop toggles / K code | gate toggles / K code |").unwrap();
+    writeln!(md, "|---|---|---:|---:|---:|---:|---:|").unwrap();
+    let mut per_code = Vec::new();
+    for n in names {
+        let name = format!("{n}_net");
+        eprintln!("bench: {name} switching activity");
+        let info = models::get(&name);
+        let mut m = Model::new(info);
+        m.reset(1);
+        let p = hq::params_of(&m);
+        let c = hq::real_case(&p, TOKENS, 0xe7);
+        m.netsim_mut().expect("a netlist model").clear_activity();
+        match hq::run(&mut m, &p, &c) {
+            Ok(r) => {
+                let a = m.netsim().unwrap().activity();
+                let flops = m.netsim().unwrap().flop_bits().len();
+                let codes = (TOKENS * p.head_dim) as f64;
+                let (f, g) = (a.flop_toggles as f64 / codes, a.gate_toggles as f64 / codes);
+                writeln!(md, "| `{}` | `{name}` | {flops} | {} | {} | {f:.2} | {g:.2} |", info.unit, r.cycles, r.scores).unwrap();
+                per_code.push((f, g));
+            }
+            Err(e) => writeln!(md, "| `{}` | `{name}` | | | | **failed: {e}** | |", info.unit).unwrap(),
+        }
+    }
+    if let [(f0, g0), (f1, g1)] = per_code[..] {
+        writeln!(md, "| baseline / HACK | | | | | {:.2}x | {:.2}x |", f1 / f0, g1 / g0).unwrap();
+    }
+    writeln!(md).unwrap();
+}
+
 fn need(md: &mut String, name: &str) -> Option<&'static ModelInfo> {
     let m = models::by_name(name);
     if m.is_none() {
@@ -1468,6 +1531,8 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         }
     }
     writeln!(md).unwrap();
+
+    hack_activity(md);
 
     // primitives
     writeln!(md, "### Primitives\n").unwrap();

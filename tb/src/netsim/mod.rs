@@ -347,6 +347,19 @@ pub struct NetSim {
     dirty: Vec<u64>,
     any_dirty: bool,
     vcd: Option<Vcd>,
+    activity: Activity,
+}
+
+/// Switching activity since the instance was made or last cleared: the
+/// energy proxy of `make bench` (dynamic power follows the nets that
+/// toggle; a flip-flop's clock pin toggles every cycle and is not counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Flip-flop outputs that changed at a clock edge.
+    pub flop_toggles: u64,
+    /// Gate outputs that changed while settling (each settled value
+    /// counts once, glitches inside one settle are not seen).
+    pub gate_toggles: u64,
 }
 
 struct Vcd {
@@ -394,6 +407,7 @@ impl NetSim {
             dirty,
             any_dirty: true,
             vcd: None,
+            activity: Activity::default(),
         };
         s.settle();
         for (k, f) in s.prog.dffs.iter().enumerate() {
@@ -430,6 +444,7 @@ impl NetSim {
         self.any_dirty = false;
         let prog = &*self.prog;
         let (v, dirty) = (&mut self.v, &mut self.dirty);
+        let mut toggles = 0u64;
         let mut w = 0;
         while w < dirty.len() {
             let bits = dirty[w];
@@ -443,9 +458,11 @@ impl NetSim {
             let o = (l.table >> l.index(v) & 1) as u8;
             if v[l.out as usize] != o {
                 v[l.out as usize] = o;
+                toggles += 1;
                 Self::touch(dirty, prog, l.out);
             }
         }
+        self.activity.gate_toggles += toggles;
     }
 
     /// Settles the logic, with every open latch following its data until
@@ -492,11 +509,25 @@ impl NetSim {
                 let e = self.fire[k];
                 let f = &prog.dffs[(e & 0x7fff_ffff) as usize];
                 let q = (e >> 31) as u8;
+                self.activity.flop_toggles += (self.v[f.iq as usize] != q) as u64;
                 self.put(f.iq, q);
                 self.put(f.iqn, q ^ 1);
             }
             self.settle();
         }
+    }
+
+    pub fn activity(&self) -> Activity {
+        self.activity
+    }
+
+    pub fn clear_activity(&mut self) {
+        self.activity = Activity::default();
+    }
+
+    /// Every flip-flop's output, in netlist order.
+    pub fn flop_bits(&self) -> Vec<u8> {
+        self.prog.dffs.iter().map(|f| self.v[f.iq as usize]).collect()
     }
 
     /// Drives input port `port` (manifest index) from little-endian words.
