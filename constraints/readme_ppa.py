@@ -8,7 +8,9 @@ The table sits in the README between the lines `<!-- ppa:begin -->` and
 the README's table; --check exits 1, with a diff, when the README's table
 is not the one the JSON renders (2 when the markers are missing).
 `make readme-ppa` copies build/reports/ppa.json to docs/ppa.json and runs
---write; the tb test `docs` runs --check.
+--write; the tb test `docs` runs --check. --merge FILE first puts FILE's
+units (a ppa.json of some models synthesized alone) into --json, replacing
+rows of the same model: a unit's rows refreshed without a full `make synth`.
 """
 
 import argparse
@@ -42,6 +44,11 @@ PRIMITIVES = {"zero-remove-shifter", "zero-insert-shifter", "div-round", "div-co
               "fp16-convert", "fold-zero"}
 
 
+# Only each unit's defaults reach the README (its other sets: ppa.md), and
+# the K quantizer, the defaults of KIVI's other axis.
+DEFAULT_LIKE = {"kivi_quantizer_ch"}
+
+
 def row(unit, params, nand2, flops, crit, mhz, meets):
     return (f"| `{unit}` | {params} | {nand2} | {flops} | {crit} | {mhz} | {meets} |")
 
@@ -58,6 +65,8 @@ def render(doc):
         if r["unit"] in PRIMITIVES:
             continue
         p = params_text(r)
+        if p != "defaults" and r["model"] not in DEFAULT_LIKE:
+            continue
         m = r.get("memories_as_macros")
         if r["nand2_eq"] is None and not m:
             sys.exit(f"readme_ppa: {r['model']}: neither nand2_eq nor memories_as_macros")
@@ -84,6 +93,26 @@ def render(doc):
     return out
 
 
+def merge(src, dst):
+    with open(src) as f:
+        new = json.load(f)
+    with open(dst) as f:
+        doc = json.load(f)
+    for k in ("liberty", "nand2x1_um2", "clock_ns"):
+        if new[k] != doc[k]:
+            sys.exit(f"readme_ppa: {src}: {k} {new[k]} differs from {dst}'s {doc[k]}")
+    at = {r["model"]: i for i, r in enumerate(doc["units"])}
+    for r in new["units"]:
+        if r["model"] in at:
+            doc["units"][at[r["model"]]] = r
+        else:
+            doc["units"].append(r)
+    with open(dst, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print(f"readme_ppa: merged {len(new['units'])} units of {src} into {dst}")
+
+
 def split(readme_lines, path):
     try:
         b = readme_lines.index(BEGIN)
@@ -98,10 +127,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", default=os.path.join(ROOT, "docs", "ppa.json"))
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--merge", metavar="FILE", help="merge FILE's units into --json first")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="replace the README's table")
     g.add_argument("--check", action="store_true", help="exit 1 if the README's table differs")
     a = ap.parse_args()
+    if a.merge:
+        merge(a.merge, a.json)
     with open(a.json) as f:
         table = render(json.load(f))
     if not (a.write or a.check):
