@@ -224,6 +224,8 @@ pub struct Run {
     pub b2b_vectors: u64,
     /// A reset cut the run: partition beats still owed at that moment.
     pub cut_owed: Option<usize>,
+    /// The partition beats the RTL gave, in order.
+    pub out: Vec<OutBeat>,
 }
 
 pub const POINTS: &[&str] = &[
@@ -434,5 +436,6 @@ fn run_inner(m: &mut Model, p: &HqParams, c: &Case, reset_at: Option<u64>) -> Re
     run.beats = sink.beats.len();
     run.cycles = cyc;
     stream::compare(&sink.beats, &want, false, |i| format!("partition beat {i}"))?;
+    run.out = sink.beats.clone();
     Ok(run)
 }

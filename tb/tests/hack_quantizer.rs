@@ -113,3 +113,66 @@ fn case_generator_reaches_the_data_points() {
         );
     }
 }
+
+/// The quantizer's partition beats are `hack-qk-dot`'s `q` and `k` beats
+/// (spec §15.16.4): Q heads through the `qp` quantizer RTL (8 bits,
+/// stochastic), K heads through the `kv` one (2 bits, nearest), their
+/// beats, as the RTL gave them, into the `hack-qk-dot` RTL at the same
+/// `head_dim` and `Π` (all three under stalls): every score is `QkDot`'s
+/// on `sim`'s partitions of the same FP16 inputs.
+#[test]
+fn chain_into_qk_dot() {
+    use sim::hack::quantizer::Part;
+    use sim::kivi::format::Meta;
+    use tb::hack_qk_dot as qd;
+    let (qi, ki, di) = (models::get("hack_quantizer_q8_st"), models::get("hack_quantizer"), models::get("hack_qk_dot"));
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let strategy = (0u64..u64::MAX, tb::stalls::stall(), tb::stalls::stall(), tb::stalls::stall());
+    tb::prop::run_property_on("hack_quantizer_chain_qk_dot", &[qi, ki, di], strategy, prop::cases(12), |ms, (seed, s1, s2, s3)| {
+        let (qm, rest) = ms.split_at_mut(1);
+        let (km, dm) = rest.split_at_mut(1);
+        let (qm, km, dm) = (&mut qm[0], &mut km[0], &mut dm[0]);
+        let (qp, kp, dp) = (params_of(qm), params_of(km), qd::params_of(dm));
+        assert_eq!((qp.head_dim, qp.partition, qp.bits, kp.head_dim, kp.partition, kp.bits), (dp.head_dim, dp.partition, dp.qp_bits, dp.head_dim, dp.partition, dp.kv_bits));
+        // K and Q heads only (`head_dim` elements): re-draw P rows
+        let heads = |p: &hq::HqParams, n: usize, seed: u64| {
+            let mut c = case_of(p, 4 * n, seed, s1.clone(), s2.clone());
+            c.vectors.retain(|v| v.x.len() == p.head_dim);
+            c.vectors.truncate(n);
+            c
+        };
+        let (qc, kc) = (heads(&qp, 2, *seed), heads(&kp, 6, *seed ^ 5));
+        let (qr, kr) = (run(qm, &qp, &qc)?, run(km, &kp, &kc)?);
+        let beat = |b: &hq::OutBeat, bits: u32, partition: usize| {
+            let c = (32 / bits) as usize;
+            let codes = (0..partition).map(|j| ((b.words[j / c] >> (bits as usize * (j % c))) & ((1 << bits) - 1)) as u8).collect();
+            let part = Part { meta: Meta::from_word(b.meta), codes, sum: b.sum };
+            qd::Beat { kind: qd::Kind::Real, part, words: b.words.clone(), noisy: false, x16: Vec::new() }
+        };
+        let np = dp.parts();
+        let qbeats: Vec<qd::Beat> = qr.out.iter().map(|b| beat(b, qp.bits, qp.partition)).collect();
+        let kbeats: Vec<qd::Beat> = kr.out.iter().map(|b| beat(b, kp.bits, kp.partition)).collect();
+        let groups = qbeats
+            .chunks(np)
+            .map(|q| qd::Group { q: q.to_vec(), tokens: kbeats.chunks(np).map(|t| t.to_vec()).collect() })
+            .collect();
+        let c = qd::Case { groups, q_stall: s3.clone(), k_stall: s2.clone(), out_stall: s1.clone(), seed: *seed };
+        let r = qd::run(dm, &dp, &c)?;
+        // the scores checked are sim's from the FP16 heads alone
+        let (mut sq, mut sk) = (qp.quantizer(), kp.quantizer());
+        let sk_parts: Vec<Vec<Part>> = kc.vectors.iter().map(|v| sk.quantize_vector(&v.x).0).collect();
+        for (g, v) in c.groups.iter().zip(&qc.vectors) {
+            let unit = sim::hack::dot::QkDot::new(sq.quantize_vector(&v.x).0);
+            for (t, k) in sk_parts.iter().enumerate() {
+                if qd::expected(&dp, &g.q, &g.tokens[t]).bits != unit.score(k).to_bits() {
+                    return Err(format!("token {t}: the RTL chain's partitions score differently from sim's"));
+                }
+            }
+        }
+        n.fetch_add(r.scores, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    });
+    let n = n.into_inner();
+    assert!(n > 0);
+    println!("{n} scores through quantizer RTL (Q, K) and hack-qk-dot RTL, all equal to sim's");
+}
