@@ -33,6 +33,13 @@
 //! Slots: `2 + ceil((8 + T) / (G / lanes))` of `G x 16` bits (flip-flops),
 //! `T` the tree stages above, so that a slot is free again by the time the
 //! input comes back to it: the input never waits at full rate.
+//!
+//! Built with `HackOpts` (`KiviQuantizer::hack`) the same engine is
+//! `hack-quantizer`'s (spec §15.16.4): `in_last` closes the vector, the
+//! code sum leaves beside the words (an adder tree after the codes), and
+//! stochastic rounding divides `n >> e` by `m` and compares the LFSR word
+//! (M1, M2). Every HACK field is an empty `Vec` here, so KIVI's Verilog
+//! does not change.
 
 use crate::oaken::classify::Sanitize;
 use crate::kivi::split_diff::{DiffHi, DiffLo, FH};
