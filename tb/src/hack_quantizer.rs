@@ -100,7 +100,7 @@ fn extreme(r: &mut Xorshift, p: &HqParams, n: usize) -> Vec<u16> {
         let (lo, hi) = if fp16::to_units(a) <= fp16::to_units(b) { (a, b) } else { (b, a) };
         // partition 0: all at the top but one; 1: all at the bottom but
         // one; others mixed
-        let mut c: Vec<u16> = (0..pi).map(|_| if r.next_u64() % 2 == 0 { lo } else { hi }).collect();
+        let mut c: Vec<u16> = (0..pi).map(|_| if r.next_u64().is_multiple_of(2) { lo } else { hi }).collect();
         match k % 3 {
             0 => c.fill(hi),
             1 => c.fill(lo),
@@ -115,7 +115,7 @@ fn extreme(r: &mut Xorshift, p: &HqParams, n: usize) -> Vec<u16> {
 /// A vector of `kind`: `head_dim` elements (K, Q), or, one time in four, a
 /// P row of 1 to 4 partitions.
 pub fn vector_of(r: &mut Xorshift, p: &HqParams, kind: Kind) -> Vector {
-    let n = if r.next_u64() % 4 == 0 { p.partition * (1 + (r.next_u64() % 4) as usize) } else { p.head_dim };
+    let n = if r.next_u64().is_multiple_of(4) { p.partition * (1 + (r.next_u64() % 4) as usize) } else { p.head_dim };
     let x = match kind {
         Kind::Token(k) => kq::token_of(r, &p.kivi(n), k).x,
         Kind::Extreme => extreme(r, p, n),

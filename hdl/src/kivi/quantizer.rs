@@ -396,7 +396,7 @@ impl KiviQuantizer {
     }
 
     fn build(vector: usize, group: usize, bits: usize, lanes: usize, hack: Option<HackOpts>) -> Self {
-        assert!(group % lanes == 0 && vector % group == 0 && group <= 256 && [2, 3, 4, 8].contains(&bits));
+        assert!(group.is_multiple_of(lanes) && vector.is_multiple_of(group) && group <= 256 && [2, 3, 4, 8].contains(&bits));
         let hs = hack.is_some() as usize;
         let st = hack.is_some_and(|h| h.stochastic) as usize;
         let seed = hack.map_or(1, |h| h.seed);
@@ -417,7 +417,7 @@ impl KiviQuantizer {
         });
         let spipe = (0..hs * (2 * lanes - 1)).map(|i| {
             let d = (i + 1).ilog2() as usize;
-            Constant::new(((depth - d) % 2 == 0 && d < depth) || d == 0)
+            Constant::new(((depth - d).is_multiple_of(2) && d < depth) || d == 0)
         });
         let lw: Vec<u64> = (0..st * lanes).flat_map(|l| lfsr_power(16 * (l + 1))).map(u64::from).collect();
         let la: Vec<u64> = (0..st).flat_map(|_| lfsr_power(16 * lanes)).map(u64::from).collect();
