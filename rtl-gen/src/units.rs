@@ -90,6 +90,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§15.10, §15.16.2",
     },
     UnitInfo {
+        name: "hack-quantizer",
+        module: "hack_quantizer",
+        summary: "HACK quantizer, axis token (K, Q, P): FP16 vectors to partitions of packed codes, (step, min) word and code sum; nearest or stochastic (LFSR) rounding",
+        spec: "§15.2-§15.5, §15.7, §15.16.4",
+    },
+    UnitInfo {
         name: "zero-remove-shifter",
         module: "zero_remove_shifter",
         summary: "N-lane compaction network, log2(N) stages, optional pipeline",
@@ -257,6 +263,29 @@ const HACK_DOT_RULES: &[&str] = &[
     "partition <= head-dim and partition divides head-dim (a K partition is partition channels of one token)",
 ];
 
+/// The quantizer's axis: the channel axis (V, spec §15.7) is not generated yet.
+const HACK_QUANT_AXIS: ParamDef = ParamDef {
+    name: "axis",
+    default: Name("token"),
+    allowed: Names(&["token"]),
+    doc: "token: partitions of consecutive elements of one vector (K, Q, P); channel (V) is not generated yet",
+};
+
+/// Which code width a `hack-quantizer` instance uses (spec §15.7).
+const HACK_QUANT_OPERAND: ParamDef = ParamDef {
+    name: "operand",
+    default: Name("kv"),
+    allowed: Names(&["kv", "qp"]),
+    doc: "kv: kv-bits codes (K; V on the channel axis); qp: qp-bits codes (Q, P)",
+};
+
+const HACK_QUANT_RULES: &[&str] = &[
+    "partition is a multiple of 16",
+    "partition <= head-dim and partition divides head-dim",
+    "lanes divides partition",
+    "axis channel (V, two passes) is not generated yet",
+];
+
 /// The parameter table of `unit` (what `rtl-gen params` prints).
 pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
     use sim::oaken::{mmu, params as oaken};
@@ -281,6 +310,13 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
         "packkv-quantizer" => (packkv_defs(&["head-dim", "heads", "levels", "lanes"]), PACKKV_QUANT_RULES),
         "hack-qk-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits"]), HACK_DOT_RULES),
         "hack-deq-dot" => (hack_defs(&["head-dim", "partition", "kv-bits"]), HACK_DOT_RULES),
+        "hack-quantizer" => {
+            let mut d = hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits", "lanes"]);
+            d.push(HACK_QUANT_AXIS);
+            d.extend(hack_defs(&["rounding", "seed"]));
+            d.push(HACK_QUANT_OPERAND);
+            (d, HACK_QUANT_RULES)
+        }
         "zero-remove-shifter" | "zero-insert-shifter" => (SHIFTER_PARAMS.to_vec(), &[]),
         "mul-pipe" => (MUL_PARAMS.to_vec(), &[]),
         "div-round" => (DIV_ROUND_PARAMS.to_vec(), &[]),
@@ -970,6 +1006,91 @@ fn build_hack_deq(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }
 
+/// Parameters of `hack-quantizer` (spec §15.1, §15.7).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct HackQuantParams {
+    pub head_dim: usize,
+    pub partition: usize,
+    pub kv_bits: u32,
+    pub qp_bits: u32,
+    pub lanes: usize,
+    pub axis: sim::hack::params::Axis,
+    pub rounding: sim::hack::params::Rounding,
+    pub seed: u16,
+    pub operand: HackOperand,
+}
+
+/// The code width a `hack-quantizer` uses: `kv-bits` or `qp-bits`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HackOperand {
+    #[default]
+    Kv,
+    Qp,
+}
+
+impl Default for HackQuantParams {
+    fn default() -> Self {
+        let d = sim::hack::params::HackParams::default();
+        HackQuantParams {
+            head_dim: d.head_dim,
+            partition: d.partition,
+            kv_bits: d.kv_bits,
+            qp_bits: d.qp_bits,
+            lanes: d.lanes,
+            axis: sim::hack::params::Axis::Token,
+            rounding: d.rounding,
+            seed: d.seed,
+            operand: HackOperand::Kv,
+        }
+    }
+}
+
+impl HackQuantParams {
+    /// The instance's code width.
+    pub fn bits(&self) -> u32 {
+        match self.operand {
+            HackOperand::Kv => self.kv_bits,
+            HackOperand::Qp => self.qp_bits,
+        }
+    }
+}
+
+fn hack_quant_params(t: &toml::Table) -> Result<HackQuantParams, GenError> {
+    let u = "hack-quantizer";
+    // the seed's range first: serde would reject 0 only as a u16 overflow elsewhere
+    if let Some(v) = t.get("seed").and_then(|v| v.as_integer()) {
+        ck(u, sim::hack::params::HACK_PARAMS, "seed", v.max(0) as u64)?;
+    }
+    let p: HackQuantParams = parse(u, t)?;
+    let hp = sim::hack::params::HackParams {
+        head_dim: p.head_dim,
+        partition: p.partition,
+        kv_bits: p.kv_bits,
+        qp_bits: p.qp_bits,
+        lanes: p.lanes,
+        rounding: p.rounding,
+        seed: p.seed,
+    };
+    hp.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    Ok(p)
+}
+
+fn build_hack_quant(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::hack::quantizer::HackQuantizer;
+    use hdl::kivi::quantizer::HackOpts;
+    use sim::hack::params::{sum_bits, Rounding};
+    let p = hack_quant_params(t)?;
+    let m = "hack_quantizer";
+    let (b, st) = (p.bits() as usize, p.rounding == Rounding::Stochastic);
+    let lat = HackQuantizer::latency(p.partition, b, p.lanes, st);
+    let opts = HackOpts { stochastic: st, seed: p.seed };
+    let widths = [("out_sum", sum_bits(p.bits(), p.partition) as usize)];
+    let e = elaborate_with(HackQuantizer::new(p.partition, b, p.lanes, opts), m, &widths, &[("latency", lat.to_string())])?;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
+}
+
 /// Parses and checks `unit`'s parameters without elaborating: the checks
 /// `build` makes first. Returns the parameters with defaults filled in.
 pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenError> {
@@ -980,6 +1101,7 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "packkv-quantizer" => packkv_quant_params(t).map(|p| json(&p)),
         "hack-qk-dot" => hack_dot_params(unit, t).map(|p| json(&p)),
         "hack-deq-dot" => hack_deq_params(t).map(|p| json(&p)),
+        "hack-quantizer" => hack_quant_params(t).map(|p| json(&p)),
         "titanus-pruner" => pruner_params(t).map(|p| json(&p)),
         "titanus-quantizer" => titanus_quant_params(t).map(|p| json(&p)),
         "oaken-mmu" => mmu_params(t).map(|p| json(&p)),
@@ -1002,6 +1124,7 @@ pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
         "packkv-quantizer" => build_packkv_quant(params),
         "hack-qk-dot" => build_hack_qk(params),
         "hack-deq-dot" => build_hack_deq(params),
+        "hack-quantizer" => build_hack_quant(params),
         "titanus-pruner" => build_pruner(params),
         "titanus-quantizer" => build_titanus_quant(params),
         "oaken-mmu" => build_mmu(params),

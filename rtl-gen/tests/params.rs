@@ -5,7 +5,7 @@
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
 use rtl_gen::units::{
-    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams,
+    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, HackQuantParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams,
     TitanusQuantParams,
 };
 use serde_json::Value as Json;
@@ -54,6 +54,7 @@ fn structs(unit: &str) -> (Json, Json) {
         "kivi-dequantizer" => (j(&KiviDeqParams::default()), j(&KiviDeqParams::default())),
         "hack-qk-dot" => (j(&HackDotParams::default()), j(&HackDotParams::default())),
         "hack-deq-dot" => (j(&HackDeqParams::default()), j(&HackDeqParams::default())),
+        "hack-quantizer" => (j(&HackQuantParams::default()), j(&HackQuantParams::default())),
         "kivi-quantizer" => {
             let d = j(&sim::kivi::params::KiviParams::default());
             (d.clone(), d)
@@ -129,6 +130,9 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         // HACK: a partition is at most head-dim and divides it
         ("hack-qk-dot" | "hack-deq-dot", "head-dim", 16) => vec![("partition", i(16))],
         ("hack-qk-dot" | "hack-deq-dot", "partition", 256) => vec![("head-dim", i(256))],
+        ("hack-quantizer", "head-dim", 16) => vec![("partition", i(16)), ("lanes", i(16))],
+        ("hack-quantizer", "partition", 256) => vec![("head-dim", i(256))],
+        ("hack-quantizer", "lanes", 256) => vec![("partition", i(256)), ("head-dim", i(256))],
         _ => vec![],
     }
 }

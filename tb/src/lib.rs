@@ -34,6 +34,7 @@
 pub mod build;
 pub mod coverage;
 pub mod hack_qk_dot;
+pub mod hack_quantizer;
 pub mod icarus;
 pub mod info;
 pub mod kivi_dequantizer;

@@ -3,9 +3,12 @@
 //! `hack-deq-dot`: the dequantize-first FP16 baseline of the same
 //! throughput (§15.10, §15.16.2). Both end in `acc::ExactAcc`, the exact
 //! fixed-point accumulator and its one rounding to binary32 (§15.6).
+//! `hack-quantizer`: KIVI's grouped engine with code sums and stochastic
+//! rounding (§15.7, §15.16.4).
 pub mod acc;
 pub mod deq_dot;
 pub mod fp_add;
 pub mod load;
 pub mod qk_dot;
+pub mod quantizer;
 pub mod sig;

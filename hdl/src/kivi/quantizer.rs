@@ -33,6 +33,13 @@
 //! Slots: `2 + ceil((8 + T) / (G / lanes))` of `G x 16` bits (flip-flops),
 //! `T` the tree stages above, so that a slot is free again by the time the
 //! input comes back to it: the input never waits at full rate.
+//!
+//! Built with `HackOpts` (`KiviQuantizer::hack`) the same engine is
+//! `hack-quantizer`'s (spec §15.16.4): `in_last` closes the vector, the
+//! code sum leaves beside the words (an adder tree after the codes), and
+//! stochastic rounding divides `n >> e` by `m` and compares the LFSR word
+//! (M1, M2). Every HACK field is an empty `Vec` here, so KIVI's Verilog
+//! does not change.
 
 use crate::oaken::classify::Sanitize;
 use crate::kivi::split_diff::{DiffHi, DiffLo, FH};
@@ -82,6 +89,10 @@ pub struct KiviQuantizer {
     pub out_last: Signal<Out, Bit>,
     /// with out_last: a NaN or infinity was replaced in the token (0 on the token's other groups)
     pub out_nonfinite: Signal<Out, Bit>,
+    /// hack-quantizer only (one element; none in KIVI): the beat closes its vector (read on a partition's last beat)
+    pub in_last: Vec<Signal<In, Bit>>,
+    /// hack-quantizer only (one element; none in KIVI): the partition's code sum
+    pub out_sum: Vec<Signal<Out, Bits<32>>>,
     // ---- fill ----
     san: Vec<Sanitize>,
     key: Vec<Signal<Local, Bits<16>>>,
@@ -251,6 +262,55 @@ pub struct KiviQuantizer {
     o_meta: Reg<Bits<32>>,
     o_last: Reg<Bit>,
     o_nf: Reg<Bit>,
+    // ---- hack-quantizer (spec §15.3, §15.4, §15.7); every Vec below is
+    // empty in KIVI, so its Verilog is unchanged. Stochastic (`_st` = 1):
+    // C3 the step's thermometer mask, C4 the 16 bits of n below the step
+    // and a sticky bit, C5 their sum t, carried along the steps with the
+    // last step's remainder R; the LFSR words at the last step; M1 the
+    // products r M (two 16x8 pieces) and R 2^16 + t, M2 the compare. Sums
+    // (`_hs` = 1): a pipelined adder tree over the row's codes, the codes
+    // delayed beside it, and the partition's accumulator at the pack. ----
+    c3_em: Vec<Reg<Bits<FX>>>,
+    c3_fsl: Vec<Reg<Bits<8>>>,
+    c3_fsr: Vec<Reg<Bits<8>>>,
+    c4_fr: Vec<Reg<Bits<16>>>,
+    c4_sk: Vec<Reg<Bit>>,
+    st_fr: Vec<Reg<Bits<16>>>,
+    st_sk: Vec<Reg<Bit>>,
+    sr_rem: Vec<Reg<Bits<NW>>>,
+    sm_lo: Vec<Reg<Bits<16>>>,
+    sm_hi: Vec<Reg<Bits<16>>>,
+    lfsr: Vec<Reg<Bits<16>>>,
+    lfn: Vec<Signal<Local, Bits<16>>>,
+    wdn: Vec<Signal<Local, Bits<16>>>,
+    wd: Vec<Reg<Bits<16>>>,
+    m1_plo: Vec<Reg<Bits<32>>>,
+    m1_phi: Vec<Reg<Bits<32>>>,
+    m1_r: Vec<Reg<Bits<16>>>,
+    m1_fr: Vec<Reg<Bits<16>>>,
+    m1_sk: Vec<Reg<Bit>>,
+    m1_q0: Vec<Reg<Bits<8>>>,
+    m1_q1: Vec<Reg<Bits<8>>>,
+    m1_sz: Vec<Reg<Bit>>,
+    xq: Vec<Reg<Bits<8>>>,
+    m2_p: Vec<Signal<Local, Bits<32>>>,
+    hq: Vec<Signal<Local, Bits<32>>>,
+    sn: Vec<Signal<Local, Bits<32>>>,
+    su: Vec<Signal<Local, Bits<32>>>,
+    sr: Vec<Reg<Bits<32>>>,
+    s_pipe: Vec<Constant<Bit>>,
+    xd: Vec<Reg<Bits<32>>>,
+    sacc: Vec<Reg<Bits<32>>>,
+    k_lw: Vec<Constant<Bits<16>>>,
+    k_la: Vec<Constant<Bits<16>>>,
+    k_bit: Vec<Constant<Bits<16>>>,
+    k_hx: Vec<Constant<Bits<FX>>>,
+    k_h16: Vec<Constant<Bits<8>>>,
+    k_h8: Vec<Constant<Bits<32>>>,
+    k_hff: Vec<Constant<Bits<16>>>,
+    _hs: usize,
+    _st: usize,
+    _ts: usize,
     // ---- constants ----
     kc: Vec<Constant<Bits<8>>>,
     sc: Vec<Constant<Bits<4>>>,
@@ -295,18 +355,58 @@ pub fn slots(group: usize, lanes: usize) -> usize {
     2 + slot_slack(lanes).div_ceil(group / lanes)
 }
 
+/// What `hack-quantizer` adds to the engine (spec §15.7): the code sum,
+/// `in_last`, and optionally stochastic rounding with the LFSR of §15.4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HackOpts {
+    pub stochastic: bool,
+    pub seed: u16,
+}
+
+/// Feedback mask of the stochastic-rounding LFSR (spec §15.4).
+const LFSR_MASK: u16 = 0xB400;
+
+/// The state after `k` LFSR steps as a GF(2) matrix: bit `j` of row `i`
+/// is set when bit `j` of the state feeds bit `i` after `k` steps.
+pub fn lfsr_power(k: usize) -> [u16; 16] {
+    let mut rows = [0u16; 16];
+    for j in 0..16 {
+        let mut s = 1u16 << j;
+        for _ in 0..k {
+            s = (s >> 1) ^ ((s & 1).wrapping_neg() & LFSR_MASK);
+        }
+        for (i, r) in rows.iter_mut().enumerate() {
+            *r |= ((s >> i) & 1) << j;
+        }
+    }
+    rows
+}
+
 impl KiviQuantizer {
     /// One token of `vector` elements (heads x head_dim) in groups of
     /// `group`, `bits`-bit codes, `lanes` elements per input beat.
     pub fn new(vector: usize, group: usize, bits: usize, lanes: usize) -> Self {
-        assert!(group % lanes == 0 && vector % group == 0 && group <= 128 && [2, 3, 4, 8].contains(&bits));
+        Self::build(vector, group, bits, lanes, None)
+    }
+
+    /// The engine as `hack-quantizer`'s core, axis token: partitions of
+    /// `group` elements, vectors closed by `in_last`.
+    pub fn hack(group: usize, bits: usize, lanes: usize, opts: HackOpts) -> Self {
+        Self::build(group, group, bits, lanes, Some(opts))
+    }
+
+    fn build(vector: usize, group: usize, bits: usize, lanes: usize, hack: Option<HackOpts>) -> Self {
+        assert!(group.is_multiple_of(lanes) && vector.is_multiple_of(group) && group <= 256 && [2, 3, 4, 8].contains(&bits));
+        let hs = hack.is_some() as usize;
+        let st = hack.is_some_and(|h| h.stochastic) as usize;
+        let seed = hack.map_or(1, |h| h.seed);
         let c = 32 / bits;
         let w = group.div_ceil(c);
         let nb = group / lanes;
         let ns = slots(group, lanes);
         assert!(ns <= 16 && nb <= 256 && vector / group <= 1 << 16);
-        let sb = 6 + bits;
         let tp = tree_stages(lanes);
+        let sb = 6 + bits + 2 * st + hs * tp;
         let depth = lanes.trailing_zeros() as usize;
         // node i's depth is floor(log2(i + 1)); the depths registered are
         // depth - 1, depth - 3, ... down to the root (the root itself when
@@ -315,6 +415,12 @@ impl KiviQuantizer {
             let d = (i + 1).ilog2() as usize;
             Constant::new((depth - d) % 2 == 1 || depth == 0)
         });
+        let spipe = (0..hs * (2 * lanes - 1)).map(|i| {
+            let d = (i + 1).ilog2() as usize;
+            Constant::new(((depth - d).is_multiple_of(2) && d < depth) || d == 0)
+        });
+        let lw: Vec<u64> = (0..st * lanes).flat_map(|l| lfsr_power(16 * (l + 1))).map(u64::from).collect();
+        let la: Vec<u64> = (0..st).flat_map(|_| lfsr_power(16 * lanes)).map(u64::from).collect();
         let ones = |n: usize| (1u64 << n) - 1;
         fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
@@ -331,6 +437,8 @@ impl KiviQuantizer {
             out_words: sigs(w),
             out_last: Default::default(),
             out_nonfinite: Default::default(),
+            in_last: sigs(hs),
+            out_sum: sigs(hs),
             san: (0..lanes).map(|_| Sanitize::default()).collect(),
             key: sigs(lanes),
             tmin: sigs(lanes - 1),
@@ -475,6 +583,47 @@ impl KiviQuantizer {
             o_meta: Reg::default(),
             o_last: Reg::default(),
             o_nf: Reg::default(),
+            c3_em: regs(st),
+            c3_fsl: regs(st),
+            c3_fsr: regs(st),
+            c4_fr: regs(st * lanes),
+            c4_sk: regs(st * lanes),
+            st_fr: regs(st * (bits + 1) * lanes),
+            st_sk: regs(st * (bits + 1) * lanes),
+            sr_rem: regs(st * lanes),
+            sm_lo: regs(st),
+            sm_hi: regs(st),
+            lfsr: (0..st).map(|_| Reg::new((seed as u64).into())).collect(),
+            lfn: sigs(st),
+            wdn: sigs(st * lanes),
+            wd: regs(st * lanes),
+            m1_plo: regs(st * lanes),
+            m1_phi: regs(st * lanes),
+            m1_r: regs(st * lanes),
+            m1_fr: regs(st * lanes),
+            m1_sk: regs(st * lanes),
+            m1_q0: regs(st * lanes),
+            m1_q1: regs(st * lanes),
+            m1_sz: regs(st),
+            xq: regs(st * lanes),
+            m2_p: sigs(st * lanes),
+            hq: sigs(hs * lanes),
+            sn: sigs(hs * (lanes - 1)),
+            su: sigs(hs * (2 * lanes - 1)),
+            sr: regs(hs * (2 * lanes - 1)),
+            s_pipe: spipe.collect(),
+            xd: regs(hs * tp * lanes),
+            sacc: regs(hs),
+            k_lw: consts(lw),
+            k_la: consts(la),
+            k_bit: consts((0..st * 16).map(|i| 1u64 << (i % 16))),
+            k_hx: consts((0..st).map(|_| ones(FX))),
+            k_h16: consts((0..st).map(|_| 16)),
+            k_h8: consts((0..st).map(|_| 8)),
+            k_hff: consts((0..st).map(|_| 0xFF)),
+            _hs: hs,
+            _st: st,
+            _ts: tp,
             kc: consts((0..nb as u64).collect::<Vec<_>>()),
             sc: consts((0..ns as u64).collect::<Vec<_>>()),
             shj: consts((0..group).map(|j| (bits * (j % c)) as u64)),
@@ -522,6 +671,12 @@ impl KiviQuantizer {
     /// C0-C5, `b` steps and the output register.
     pub fn latency(group: usize, bits: usize, lanes: usize) -> usize {
         2 * (group / lanes) + bits + 14 + tree_stages(lanes)
+    }
+
+    /// `latency` of the `hack` engine: the sum tree's stages before the
+    /// pack, and M1, M2 when stochastic.
+    pub fn hack_latency(group: usize, bits: usize, lanes: usize, stochastic: bool) -> usize {
+        Self::latency(group, bits, lanes) + tree_stages(lanes) + 2 * stochastic as usize
     }
 }
 
@@ -843,6 +998,91 @@ impl Logic for KiviQuantizer {
         }
         self.gstep.clock.next = self.clock.val();
         self.gstep.reset.next = self.reset.val();
+        // hack-quantizer registers: the code pipeline's, loading on adv
+        for i in 0..self._st {
+            self.c3_em[i].clock.next = self.clock.val();
+            self.c3_em[i].reset.next = self.reset.val();
+            self.c3_em[i].en.next = self.adv.val();
+            self.sm_lo[i].clock.next = self.clock.val();
+            self.sm_lo[i].reset.next = self.reset.val();
+            self.sm_lo[i].en.next = self.adv.val();
+            self.sm_hi[i].clock.next = self.clock.val();
+            self.sm_hi[i].reset.next = self.reset.val();
+            self.sm_hi[i].en.next = self.adv.val();
+            self.m1_sz[i].clock.next = self.clock.val();
+            self.m1_sz[i].reset.next = self.reset.val();
+            self.m1_sz[i].en.next = self.adv.val();
+            self.lfsr[i].clock.next = self.clock.val();
+            self.lfsr[i].reset.next = self.reset.val();
+            self.lfsr[i].en.next = false;
+            self.c3_fsl[i].clock.next = self.clock.val();
+            self.c3_fsl[i].reset.next = self.reset.val();
+            self.c3_fsl[i].en.next = self.adv.val();
+            self.c3_fsr[i].clock.next = self.clock.val();
+            self.c3_fsr[i].reset.next = self.reset.val();
+            self.c3_fsr[i].en.next = self.adv.val();
+        }
+        for i in 0..(self._st * self._lanes) {
+            self.c4_fr[i].clock.next = self.clock.val();
+            self.c4_fr[i].reset.next = self.reset.val();
+            self.c4_fr[i].en.next = self.adv.val();
+            self.c4_sk[i].clock.next = self.clock.val();
+            self.c4_sk[i].reset.next = self.reset.val();
+            self.c4_sk[i].en.next = self.adv.val();
+            self.sr_rem[i].clock.next = self.clock.val();
+            self.sr_rem[i].reset.next = self.reset.val();
+            self.sr_rem[i].en.next = self.adv.val();
+            self.wd[i].clock.next = self.clock.val();
+            self.wd[i].reset.next = self.reset.val();
+            self.wd[i].en.next = self.adv.val();
+            self.m1_plo[i].clock.next = self.clock.val();
+            self.m1_plo[i].reset.next = self.reset.val();
+            self.m1_plo[i].en.next = self.adv.val();
+            self.m1_phi[i].clock.next = self.clock.val();
+            self.m1_phi[i].reset.next = self.reset.val();
+            self.m1_phi[i].en.next = self.adv.val();
+            self.m1_r[i].clock.next = self.clock.val();
+            self.m1_r[i].reset.next = self.reset.val();
+            self.m1_r[i].en.next = self.adv.val();
+            self.m1_fr[i].clock.next = self.clock.val();
+            self.m1_fr[i].reset.next = self.reset.val();
+            self.m1_fr[i].en.next = self.adv.val();
+            self.m1_sk[i].clock.next = self.clock.val();
+            self.m1_sk[i].reset.next = self.reset.val();
+            self.m1_sk[i].en.next = self.adv.val();
+            self.m1_q0[i].clock.next = self.clock.val();
+            self.m1_q0[i].reset.next = self.reset.val();
+            self.m1_q0[i].en.next = self.adv.val();
+            self.m1_q1[i].clock.next = self.clock.val();
+            self.m1_q1[i].reset.next = self.reset.val();
+            self.m1_q1[i].en.next = self.adv.val();
+            self.xq[i].clock.next = self.clock.val();
+            self.xq[i].reset.next = self.reset.val();
+            self.xq[i].en.next = self.adv.val();
+        }
+        for i in 0..(self._st * (self._bits + 1) * self._lanes) {
+            self.st_fr[i].clock.next = self.clock.val();
+            self.st_fr[i].reset.next = self.reset.val();
+            self.st_fr[i].en.next = self.adv.val();
+            self.st_sk[i].clock.next = self.clock.val();
+            self.st_sk[i].reset.next = self.reset.val();
+            self.st_sk[i].en.next = self.adv.val();
+        }
+        for i in 0..(self._hs * (2 * self._lanes - 1)) {
+            self.sr[i].clock.next = self.clock.val();
+            self.sr[i].reset.next = self.reset.val();
+            self.sr[i].en.next = self.adv.val();
+        }
+        for i in 0..(self._hs * self._ts * self._lanes) {
+            self.xd[i].clock.next = self.clock.val();
+            self.xd[i].reset.next = self.reset.val();
+            self.xd[i].en.next = self.adv.val();
+        }
+        for i in 0..self._hs {
+            self.sacc[i].clock.next = self.clock.val();
+            self.sacc[i].reset.next = self.reset.val();
+            self.sacc[i].en.next = false;
+        }
 
         // ---------------- fill ----------------
         // accept: the beat goes to row kw of slot wh (written from I0)
@@ -856,6 +1096,9 @@ impl Logic for KiviQuantizer {
         self.accept.next = self.in_valid.val() & (!self.uw.val() | (self.kw.q.val() != self.k_zero8.val()));
         self.wlast.next = self.kw.q.val() == self.k_klast.val();
         self.tlast.next = self.gc.q.val() == self.k_glast.val();
+        for i in 0..self._hs {
+            self.tlast.next = self.in_last[i].val();
+        }
         self.i0_v.d.next = self.accept.val();
         self.i0_slot.d.next = self.wh.q.val();
         self.i0_row.d.next = self.kw.q.val();
@@ -1122,6 +1365,22 @@ impl Logic for KiviQuantizer {
             self.c1_esh.d.next = bit_cast::<8, 5>(self.esh5.val());
         }
         self.c1_sz.d.next = self.cmeta1.val().get_bits::<16>(16) == self.k_zero16.val();
+        // stochastic: n is divided by 2^e itself (spec §15.3: floor(n / s))
+        for i in 0..self._st {
+            if self.cex.val() != self.k_zero5.val() {
+                self.c1_esh.d.next = bit_cast::<8, 5>(self.cex.val() - self.k_one5.val());
+            }
+            // the shifts that put the 16 bits of n below 2^e at the bottom,
+            // and the bits below those (the sticky bit's)
+            self.c3_fsl[i].d.next = self.k_h16[i].val() - self.c2_esh.q.val();
+            self.c3_fsr[i].d.next = self.k_zero8.val();
+            self.c3_em[i].d.next = !self.k_hx[i].val();
+            if self.c2_esh.q.val() >= self.k_h16[i].val() {
+                self.c3_fsl[i].d.next = self.k_zero8.val();
+                self.c3_fsr[i].d.next = self.c2_esh.q.val() - self.k_h16[i].val();
+                self.c3_em[i].d.next = !(self.k_hx[i].val() << (self.c2_esh.q.val() - self.k_h16[i].val()));
+            }
+        }
         self.sb_v[0].d.next = self.issue.val();
         self.sb_k[0].d.next = self.kr.q.val();
         self.sb_rl[0].d.next = self.rlast.val();
@@ -1182,6 +1441,24 @@ impl Logic for KiviQuantizer {
         self.c4_sz.d.next = self.c3_sz.q.val();
         self.c5_m2.d.next = self.c4_m.q.val() << self.k_one_nw.val();
         self.c5_sz.d.next = self.c4_sz.q.val();
+        // stochastic (spec §15.3 with s = m 2^e, R = (n >> e) mod m): r s <
+        // rem 2^16 iff r m < R 2^16 + ceil(frac), frac = the bits of n below
+        // 2^e as a fraction of 2^e times 2^16: C4 n >> e (the dividend,
+        // against m, not 2m), frac's integer part (16 bits) and its sticky bit
+        for i in 0..self._st {
+            for ln in self._lanes..(self._lanes + 1) {
+                for l in 0..self._lanes {
+                    self.nn.next = self.c3_n[l].q.val() >> self.c3_esh.q.val();
+                    self.c4_nn[l].d.next = bit_cast::<NW, FX>(self.nn.val() & self.k_rmask.val());
+                    // n < 2^(b + 11 + e): shifted left by 16 - e it stays in FX bits
+                    self.nn.next = (self.c3_n[l].q.val() << self.c3_fsl[i].q.val()) >> self.c3_fsr[i].q.val();
+                    self.c4_fr[i * ln + l].d.next = self.nn.val().get_bits::<16>(0);
+                    self.c4_sk[i * ln + l].d.next = (self.c3_n[l].q.val() & self.c3_em[i].q.val()).any();
+                    self.c5_r[l].d.next = self.c4_nn[l].q.val();
+                }
+            }
+            self.c5_m2.d.next = self.c4_m.q.val();
+        }
 
         // restoring steps: step j takes weight 2^(b-1-j) against 2m 2^(b-1-j);
         // the last (weight 1) only compares, its remainder is not needed
@@ -1226,6 +1503,133 @@ impl Logic for KiviQuantizer {
             self.st_sz[j].d.next = self.st_sz[j - 1].q.val();
         }
 
+        // ---------------- hack-quantizer: stochastic compare, sums ----------------
+        // frac along C5 and the steps; the last step's remainder R and m
+        // beside its quotient q0; the row's LFSR words registered as it
+        // enters the last step (spec §15.4: lane l takes the state after
+        // 16 (l + 1) steps, the register moves 16 lanes steps per row coded)
+        for i in 0..self._st {
+            for ln in self._lanes..(self._lanes + 1) {
+                for b in self._bits..(self._bits + 1) {
+                    for l in 0..self._lanes {
+                        // frac at C5 (j = 0) and at each step (j = 1 .. b)
+                        self.st_fr[i * (b + 1) * ln + l].d.next = self.c4_fr[i * ln + l].q.val();
+                        self.st_sk[i * (b + 1) * ln + l].d.next = self.c4_sk[i * ln + l].q.val();
+                        self.sr_rem[i * ln + l].d.next = self.st_r[(b - 2) * ln + l].q.val();
+                        if self.st_r[(b - 2) * ln + l].q.val() >= self.st_m2[b - 2].q.val() {
+                            self.sr_rem[i * ln + l].d.next = self.st_r[(b - 2) * ln + l].q.val() - self.st_m2[b - 2].q.val();
+                        }
+                        self.m1_q0[i * ln + l].d.next = self.st_q[(b - 1) * ln + l].q.val();
+                        self.m1_q1[i * ln + l].d.next = self.st_q[(b - 1) * ln + l].q.val() + self.k_one8.val();
+                    }
+                    self.sm_lo[i].d.next = self.st_m2[b - 2].q.val().get_bits::<16>(0) & self.k_hff[i].val();
+                    self.sm_hi[i].d.next = self.st_m2[b - 2].q.val().get_bits::<16>(0) >> self.k_h8[i].val();
+                    self.m1_sz[i].d.next = self.st_sz[b - 1].q.val();
+                }
+                for j in 1..(self._bits + 1) {
+                    for b in self._bits..(self._bits + 1) {
+                        for l in 0..self._lanes {
+                            self.st_fr[i * (b + 1) * ln + j * ln + l].d.next =
+                                self.st_fr[i * (b + 1) * ln + (j - 1) * ln + l].q.val();
+                            self.st_sk[i * (b + 1) * ln + j * ln + l].d.next =
+                                self.st_sk[i * (b + 1) * ln + (j - 1) * ln + l].q.val();
+                        }
+                    }
+                }
+                self.lfn[i].next = self.k_zero16.val();
+                for k in 0..16 {
+                    if (self.lfsr[i].q.val() & self.k_la[i * 16 + k].val()).xor() {
+                        self.lfn[i].next = self.lfn[i].val() | self.k_bit[i * 16 + k].val();
+                    }
+                }
+                for l in 0..self._lanes {
+                    self.wdn[i * ln + l].next = self.k_zero16.val();
+                    for k in 0..16 {
+                        if (self.lfsr[i].q.val() & self.k_lw[(i * ln + l) * 16 + k].val()).xor() {
+                            self.wdn[i * ln + l].next = self.wdn[i * ln + l].val() | self.k_bit[i * 16 + k].val();
+                        }
+                    }
+                    self.wd[i * ln + l].d.next = self.wdn[i * ln + l].val();
+                }
+                for b in self._bits..(self._bits + 1) {
+                    if self.adv.val() & self.sb_v[b + 4].q.val() {
+                        self.lfsr[i].en.next = true;
+                    }
+                }
+                self.lfsr[i].d.next = self.lfn[i].val();
+                // M1: r m as r m[7:0] + r m[10:8] 2^8 (16x8 pieces); M2: up
+                // when r m < R 2^16 + ceil(frac), compared as its high and
+                // low 16 bits (ceil(frac) <= 2^16); 0 when the step is 0
+                for l in 0..self._lanes {
+                    self.m1_plo[i * ln + l].d.next = self.wd[i * ln + l].q.val() * self.sm_lo[i].q.val();
+                    self.m1_phi[i * ln + l].d.next = self.wd[i * ln + l].q.val() * self.sm_hi[i].q.val();
+                    self.m1_r[i * ln + l].d.next = self.sr_rem[i * ln + l].q.val().get_bits::<16>(0);
+                    for b in self._bits..(self._bits + 1) {
+                        self.m1_fr[i * ln + l].d.next = self.st_fr[i * (b + 1) * ln + b * ln + l].q.val();
+                        self.m1_sk[i * ln + l].d.next = self.st_sk[i * (b + 1) * ln + b * ln + l].q.val();
+                    }
+                    self.m2_p[i * ln + l].next =
+                        self.m1_plo[i * ln + l].q.val() + (self.m1_phi[i * ln + l].q.val() << self.k_h8[i].val());
+                    self.xq[i * ln + l].d.next = self.m1_q0[i * ln + l].q.val();
+                    if (self.m2_p[i * ln + l].val().get_bits::<16>(16) < self.m1_r[i * ln + l].q.val())
+                        | ((self.m2_p[i * ln + l].val().get_bits::<16>(16) == self.m1_r[i * ln + l].q.val())
+                            & ((self.m2_p[i * ln + l].val().get_bits::<16>(0) < self.m1_fr[i * ln + l].q.val())
+                                | ((self.m2_p[i * ln + l].val().get_bits::<16>(0) == self.m1_fr[i * ln + l].q.val())
+                                    & self.m1_sk[i * ln + l].q.val())))
+                    {
+                        self.xq[i * ln + l].d.next = self.m1_q1[i * ln + l].q.val();
+                    }
+                    if self.m1_sz[i].q.val() {
+                        self.xq[i * ln + l].d.next = self.k_zero8.val();
+                    }
+                }
+            }
+        }
+        // sums: the row's final codes (the last step's, or M2's), a tree of
+        // adds registered every second level and at the root, the codes
+        // delayed beside it
+        for i in 0..self._hs {
+            for ln in self._lanes..(self._lanes + 1) {
+                for b in self._bits..(self._bits + 1) {
+                    for l in 0..self._lanes {
+                        // qq (the pack's) as the cast's scalar operand
+                        self.qq.next = self.st_q[(b - 1) * ln + l].q.val();
+                        if self.st_sz[b - 1].q.val() {
+                            self.qq.next = self.k_zero8.val();
+                        }
+                        for j in 0..self._st {
+                            self.qq.next = self.xq[j * ln + l].q.val();
+                        }
+                        self.hq[i * ln + l].next = bit_cast::<32, 8>(self.qq.val());
+                    }
+                }
+                // node n (leaves at ln - 1 + l, root 0), children before parents
+                for l in 0..self._lanes {
+                    self.sr[ln - 1 + l].d.next = self.hq[i * ln + l].val();
+                    self.su[ln - 1 + l].next = self.hq[i * ln + l].val();
+                    if self.s_pipe[ln - 1 + l].val() {
+                        self.su[ln - 1 + l].next = self.sr[ln - 1 + l].q.val();
+                    }
+                }
+                for j in 0..(self._lanes - 1) {
+                    self.sn[ln - 2 - j].next = self.su[2 * ln - 3 - 2 * j].val() + self.su[2 * ln - 2 - 2 * j].val();
+                    self.sr[ln - 2 - j].d.next = self.sn[ln - 2 - j].val();
+                    self.su[ln - 2 - j].next = self.sn[ln - 2 - j].val();
+                    if self.s_pipe[ln - 2 - j].val() {
+                        self.su[ln - 2 - j].next = self.sr[ln - 2 - j].q.val();
+                    }
+                }
+                for l in 0..self._lanes {
+                    self.xd[i * ln + l].d.next = self.hq[i * ln + l].val();
+                }
+                for ts in 1..self._ts {
+                    for l in 0..self._lanes {
+                        self.xd[ts * ln + l].d.next = self.xd[(ts - 1) * ln + l].q.val();
+                    }
+                }
+            }
+        }
+
         // ---------------- pack: row k's codes into the words ----------------
         for t in (self._sb - 1)..self._sb {
             self.qq.next = self.k_zero8.val();
@@ -1245,8 +1649,18 @@ impl Logic for KiviQuantizer {
                                     if self.st_sz[b - 1].q.val() {
                                         self.qq.next = self.k_zero8.val();
                                     }
+                                    // hack: the codes come from the sum tree's delay line
+                                    for _i in 0..self._hs {
+                                        self.qq.next = self.k_zero8.val();
+                                    }
                                     self.accn[(k * ln + l) / c].next = self.accn[(k * ln + l) / c].val()
                                         | (bit_cast::<32, 8>(self.qq.val()) << self.shj[k * ln + l].val());
+                                    for _i in 0..self._hs {
+                                        for ts in self._ts..(self._ts + 1) {
+                                            self.accn[(k * ln + l) / c].next = self.accn[(k * ln + l) / c].val()
+                                                | (self.xd[(ts - 1) * ln + l].q.val() << self.shj[k * ln + l].val());
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -1260,6 +1674,17 @@ impl Logic for KiviQuantizer {
                 self.o_meta.en.next = true;
                 self.o_last.en.next = true;
                 self.o_nf.en.next = true;
+                for i in 0..self._hs {
+                    self.sacc[i].en.next = true;
+                }
+            }
+            // the partition's code sum, beside its words
+            for i in 0..self._hs {
+                self.sacc[i].d.next = self.sacc[i].q.val() + self.su[0].val();
+                if self.sb_k[t].q.val() == self.k_zero8.val() {
+                    self.sacc[i].d.next = self.su[0].val();
+                }
+                self.out_sum[i].next = self.sacc[i].q.val();
             }
             for w in 0..self._w {
                 self.acc[w].d.next = self.accn[w].val();

@@ -56,7 +56,7 @@ pub fn needs(s: Scheme) -> Vec<Need> {
             need("packkv-decoder", "unpack and dequantize", Dequantize, false, 1.0),
         ],
         Scheme::Hack => vec![
-            need("hack-quantizer", "K, V, Q and P codes", Quantize, false, 1.0),
+            need("hack-quantizer", "K, Q and P codes (token axis; V's channel axis has no RTL yet)", Quantize, true, 1.0),
             need("hack-qk-dot", "Q·Kᵀ on codes", Dequantize, true, 1.0),
             need("hack-pv-dot", "P·V on codes", Dequantize, false, 1.0),
         ],

@@ -1511,7 +1511,9 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         "The shared driver of the two dot units (`tb::hack_qk_dot`) on `case_of` data (real slice, synthetic, \
          flat, extreme codes, random and non-finite metadata), every score checked against `sim` (`QkDot`, \
          `DeqDot`). Per cycle in K codes taken: one partition of `partition` codes per beat (spec §15.16), \
-         from the first K beat to the last (one Q load, then 200 tokens). Latency: a token's last K beat to its score.\n"
+         from the first K beat to the last (one Q load, then 200 tokens). Latency: a token's last K beat to its score. \
+         `hack-quantizer` (its own driver, `tb::hack_quantizer`, every partition beat checked against \
+         `Quantizer::quantize_vector`): input elements per cycle; latency, a partition's first input beat to its beat.\n"
     )
     .unwrap();
     rate_header(md, "K beats");
@@ -1527,6 +1529,19 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
                 c.groups[0].tokens = (0..200).map(|_| t.clone()).collect();
                 let r = hq::run(&mut m, &p, &c)?;
                 Flow::of(&r.k_cycles, r.first_latency)
+            });
+        }
+    }
+    // the quantizer: its own driver, every partition beat (codes, meta, sum) checked
+    for name in ["hack_quantizer", "hack_quantizer_q8_st"] {
+        if let Some(info) = need(md, name) {
+            use tb::hack_quantizer as hz;
+            let p = hz::params_of(&Model::new(info));
+            rate_rows(md, rates, info, "input elements/cycle", p.lanes as f64, &p.lanes.to_string(), |st| {
+                let mut m = Model::new(info);
+                m.reset(1);
+                let r = hz::run(&mut m, &p, &hz::case_of(&p, 64, 0x6b9, Stall::Never, st.clone()))?;
+                Flow::of(&r.in_cycles, r.first_latency)
             });
         }
     }
@@ -1693,6 +1708,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             hq::run(&mut m, &p, &c)?;
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("2 Q loads, up to {n} tokens each, `sim`-checked driver, light stalls")))
+        }
+        "hack-quantizer" => {
+            use tb::hack_quantizer as hz;
+            let mut m = Model::new(info);
+            let p = hz::params_of(&m);
+            let n = (t / (p.head_dim / p.lanes)).max(2);
+            let c = hz::case_of(&p, n, 0x6ba, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            hz::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} vectors, `sim`-checked driver, light stalls")))
         }
         "zero-remove-shifter" | "zero-insert-shifter" => {
             let (_, r) = shifter_run(info, t, &LIGHT, true)?;

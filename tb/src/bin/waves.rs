@@ -87,6 +87,7 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "kivi-dequantizer" => kivi_dequantizer(m),
         "packkv-quantizer" => packkv_quantizer(m),
         "hack-qk-dot" | "hack-deq-dot" => hack_dot(m),
+        "hack-quantizer" => hack_quantizer(m),
         _ => random(m, args.cycles, args.seed),
     }
 }
@@ -128,6 +129,23 @@ fn hack_dot(m: &mut Model) -> Result<String, String> {
 
 /// Six V tokens under random input idles and output backpressure, checked
 /// against `sim` (spec §13.14.2).
+fn hack_quantizer(m: &mut Model) -> Result<String, String> {
+    use tb::hack_quantizer::{case_of, params_of, run};
+    let p = params_of(m);
+    let c = case_of(&p, 6, 0x4ac1, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "6 vectors ({:?}) from {} ns, {} partition beats, in_valid and out_ready random, {} rounding; every \
+         beat (codes, meta, sum) matched sim; first partition latency {:?} cycles",
+        r.kinds,
+        edge_ns(start),
+        r.beats,
+        p.rounding,
+        r.first_latency
+    ))
+}
+
 fn kivi_quantizer(m: &mut Model) -> Result<String, String> {
     use tb::kivi_quantizer::{case_of, params_of, run};
     let p = params_of(m);
