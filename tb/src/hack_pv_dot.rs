@@ -15,7 +15,7 @@
 //! and real, synthetic or non-finite V.
 
 use crate::coverage::Coverage;
-use crate::hack_qk_dot::{beat_of, draw_kind, set_beat, set_noise, Beat, DotParams, Kind};
+use crate::hack_qk_dot::{beat_of, draw_kind, kind_point, set_beat, set_noise, Beat, DotParams, Kind};
 use crate::kivi_dequantizer::{values, Kind as VKind};
 use crate::model::{Model, PortId};
 use crate::stalls::{self, Stall};
@@ -320,16 +320,8 @@ pub fn cover(cov: &Coverage, p: &PvParams, r: &Run) {
     cov.add("t input blocked", r.t_blocked);
     cov.add("output held (backpressure)", r.out_held);
     cov.add("idle input cycles", r.idle_in);
-    for k in &r.kinds {
-        cov.hit(match k {
-            Kind::Real => "partition: real values",
-            Kind::Synthetic => "partition: synthetic values",
-            Kind::Flat => "partition: zero range (step 0)",
-            Kind::NonFiniteValues => "partition: non-finite values (sanitised by the quantizer)",
-            Kind::Extreme => "partition: extreme codes",
-            Kind::RandomMeta => "partition: random metadata and sums",
-            Kind::NonFiniteMeta => "partition: non-finite metadata",
-        });
+    for &k in &r.kinds {
+        cov.hit(kind_point(k));
     }
     cov.add("P quantized from softmax probabilities", r.prob_p);
     cov.add("noise in unused bits", r.noisy);

@@ -317,21 +317,26 @@ pub const POINTS: &[&str] = &[
     "scores on consecutive cycles",
 ];
 
+/// The coverage point of a partition kind (shared with `hack_pv_dot`).
+pub fn kind_point(k: Kind) -> &'static str {
+    match k {
+        Kind::Real => "partition: real values",
+        Kind::Synthetic => "partition: synthetic values",
+        Kind::Flat => "partition: zero range (step 0)",
+        Kind::NonFiniteValues => "partition: non-finite values (sanitised by the quantizer)",
+        Kind::Extreme => "partition: extreme codes",
+        Kind::RandomMeta => "partition: random metadata and sums",
+        Kind::NonFiniteMeta => "partition: non-finite metadata",
+    }
+}
+
 pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("q input blocked", r.q_blocked);
     cov.add("k input blocked", r.k_blocked);
     cov.add("k waited for a Q load", r.k_waited_load);
     cov.add("output held (backpressure)", r.out_held);
-    for k in &r.kinds {
-        cov.hit(match k {
-            Kind::Real => "partition: real values",
-            Kind::Synthetic => "partition: synthetic values",
-            Kind::Flat => "partition: zero range (step 0)",
-            Kind::NonFiniteValues => "partition: non-finite values (sanitised by the quantizer)",
-            Kind::Extreme => "partition: extreme codes",
-            Kind::RandomMeta => "partition: random metadata and sums",
-            Kind::NonFiniteMeta => "partition: non-finite metadata",
-        });
+    for &k in &r.kinds {
+        cov.hit(kind_point(k));
     }
     cov.add("noise in unused bits", r.noisy);
     cov.add("score flagged non-finite", r.flagged);
