@@ -1473,7 +1473,7 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         "`hack-pv-dot` (`tb::hack_pv_dot`): one query of 16 closed blocks (P and V of `case_of`'s kinds) and an \
          open partition of `partition - 1` tokens, every output checked against `sim` (`pv_dot`). Per cycle in V \
          codes taken, from the first V beat to the last (a block is a P beat and `head_dim` V beats, so the \
-         maximum is `partition head_dim / (head_dim + 1)`). Latency: the query's last input beat to its first \
+         maximum is `16 partition head_dim / (16 head_dim + 15)`). Latency: the query's last input beat to its first \
          output.\n"
     )
     .unwrap();
@@ -1481,7 +1481,8 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     if let Some(info) = need(md, "hack_pv_dot") {
         use tb::hack_pv_dot as hp;
         let p = hp::params_of(&Model::new(info));
-        let max = (p.partition * p.head_dim) as f64 / (p.head_dim + 1) as f64;
+        // 16 blocks: 16 head_dim V beats and, between them, 15 P beats
+        let max = (p.partition * 16 * p.head_dim) as f64 / (16 * p.head_dim + 15) as f64;
         rate_rows(md, rates, info, "V codes/cycle", p.partition as f64, &format!("{max:.3}"), |st| {
             let mut m = Model::new(info);
             m.reset(1);
