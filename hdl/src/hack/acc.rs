@@ -42,6 +42,7 @@ pub const LATENCY: usize = PLACE_LATENCY + 1 + RESOLVE_LATENCY;
 /// The widest accumulator (`W < 25 x 5`, and the exponent of R2 stays
 /// below 255).
 pub const MAX_W: usize = 119;
+const _: () = assert!(MAX_W < SEG * NSEG);
 
 /// `(1 << w) - 1`, the mask of a `w`-bit accumulator word.
 fn wmask(w: usize) -> Bits<ACCW> {
@@ -353,7 +354,7 @@ pub struct Resolve {
 impl Resolve {
     /// A `width`-bit accumulator.
     pub fn new(width: usize) -> Self {
-        assert!(width < SEG * NSEG && width <= MAX_W);
+        assert!(width <= MAX_W);
         let c32 = |v: u64| Constant::<Bits<32>>::new(v.into());
         let c8 = |v: u64| Constant::<Bits<8>>::new(v.into());
         Resolve {
