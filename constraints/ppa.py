@@ -78,6 +78,9 @@ def elements_per_cycle(unit, params):
         return lanes, "lanes: one beat per cycle, tokens back to back (spec §14.14.1, tb full_rate_and_latency)"
     if unit in ("hack-qk-dot", "hack-deq-dot"):
         return params.get("partition", 64), "partition: one K partition of codes per cycle (spec §15.16)"
+    if unit == "hack-pv-dot":
+        pi, hd = params.get("partition", 64), params.get("head-dim", 128)
+        return pi * hd / (hd + 1), "partition x head_dim / (head_dim + 1): V codes per cycle, a P beat per block (spec §15.16.5)"
     if unit == "hack-quantizer":
         return lanes, "lanes: one beat per cycle, vectors back to back (spec §15.16.4, tb full_rate_and_latency)"
     if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert", "fold-zero"):

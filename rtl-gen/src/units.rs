@@ -90,6 +90,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§15.10, §15.16.2",
     },
     UnitInfo {
+        name: "hack-pv-dot",
+        module: "hack_pv_dot",
+        summary: "HACK P.V on codes: per closed block a P partition and head_dim V partitions (Eq. 4 exact), the FP16 open partition exact, one binary32 per channel",
+        spec: "§15.6, §15.9, §15.16.5",
+    },
+    UnitInfo {
         name: "hack-quantizer",
         module: "hack_quantizer",
         summary: "HACK quantizer, axis token (K, Q, P): FP16 vectors to partitions of packed codes, (step, min) word and code sum; nearest or stochastic (LFSR) rounding",
@@ -286,6 +292,12 @@ const HACK_QUANT_RULES: &[&str] = &[
     "axis channel (V, two passes) is not generated yet",
 ];
 
+const HACK_PV_RULES: &[&str] = &[
+    "partition is a multiple of 16",
+    "partition <= head-dim and partition divides head-dim (as the dot units)",
+    "lanes divides partition",
+];
+
 /// The parameter table of `unit` (what `rtl-gen params` prints).
 pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
     use sim::oaken::{mmu, params as oaken};
@@ -310,6 +322,7 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
         "packkv-quantizer" => (packkv_defs(&["head-dim", "heads", "levels", "lanes"]), PACKKV_QUANT_RULES),
         "hack-qk-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits"]), HACK_DOT_RULES),
         "hack-deq-dot" => (hack_defs(&["head-dim", "partition", "kv-bits"]), HACK_DOT_RULES),
+        "hack-pv-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits", "lanes"]), HACK_PV_RULES),
         "hack-quantizer" => {
             let mut d = hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits", "lanes"]);
             d.push(HACK_QUANT_AXIS);
@@ -1091,6 +1104,67 @@ fn build_hack_quant(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }
 
+/// Parameters of `hack-pv-dot`: the dot units' and `lanes` (tail channels
+/// per beat, banks of the accumulator memory).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct HackPvParams {
+    pub head_dim: usize,
+    pub partition: usize,
+    pub kv_bits: u32,
+    pub qp_bits: u32,
+    pub lanes: usize,
+}
+
+impl Default for HackPvParams {
+    fn default() -> Self {
+        let d = sim::hack::params::HackParams::default();
+        HackPvParams { head_dim: d.head_dim, partition: d.partition, kv_bits: d.kv_bits, qp_bits: d.qp_bits, lanes: d.lanes }
+    }
+}
+
+fn hack_pv_params(t: &toml::Table) -> Result<HackPvParams, GenError> {
+    let u = "hack-pv-dot";
+    let p: HackPvParams = parse(u, t)?;
+    let hp = sim::hack::params::HackParams {
+        head_dim: p.head_dim,
+        partition: p.partition,
+        kv_bits: p.kv_bits,
+        qp_bits: p.qp_bits,
+        lanes: p.lanes,
+        ..Default::default()
+    };
+    hp.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    Ok(p)
+}
+
+fn build_hack_pv(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::hack::pv_dot::{HackPvDot, PvGeometry};
+    let p = hack_pv_params(t)?;
+    let m = "hack_pv_dot";
+    let g = PvGeometry {
+        head_dim: p.head_dim,
+        partition: p.partition,
+        kv_bits: p.kv_bits as usize,
+        qp_bits: p.qp_bits as usize,
+        lanes: p.lanes,
+    };
+    let lat = g.latency();
+    let widths = [
+        ("p_sum", g.sum_bits(g.qp_bits)),
+        ("v_sum", g.sum_bits(g.kv_bits)),
+        ("len_closed", g.closed_bits()),
+        ("len_tail", g.tail_bits()),
+    ];
+    let mut e = elaborate_with(HackPvDot::new(&g, m), m, &widths, &[("latency", lat.to_string())])?;
+    e.memories = g
+        .memories(m)
+        .into_iter()
+        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .collect();
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
+}
+
 /// Parses and checks `unit`'s parameters without elaborating: the checks
 /// `build` makes first. Returns the parameters with defaults filled in.
 pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenError> {
@@ -1101,6 +1175,7 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "packkv-quantizer" => packkv_quant_params(t).map(|p| json(&p)),
         "hack-qk-dot" => hack_dot_params(unit, t).map(|p| json(&p)),
         "hack-deq-dot" => hack_deq_params(t).map(|p| json(&p)),
+        "hack-pv-dot" => hack_pv_params(t).map(|p| json(&p)),
         "hack-quantizer" => hack_quant_params(t).map(|p| json(&p)),
         "titanus-pruner" => pruner_params(t).map(|p| json(&p)),
         "titanus-quantizer" => titanus_quant_params(t).map(|p| json(&p)),
@@ -1123,6 +1198,7 @@ pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
         "kivi-quantizer" => build_kivi_quant(params),
         "packkv-quantizer" => build_packkv_quant(params),
         "hack-qk-dot" => build_hack_qk(params),
+        "hack-pv-dot" => build_hack_pv(params),
         "hack-deq-dot" => build_hack_deq(params),
         "hack-quantizer" => build_hack_quant(params),
         "titanus-pruner" => build_pruner(params),

@@ -5,7 +5,7 @@
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
 use rtl_gen::units::{
-    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, HackQuantParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams,
+    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, HackPvParams, HackQuantParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams,
     TitanusQuantParams,
 };
 use serde_json::Value as Json;
@@ -54,6 +54,7 @@ fn structs(unit: &str) -> (Json, Json) {
         "kivi-dequantizer" => (j(&KiviDeqParams::default()), j(&KiviDeqParams::default())),
         "hack-qk-dot" => (j(&HackDotParams::default()), j(&HackDotParams::default())),
         "hack-deq-dot" => (j(&HackDeqParams::default()), j(&HackDeqParams::default())),
+        "hack-pv-dot" => (j(&HackPvParams::default()), j(&HackPvParams::default())),
         "hack-quantizer" => (j(&HackQuantParams::default()), j(&HackQuantParams::default())),
         "kivi-quantizer" => {
             let d = j(&sim::kivi::params::KiviParams::default());
@@ -129,6 +130,10 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         ("packkv-quantizer", "lanes", _) => vec![("head-dim", i(2 * n.max(1)))],
         // HACK: a partition is at most head-dim and divides it
         ("hack-qk-dot" | "hack-deq-dot", "head-dim", 16) => vec![("partition", i(16))],
+        // hack-pv-dot: the same, and lanes divides partition
+        ("hack-pv-dot", "head-dim", 16) => vec![("partition", i(16))],
+        ("hack-pv-dot", "partition", 256) => vec![("head-dim", i(256))],
+        ("hack-pv-dot", "lanes", 256) => vec![("partition", i(256)), ("head-dim", i(256))],
         ("hack-qk-dot" | "hack-deq-dot", "partition", 256) => vec![("head-dim", i(256))],
         ("hack-quantizer", "head-dim", 16) => vec![("partition", i(16)), ("lanes", i(16))],
         ("hack-quantizer", "partition", 256) => vec![("head-dim", i(256))],
@@ -271,5 +276,26 @@ fn every_port_of_every_unit_has_a_doc() {
         for p in &e.manifest.ports {
             assert!(!p.doc.trim().is_empty() && !p.doc.contains("{latency}"), "{}.{}: '{}'", u.name, p.name, p.doc);
         }
+    }
+}
+
+/// `hack-pv-dot`'s rules between parameters: one line naming them, exit 2.
+#[test]
+fn hack_pv_dot_rules() {
+    for (sets, want) in [
+        (&["partition=16", "lanes=32"][..], "hack-pv-dot: lanes (32) must divide partition (16)"),
+        (&["partition=40"][..], "hack-pv-dot: partition must be a multiple of 16 (paper §5.3), got 40"),
+        (&["head-dim=64", "partition=128"][..], "hack-pv-dot: partition (128) must be at most head-dim (64)"),
+        (&["head-dim=96", "partition=64"][..], "hack-pv-dot: partition (64) must divide head-dim (96)"),
+    ] {
+        let mut args = vec!["emit", "hack-pv-dot", "-o", "/nonexistent/kvforge-pv"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let out = rtl_gen(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("rtl-gen: error: {want}")), "{err}");
     }
 }

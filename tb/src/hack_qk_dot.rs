@@ -208,7 +208,7 @@ pub fn q16_of(r: &mut Xorshift, p: &DotParams, kind: Kind) -> Beat {
     Beat { kind, part: Part::from_codes(Meta::default(), vec![0; n]), words: Vec::new(), noisy: false, x16 }
 }
 
-fn draw_kind(r: &mut Xorshift) -> Kind {
+pub fn draw_kind(r: &mut Xorshift) -> Kind {
     match r.next_u64() % 16 {
         0..=4 => Kind::Real,
         5..=7 => Kind::Synthetic,
@@ -352,21 +352,26 @@ pub const POINTS: &[&str] = &[
     "scores on consecutive cycles",
 ];
 
+/// The coverage point of a partition kind (shared with `hack_pv_dot`).
+pub fn kind_point(k: Kind) -> &'static str {
+    match k {
+        Kind::Real => "partition: real values",
+        Kind::Synthetic => "partition: synthetic values",
+        Kind::Flat => "partition: zero range (step 0)",
+        Kind::NonFiniteValues => "partition: non-finite values (sanitised by the quantizer)",
+        Kind::Extreme => "partition: extreme codes",
+        Kind::RandomMeta => "partition: random metadata and sums",
+        Kind::NonFiniteMeta => "partition: non-finite metadata",
+    }
+}
+
 pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("q input blocked", r.q_blocked);
     cov.add("k input blocked", r.k_blocked);
     cov.add("k waited for a Q load", r.k_waited_load);
     cov.add("output held (backpressure)", r.out_held);
-    for k in &r.kinds {
-        cov.hit(match k {
-            Kind::Real => "partition: real values",
-            Kind::Synthetic => "partition: synthetic values",
-            Kind::Flat => "partition: zero range (step 0)",
-            Kind::NonFiniteValues => "partition: non-finite values (sanitised by the quantizer)",
-            Kind::Extreme => "partition: extreme codes",
-            Kind::RandomMeta => "partition: random metadata and sums",
-            Kind::NonFiniteMeta => "partition: non-finite metadata",
-        });
+    for &k in &r.kinds {
+        cov.hit(kind_point(k));
     }
     cov.add("noise in unused bits", r.noisy);
     cov.add("score flagged non-finite", r.flagged);
@@ -414,7 +419,7 @@ pub fn run_until(m: &mut Model, p: &DotParams, c: &Case, reset_at: u64) -> Resul
     run_inner(m, p, c, Some(reset_at))
 }
 
-fn set_beat(m: &mut Model, meta: Option<PortId>, words: Option<PortId>, sum: Option<PortId>, x: Option<PortId>, b: &Beat) {
+pub fn set_beat(m: &mut Model, meta: Option<PortId>, words: Option<PortId>, sum: Option<PortId>, x: Option<PortId>, b: &Beat) {
     if let (Some(meta), Some(words)) = (meta, words) {
         m.set(meta, b.part.meta.word() as u64);
         m.set_words(words, &b.words);
@@ -427,7 +432,7 @@ fn set_beat(m: &mut Model, meta: Option<PortId>, words: Option<PortId>, sum: Opt
     }
 }
 
-fn set_noise(m: &mut Model, rng: &mut Xorshift, ports: [Option<PortId>; 4], sum_bits: u32) {
+pub fn set_noise(m: &mut Model, rng: &mut Xorshift, ports: [Option<PortId>; 4], sum_bits: u32) {
     let [meta, words, sum, x] = ports;
     if let (Some(meta), Some(words)) = (meta, words) {
         m.set(meta, rng.next_u64() & 0xFFFF_FFFF);

@@ -33,6 +33,7 @@
 
 pub mod build;
 pub mod coverage;
+pub mod hack_pv_dot;
 pub mod hack_qk_dot;
 pub mod hack_quantizer;
 pub mod icarus;

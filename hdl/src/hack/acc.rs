@@ -1,22 +1,23 @@
 //! The exact accumulator of HACK's dot units and its one rounding (spec
 //! §15.6, §15.16.1): per beat, `T` terms given as magnitude, left shift and
 //! sign are added into one two's complement accumulator of `W` bits (units
-//! of 2^-48; `W` from §15.16.1, at most 109), held in carry-save form, over
-//! the beats of a token (`first` .. `last`); after `last` the sum is
-//! resolved and rounded to binary32, nearest even, +0 for zero. Paper: HACK
-//! §5.2, Eq. 4. A pipeline of 12 stages, each loading on `en`:
+//! of 2^-48; `W` from §15.16.1 and §15.16.4, at most 119), held in
+//! carry-save form, over the beats of a token (`first` .. `last`); after
+//! `last` the sum is resolved and rounded to binary32, nearest even, +0 for
+//! zero. Paper: HACK §5.2, Eq. 4. Three blocks, each stage loading on `en`:
 //!
-//! - A: each term placed (`mag << sh`), inverted when negative (the `+1`s
-//!   of the negations are counted and added as one more operand);
-//! - B: the `T + 1` operands reduced to two by 3:2 compressors;
-//! - C: the accumulator, two words: a token's first beat loads B's pair,
-//!   the others add it by two more compressors (no carry runs: the loop
-//!   closes in one cycle whatever `W`);
-//! - P0..P4: `A = s + c` and `B = -(s + c) = ~s + ~c + 2`, 25 bits a stage,
-//!   their carries passed on (no carry runs more than 25 bits in a stage);
-//! - N0: the magnitude (`A`, or `B` when `A` is negative) and the first
-//!   normalising shifts (64, 32, 16); N1: the rest (8, 4, 2, 1);
-//! - R1: guard, sticky and the round-up decision; R2: the increment, the
+//! - `TermPlace`, A: each term placed (`mag << sh`), inverted when negative
+//!   (the `+1`s of the negations are counted and added as one more
+//!   operand); B: the `T + 1` operands reduced to two by 3:2 compressors;
+//! - `ExactAcc`'s C: the accumulator, two words: a token's first beat loads
+//!   B's pair, the others add it by two more compressors (no carry runs:
+//!   the loop closes in one cycle whatever `W`). `hack-pv-dot` keeps its
+//!   accumulators in a memory instead and uses the other two blocks alone;
+//! - `Resolve`, P0..P4: `A = s + c` and `B = -(s + c) = ~s + ~c + 2`, 25
+//!   bits a stage, their carries passed on (no carry runs more than 25 bits
+//!   in a stage); N0: the magnitude (`A`, or `B` when `A` is negative) and
+//!   the first normalising shifts (64, 32, 16); N1: the rest (8, 4, 2, 1);
+//!   R1: guard, sticky and the round-up decision; R2: the increment, the
 //!   exponent and the binary32 pattern.
 //!
 //! Everything is kept modulo 2^W: words are masked to `W` bits, so the bits
@@ -26,18 +27,31 @@ use crate::prim::reg::Reg;
 use crate::prim::vecs::{consts, regs, sigs};
 use rust_hdl::prelude::*;
 
-/// Width of the accumulator's words; `W` of a unit is at most 109.
+/// Width of the accumulator's words.
 pub const ACCW: usize = 128;
 /// Width of a term's magnitude.
 pub const TERM_W: usize = 48;
 /// Carry-propagate segments and their width.
 const SEG: usize = 25;
 const NSEG: usize = 5;
+/// Cycles of `TermPlace` (A, B) and of `Resolve` (P0..P4, N0, N1, R1, R2).
+pub const PLACE_LATENCY: usize = 2;
+pub const RESOLVE_LATENCY: usize = NSEG + 4;
 /// Cycles from a beat at the inputs to its token's score at the outputs.
-pub const LATENCY: usize = 3 + NSEG + 4;
+pub const LATENCY: usize = PLACE_LATENCY + 1 + RESOLVE_LATENCY;
+/// The widest accumulator (`W < 25 x 5`, and the exponent of R2 stays
+/// below 255).
+pub const MAX_W: usize = 119;
+const _: () = assert!(MAX_W < SEG * NSEG);
 
+/// `(1 << w) - 1`, the mask of a `w`-bit accumulator word.
+fn wmask(w: usize) -> Bits<ACCW> {
+    (Bits::<ACCW>::from(1u64) << (w as u64)) - Bits::<ACCW>::from(1u64)
+}
+
+/// A and B: a beat's `T` terms into a carry-save pair, modulo 2^W.
 #[derive(LogicBlock)]
-pub struct ExactAcc {
+pub struct TermPlace {
     /// rising-edge clock
     pub clock: Signal<In, Clock>,
     /// synchronous reset: every stage empty
@@ -46,11 +60,9 @@ pub struct ExactAcc {
     pub en: Signal<In, Bit>,
     /// a beat is at the inputs
     pub in_valid: Signal<In, Bit>,
-    /// the beat is its token's first
-    pub in_first: Signal<In, Bit>,
-    /// the beat is its token's last
-    pub in_last: Signal<In, Bit>,
-    /// the beat's status flag, ORed over the token
+    /// the beat's tag, carried along
+    pub in_tag: Signal<In, Bits<16>>,
+    /// the beat's status flag, carried along
     pub in_flag: Signal<In, Bit>,
     /// term magnitudes
     pub in_mag: Vec<Signal<In, Bits<TERM_W>>>,
@@ -58,20 +70,20 @@ pub struct ExactAcc {
     pub in_sh: Vec<Signal<In, Bits<8>>>,
     /// term signs
     pub in_neg: Vec<Signal<In, Bit>>,
-    /// a token's result
+    /// the beat's pair is at the outputs
     pub out_valid: Signal<Out, Bit>,
-    /// binary32 RNE of the token's sum times 2^-48
-    pub out_y: Signal<Out, Bits<32>>,
-    /// OR of the token's flags
+    pub out_tag: Signal<Out, Bits<16>>,
     pub out_flag: Signal<Out, Bit>,
+    /// the pair: `out_s + out_c` is the beat's sum modulo 2^W
+    pub out_s: Signal<Out, Bits<ACCW>>,
+    pub out_c: Signal<Out, Bits<ACCW>>,
     // ---- A ----
     a_f: Vec<Reg<Bits<ACCW>>>,
     a_n: Reg<Bits<8>>,
     a_v: Reg<Bit>,
-    a_first: Reg<Bit>,
-    a_last: Reg<Bit>,
+    a_tag: Reg<Bits<16>>,
     a_flag: Reg<Bit>,
-    mask: Signal<Local, Bits<ACCW>>,
+    mask: Constant<Bits<ACCW>>,
     negm: Signal<Local, Bits<ACCW>>,
     mag: Signal<Local, Bits<TERM_W>>,
     cnt: Signal<Local, Bits<8>>,
@@ -80,18 +92,163 @@ pub struct ExactAcc {
     b_s: Reg<Bits<ACCW>>,
     b_c: Reg<Bits<ACCW>>,
     b_v: Reg<Bit>,
-    b_first: Reg<Bit>,
-    b_last: Reg<Bit>,
+    b_tag: Reg<Bits<16>>,
     b_flag: Reg<Bit>,
-    // ---- C ----
-    x_s: Signal<Local, Bits<ACCW>>,
-    x_c: Signal<Local, Bits<ACCW>>,
-    y_s: Signal<Local, Bits<ACCW>>,
-    y_c: Signal<Local, Bits<ACCW>>,
-    acc_s: Reg<Bits<ACCW>>,
-    acc_c: Reg<Bits<ACCW>>,
-    acc_flag: Reg<Bit>,
-    c_done: Reg<Bit>,
+    k_zero: Constant<Bits<ACCW>>,
+    k_ones: Constant<Bits<ACCW>>,
+    k_one8: Constant<Bits<8>>,
+    /// 1, for the compressors' shift (none with one term: a length-0 list)
+    k_one32: Vec<Constant<Bits<32>>>,
+    k_z8: Constant<Bits<8>>,
+    _t: usize,
+    _n: usize,
+    _comps: usize,
+}
+
+impl TermPlace {
+    /// `terms` terms per beat, modulo 2^`width`.
+    pub fn new(terms: usize, width: usize) -> Self {
+        assert!((1..=8).contains(&terms) && width <= MAX_W);
+        let n = terms + 1;
+        TermPlace {
+            clock: Default::default(),
+            reset: Default::default(),
+            en: Default::default(),
+            in_valid: Default::default(),
+            in_tag: Default::default(),
+            in_flag: Default::default(),
+            in_mag: sigs(terms),
+            in_sh: sigs(terms),
+            in_neg: sigs(terms),
+            out_valid: Default::default(),
+            out_tag: Default::default(),
+            out_flag: Default::default(),
+            out_s: Default::default(),
+            out_c: Default::default(),
+            a_f: regs(terms),
+            a_n: Reg::default(),
+            a_v: Reg::default(),
+            a_tag: Reg::default(),
+            a_flag: Reg::default(),
+            mask: Constant::new(wmask(width)),
+            negm: Default::default(),
+            mag: Default::default(),
+            cnt: Default::default(),
+            t: sigs(n + 2 * (n - 2)),
+            b_s: Reg::default(),
+            b_c: Reg::default(),
+            b_v: Reg::default(),
+            b_tag: Reg::default(),
+            b_flag: Reg::default(),
+            k_zero: Constant::new(0u64.into()),
+            k_ones: Constant::new(Bits::<ACCW>::mask()),
+            k_one8: Constant::new(1u64.into()),
+            k_one32: consts((0..(n - 2).min(1)).map(|_| 1u64)),
+            k_z8: Constant::new(0u64.into()),
+            _t: terms,
+            _n: n,
+            _comps: n - 2,
+        }
+    }
+}
+
+impl Logic for TermPlace {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, a_n, a_v, a_tag, a_flag, b_s, b_c, b_v, b_tag, b_flag);
+        self.a_n.reset.next = self.reset.val();
+        self.a_v.reset.next = self.reset.val();
+        self.a_tag.reset.next = self.reset.val();
+        self.a_flag.reset.next = self.reset.val();
+        self.b_s.reset.next = self.reset.val();
+        self.b_c.reset.next = self.reset.val();
+        self.b_v.reset.next = self.reset.val();
+        self.b_tag.reset.next = self.reset.val();
+        self.b_flag.reset.next = self.reset.val();
+        self.a_n.en.next = self.en.val();
+        self.a_v.en.next = self.en.val();
+        self.a_tag.en.next = self.en.val();
+        self.a_flag.en.next = self.en.val();
+        self.b_s.en.next = self.en.val();
+        self.b_c.en.next = self.en.val();
+        self.b_v.en.next = self.en.val();
+        self.b_tag.en.next = self.en.val();
+        self.b_flag.en.next = self.en.val();
+        for i in 0..self._t {
+            self.a_f[i].clock.next = self.clock.val();
+            self.a_f[i].reset.next = self.reset.val();
+            self.a_f[i].en.next = self.en.val();
+        }
+        // ---- A: each term placed and, when negative, inverted ----
+        self.cnt.next = self.k_z8.val();
+        for i in 0..self._t {
+            self.mag.next = self.in_mag[i].val();
+            self.negm.next = self.k_zero.val();
+            if self.in_neg[i].val() {
+                self.negm.next = self.k_ones.val();
+                self.cnt.next = self.cnt.val() + self.k_one8.val();
+            }
+            self.a_f[i].d.next =
+                ((bit_cast::<ACCW, TERM_W>(self.mag.val()) << self.in_sh[i].val()) ^ self.negm.val()) & self.mask.val();
+        }
+        self.a_n.d.next = self.cnt.val();
+        self.a_v.d.next = self.in_valid.val();
+        self.a_tag.d.next = self.in_tag.val();
+        self.a_flag.d.next = self.in_flag.val();
+
+        // ---- B: T + 1 operands to two (3:2 compressors, oldest items first) ----
+        for i in 0..self._t {
+            self.t[i].next = self.a_f[i].q.val();
+        }
+        for n in self._n..(self._n + 1) {
+            self.t[n - 1].next = bit_cast::<ACCW, 8>(self.a_n.q.val());
+            for k in 0..self._comps {
+                self.t[n + 2 * k].next = self.t[3 * k].val() ^ self.t[3 * k + 1].val() ^ self.t[3 * k + 2].val();
+                self.t[n + 2 * k + 1].next = (((self.t[3 * k].val() & self.t[3 * k + 1].val())
+                    | (self.t[3 * k].val() & self.t[3 * k + 2].val())
+                    | (self.t[3 * k + 1].val() & self.t[3 * k + 2].val()))
+                    << self.k_one32[0].val())
+                    & self.mask.val();
+            }
+        }
+        for tt in self._t..(self._t + 1) {
+            self.b_s.d.next = self.t[3 * tt - 3].val();
+            self.b_c.d.next = self.t[3 * tt - 2].val();
+        }
+        self.b_v.d.next = self.a_v.q.val();
+        self.b_tag.d.next = self.a_tag.q.val();
+        self.b_flag.d.next = self.a_flag.q.val();
+
+        self.out_valid.next = self.b_v.q.val();
+        self.out_tag.next = self.b_tag.q.val();
+        self.out_flag.next = self.b_flag.q.val();
+        self.out_s.next = self.b_s.q.val();
+        self.out_c.next = self.b_c.q.val();
+    }
+}
+
+/// P0..R2: a carry-save pair, `s + c` modulo 2^W read as two's complement,
+/// rounded to binary32, nearest even, +0 for zero.
+#[derive(LogicBlock)]
+pub struct Resolve {
+    /// rising-edge clock
+    pub clock: Signal<In, Clock>,
+    /// synchronous reset: every stage empty
+    pub reset: Signal<In, Bit>,
+    /// pipeline advance: every stage loads only when high
+    pub en: Signal<In, Bit>,
+    /// a pair is at the inputs
+    pub in_valid: Signal<In, Bit>,
+    pub in_s: Signal<In, Bits<ACCW>>,
+    pub in_c: Signal<In, Bits<ACCW>>,
+    /// carried to the output
+    pub in_flag: Signal<In, Bit>,
+    /// the result of a pair
+    pub out_valid: Signal<Out, Bit>,
+    /// binary32 RNE of `(s + c) 2^-48`
+    pub out_y: Signal<Out, Bits<32>>,
+    pub out_flag: Signal<Out, Bit>,
+    mask: Constant<Bits<ACCW>>,
     // ---- P0..P4 ----
     p_s: Vec<Reg<Bits<ACCW>>>,
     p_c: Vec<Reg<Bits<ACCW>>>,
@@ -148,13 +305,8 @@ pub struct ExactAcc {
     r2_v: Reg<Bit>,
     r2_flag: Reg<Bit>,
     // ---- constants ----
-    k_one: Constant<Bits<ACCW>>,
     k_zero: Constant<Bits<ACCW>>,
-    k_ones: Constant<Bits<ACCW>>,
-    k_w: Constant<Bits<8>>,
-    /// sign bit W - 1
     k_wm1: Constant<Bits<32>>,
-    k_one8: Constant<Bits<8>>,
     k_one32: Constant<Bits<32>>,
     /// bit offset of segment k = 1 .. 4, 25 k (index k - 1)
     kseg: Vec<Constant<Bits<32>>>,
@@ -197,58 +349,26 @@ pub struct ExactAcc {
     k_zero32: Constant<Bits<32>>,
     k_sh23: Constant<Bits<32>>,
     k_sh31: Constant<Bits<32>>,
-    _t: usize,
-    _n: usize,
-    _comps: usize,
 }
 
-impl ExactAcc {
-    /// `terms` terms per beat into a `width`-bit accumulator.
-    pub fn new(terms: usize, width: usize) -> Self {
-        assert!((1..=8).contains(&terms) && width < SEG * NSEG && width <= 110);
-        let n = terms + 1;
-        let comps = n - 2;
+impl Resolve {
+    /// A `width`-bit accumulator.
+    pub fn new(width: usize) -> Self {
+        assert!(width <= MAX_W);
         let c32 = |v: u64| Constant::<Bits<32>>::new(v.into());
         let c8 = |v: u64| Constant::<Bits<8>>::new(v.into());
-        ExactAcc {
+        Resolve {
             clock: Default::default(),
             reset: Default::default(),
             en: Default::default(),
             in_valid: Default::default(),
-            in_first: Default::default(),
-            in_last: Default::default(),
+            in_s: Default::default(),
+            in_c: Default::default(),
             in_flag: Default::default(),
-            in_mag: sigs(terms),
-            in_sh: sigs(terms),
-            in_neg: sigs(terms),
             out_valid: Default::default(),
             out_y: Default::default(),
             out_flag: Default::default(),
-            a_f: regs(terms),
-            a_n: Reg::default(),
-            a_v: Reg::default(),
-            a_first: Reg::default(),
-            a_last: Reg::default(),
-            a_flag: Reg::default(),
-            mask: Default::default(),
-            negm: Default::default(),
-            mag: Default::default(),
-            cnt: Default::default(),
-            t: sigs(n + 2 * comps),
-            b_s: Reg::default(),
-            b_c: Reg::default(),
-            b_v: Reg::default(),
-            b_first: Reg::default(),
-            b_last: Reg::default(),
-            b_flag: Reg::default(),
-            x_s: Default::default(),
-            x_c: Default::default(),
-            y_s: Default::default(),
-            y_c: Default::default(),
-            acc_s: Reg::default(),
-            acc_c: Reg::default(),
-            acc_flag: Reg::default(),
-            c_done: Reg::default(),
+            mask: Constant::new(wmask(width)),
             p_s: regs(NSEG - 1),
             p_c: regs(NSEG - 1),
             p_a: regs(NSEG),
@@ -300,12 +420,8 @@ impl ExactAcc {
             r2_y: Reg::default(),
             r2_v: Reg::default(),
             r2_flag: Reg::default(),
-            k_one: Constant::new(1u64.into()),
             k_zero: Constant::new(0u64.into()),
-            k_ones: Constant::new(Bits::<ACCW>::mask()),
-            k_w: c8(width as u64),
             k_wm1: c32(width as u64 - 1),
-            k_one8: c8(1),
             k_one32: c32(1),
             kseg: consts((1..NSEG).map(|k| (SEG * k) as u64)),
             k_seg: c32(SEG as u64),
@@ -349,35 +465,16 @@ impl ExactAcc {
             k_zero32: c32(0),
             k_sh23: c32(23),
             k_sh31: c32(31),
-            _t: terms,
-            _n: n,
-            _comps: comps,
         }
     }
 }
 
-impl Logic for ExactAcc {
+impl Logic for Resolve {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, a_n, a_v, a_first, a_last, a_flag, b_s, b_c, b_v, b_first, b_last, b_flag);
-        clock!(self, clock, acc_s, acc_c, acc_flag, c_done, n0_m, n0_lz, n0_neg, n0_zero, n0_v, n0_flag);
+        clock!(self, clock, n0_m, n0_lz, n0_neg, n0_zero, n0_v, n0_flag);
         clock!(self, clock, n1_m, n1_lz, n1_neg, n1_zero, n1_v, n1_flag, r1_mant, r1_inc, r1_exp, r1_neg);
         clock!(self, clock, r1_zero, r1_v, r1_flag, r2_y, r2_v, r2_flag);
-        self.a_n.reset.next = self.reset.val();
-        self.a_v.reset.next = self.reset.val();
-        self.a_first.reset.next = self.reset.val();
-        self.a_last.reset.next = self.reset.val();
-        self.a_flag.reset.next = self.reset.val();
-        self.b_s.reset.next = self.reset.val();
-        self.b_c.reset.next = self.reset.val();
-        self.b_v.reset.next = self.reset.val();
-        self.b_first.reset.next = self.reset.val();
-        self.b_last.reset.next = self.reset.val();
-        self.b_flag.reset.next = self.reset.val();
-        self.acc_s.reset.next = self.reset.val();
-        self.acc_c.reset.next = self.reset.val();
-        self.acc_flag.reset.next = self.reset.val();
-        self.c_done.reset.next = self.reset.val();
         self.n0_m.reset.next = self.reset.val();
         self.n0_lz.reset.next = self.reset.val();
         self.n0_neg.reset.next = self.reset.val();
@@ -400,18 +497,6 @@ impl Logic for ExactAcc {
         self.r2_y.reset.next = self.reset.val();
         self.r2_v.reset.next = self.reset.val();
         self.r2_flag.reset.next = self.reset.val();
-        self.a_n.en.next = self.en.val();
-        self.a_v.en.next = self.en.val();
-        self.a_first.en.next = self.en.val();
-        self.a_last.en.next = self.en.val();
-        self.a_flag.en.next = self.en.val();
-        self.b_s.en.next = self.en.val();
-        self.b_c.en.next = self.en.val();
-        self.b_v.en.next = self.en.val();
-        self.b_first.en.next = self.en.val();
-        self.b_last.en.next = self.en.val();
-        self.b_flag.en.next = self.en.val();
-        self.c_done.en.next = self.en.val();
         self.n0_m.en.next = self.en.val();
         self.n0_lz.en.next = self.en.val();
         self.n0_neg.en.next = self.en.val();
@@ -434,11 +519,6 @@ impl Logic for ExactAcc {
         self.r2_y.en.next = self.en.val();
         self.r2_v.en.next = self.en.val();
         self.r2_flag.en.next = self.en.val();
-        for i in 0..self._t {
-            self.a_f[i].clock.next = self.clock.val();
-            self.a_f[i].reset.next = self.reset.val();
-            self.a_f[i].en.next = self.en.val();
-        }
         for k in 0..5 {
             self.p_a[k].clock.next = self.clock.val();
             self.p_a[k].reset.next = self.reset.val();
@@ -467,79 +547,9 @@ impl Logic for ExactAcc {
             self.p_cb[k].reset.next = self.reset.val();
             self.p_cb[k].en.next = self.en.val();
         }
-        self.mask.next = (self.k_one.val() << self.k_w.val()) - self.k_one.val();
-
-        // ---- A: each term placed and, when negative, inverted ----
-        self.cnt.next = self.k_z8.val();
-        for i in 0..self._t {
-            self.mag.next = self.in_mag[i].val();
-            self.negm.next = self.k_zero.val();
-            if self.in_neg[i].val() {
-                self.negm.next = self.k_ones.val();
-                self.cnt.next = self.cnt.val() + self.k_one8.val();
-            }
-            self.a_f[i].d.next =
-                ((bit_cast::<ACCW, TERM_W>(self.mag.val()) << self.in_sh[i].val()) ^ self.negm.val()) & self.mask.val();
-        }
-        self.a_n.d.next = self.cnt.val();
-        self.a_v.d.next = self.in_valid.val();
-        self.a_first.d.next = self.in_first.val();
-        self.a_last.d.next = self.in_last.val();
-        self.a_flag.d.next = self.in_flag.val();
-
-        // ---- B: T + 1 operands to two (3:2 compressors, oldest items first) ----
-        for i in 0..self._t {
-            self.t[i].next = self.a_f[i].q.val();
-        }
-        for n in self._n..(self._n + 1) {
-            self.t[n - 1].next = bit_cast::<ACCW, 8>(self.a_n.q.val());
-            for k in 0..self._comps {
-                self.t[n + 2 * k].next = self.t[3 * k].val() ^ self.t[3 * k + 1].val() ^ self.t[3 * k + 2].val();
-                self.t[n + 2 * k + 1].next = (((self.t[3 * k].val() & self.t[3 * k + 1].val())
-                    | (self.t[3 * k].val() & self.t[3 * k + 2].val())
-                    | (self.t[3 * k + 1].val() & self.t[3 * k + 2].val()))
-                    << self.k_one32.val())
-                    & self.mask.val();
-            }
-        }
-        for tt in self._t..(self._t + 1) {
-            self.b_s.d.next = self.t[3 * tt - 3].val();
-            self.b_c.d.next = self.t[3 * tt - 2].val();
-        }
-        self.b_v.d.next = self.a_v.q.val();
-        self.b_first.d.next = self.a_first.q.val();
-        self.b_last.d.next = self.a_last.q.val();
-        self.b_flag.d.next = self.a_flag.q.val();
-
-        // ---- C: the accumulator (a token's first beat starts it) ----
-        self.x_s.next = self.acc_s.q.val() ^ self.acc_c.q.val() ^ self.b_s.q.val();
-        self.x_c.next = (((self.acc_s.q.val() & self.acc_c.q.val())
-            | (self.acc_s.q.val() & self.b_s.q.val())
-            | (self.acc_c.q.val() & self.b_s.q.val()))
-            << self.k_one32.val())
-            & self.mask.val();
-        self.y_s.next = self.x_s.val() ^ self.x_c.val() ^ self.b_c.q.val();
-        self.y_c.next = (((self.x_s.val() & self.x_c.val())
-            | (self.x_s.val() & self.b_c.q.val())
-            | (self.x_c.val() & self.b_c.q.val()))
-            << self.k_one32.val())
-            & self.mask.val();
-        self.acc_s.en.next = self.en.val() & self.b_v.q.val();
-        self.acc_c.en.next = self.en.val() & self.b_v.q.val();
-        self.acc_flag.en.next = self.en.val() & self.b_v.q.val();
-        self.acc_s.d.next = self.y_s.val();
-        self.acc_c.d.next = self.y_c.val();
-        self.acc_flag.d.next = self.acc_flag.q.val() | self.b_flag.q.val();
-        if self.b_first.q.val() {
-            self.acc_s.d.next = self.b_s.q.val();
-            self.acc_c.d.next = self.b_c.q.val();
-            self.acc_flag.d.next = self.b_flag.q.val();
-        }
-        self.c_done.d.next = self.b_v.q.val() & self.b_last.q.val();
-
         // ---- P0..P4: s + c and ~s + ~c + 2, 25 bits a stage ----
-        self.sx.next = bit_cast::<27, 25>(self.acc_s.q.val().get_bits::<25>(0));
-        self.sy.next = bit_cast::<27, 25>(self.acc_c.q.val().get_bits::<25>(0));
+        self.sx.next = bit_cast::<27, 25>(self.in_s.val().get_bits::<25>(0));
+        self.sy.next = bit_cast::<27, 25>(self.in_c.val().get_bits::<25>(0));
         self.sxi.next = self.sx.val() ^ self.k_mseg[0].val();
         self.syi.next = self.sy.val() ^ self.k_mseg[0].val();
         self.ra[0].next = self.sx.val() + self.sy.val();
@@ -548,10 +558,10 @@ impl Logic for ExactAcc {
         self.seg_b.next = bit_cast::<ACCW, 27>(self.rb[0].val());
         self.p_a[0].d.next = self.seg_a.val() & self.k_seg_mask.val();
         self.p_b[0].d.next = self.seg_b.val() & self.k_seg_mask.val();
-        self.p_s[0].d.next = self.acc_s.q.val();
-        self.p_c[0].d.next = self.acc_c.q.val();
-        self.p_v[0].d.next = self.c_done.q.val();
-        self.p_flag[0].d.next = self.acc_flag.q.val();
+        self.p_s[0].d.next = self.in_s.val();
+        self.p_c[0].d.next = self.in_c.val();
+        self.p_v[0].d.next = self.in_valid.val();
+        self.p_flag[0].d.next = self.in_flag.val();
         for k in 1..5 {
             // (casts take no indexed signal: scalar locals first)
             self.s_cur.next = self.p_s[k - 1].q.val() >> self.kseg[k - 1].val();
@@ -660,5 +670,142 @@ impl Logic for ExactAcc {
         self.out_valid.next = self.r2_v.q.val();
         self.out_y.next = self.r2_y.q.val();
         self.out_flag.next = self.r2_flag.q.val();
+    }
+}
+
+/// `TermPlace`, the accumulator C, `Resolve`: a token's exact sum, rounded.
+#[derive(LogicBlock)]
+pub struct ExactAcc {
+    /// rising-edge clock
+    pub clock: Signal<In, Clock>,
+    /// synchronous reset: every stage empty
+    pub reset: Signal<In, Bit>,
+    /// pipeline advance: every stage loads only when high
+    pub en: Signal<In, Bit>,
+    /// a beat is at the inputs
+    pub in_valid: Signal<In, Bit>,
+    /// the beat is its token's first
+    pub in_first: Signal<In, Bit>,
+    /// the beat is its token's last
+    pub in_last: Signal<In, Bit>,
+    /// the beat's status flag, ORed over the token
+    pub in_flag: Signal<In, Bit>,
+    /// term magnitudes
+    pub in_mag: Vec<Signal<In, Bits<TERM_W>>>,
+    /// term left shifts
+    pub in_sh: Vec<Signal<In, Bits<8>>>,
+    /// term signs
+    pub in_neg: Vec<Signal<In, Bit>>,
+    /// a token's result
+    pub out_valid: Signal<Out, Bit>,
+    /// binary32 RNE of the token's sum times 2^-48
+    pub out_y: Signal<Out, Bits<32>>,
+    /// OR of the token's flags
+    pub out_flag: Signal<Out, Bit>,
+    place: TermPlace,
+    // ---- C ----
+    x_s: Signal<Local, Bits<ACCW>>,
+    x_c: Signal<Local, Bits<ACCW>>,
+    y_s: Signal<Local, Bits<ACCW>>,
+    y_c: Signal<Local, Bits<ACCW>>,
+    acc_s: Reg<Bits<ACCW>>,
+    acc_c: Reg<Bits<ACCW>>,
+    acc_flag: Reg<Bit>,
+    c_done: Reg<Bit>,
+    mask: Constant<Bits<ACCW>>,
+    k_one32: Constant<Bits<32>>,
+    res: Resolve,
+    _t: usize,
+}
+
+impl ExactAcc {
+    /// `terms` terms per beat into a `width`-bit accumulator.
+    pub fn new(terms: usize, width: usize) -> Self {
+        ExactAcc {
+            clock: Default::default(),
+            reset: Default::default(),
+            en: Default::default(),
+            in_valid: Default::default(),
+            in_first: Default::default(),
+            in_last: Default::default(),
+            in_flag: Default::default(),
+            in_mag: sigs(terms),
+            in_sh: sigs(terms),
+            in_neg: sigs(terms),
+            out_valid: Default::default(),
+            out_y: Default::default(),
+            out_flag: Default::default(),
+            place: TermPlace::new(terms, width),
+            x_s: Default::default(),
+            x_c: Default::default(),
+            y_s: Default::default(),
+            y_c: Default::default(),
+            acc_s: Reg::default(),
+            acc_c: Reg::default(),
+            acc_flag: Reg::default(),
+            c_done: Reg::default(),
+            mask: Constant::new(wmask(width)),
+            k_one32: Constant::new(1u64.into()),
+            res: Resolve::new(width),
+            _t: terms,
+        }
+    }
+}
+
+impl Logic for ExactAcc {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, place, acc_s, acc_c, acc_flag, c_done, res);
+        self.place.reset.next = self.reset.val();
+        self.place.en.next = self.en.val();
+        self.res.reset.next = self.reset.val();
+        self.res.en.next = self.en.val();
+        self.acc_s.reset.next = self.reset.val();
+        self.acc_c.reset.next = self.reset.val();
+        self.acc_flag.reset.next = self.reset.val();
+        self.c_done.reset.next = self.reset.val();
+        self.c_done.en.next = self.en.val();
+        self.place.in_valid.next = self.in_valid.val();
+        self.place.in_tag.next = bit_cast::<16, 1>(self.in_first.val().into())
+            | (bit_cast::<16, 1>(self.in_last.val().into()) << 1);
+        self.place.in_flag.next = self.in_flag.val();
+        for i in 0..self._t {
+            self.place.in_mag[i].next = self.in_mag[i].val();
+            self.place.in_sh[i].next = self.in_sh[i].val();
+            self.place.in_neg[i].next = self.in_neg[i].val();
+        }
+        // ---- C: the accumulator (a token's first beat starts it) ----
+        self.x_s.next = self.acc_s.q.val() ^ self.acc_c.q.val() ^ self.place.out_s.val();
+        self.x_c.next = (((self.acc_s.q.val() & self.acc_c.q.val())
+            | (self.acc_s.q.val() & self.place.out_s.val())
+            | (self.acc_c.q.val() & self.place.out_s.val()))
+            << self.k_one32.val())
+            & self.mask.val();
+        self.y_s.next = self.x_s.val() ^ self.x_c.val() ^ self.place.out_c.val();
+        self.y_c.next = (((self.x_s.val() & self.x_c.val())
+            | (self.x_s.val() & self.place.out_c.val())
+            | (self.x_c.val() & self.place.out_c.val()))
+            << self.k_one32.val())
+            & self.mask.val();
+        self.acc_s.en.next = self.en.val() & self.place.out_valid.val();
+        self.acc_c.en.next = self.en.val() & self.place.out_valid.val();
+        self.acc_flag.en.next = self.en.val() & self.place.out_valid.val();
+        self.acc_s.d.next = self.y_s.val();
+        self.acc_c.d.next = self.y_c.val();
+        self.acc_flag.d.next = self.acc_flag.q.val() | self.place.out_flag.val();
+        if self.place.out_tag.val().get_bit(0) {
+            self.acc_s.d.next = self.place.out_s.val();
+            self.acc_c.d.next = self.place.out_c.val();
+            self.acc_flag.d.next = self.place.out_flag.val();
+        }
+        self.c_done.d.next = self.place.out_valid.val() & self.place.out_tag.val().get_bit(1);
+
+        self.res.in_valid.next = self.c_done.q.val();
+        self.res.in_s.next = self.acc_s.q.val();
+        self.res.in_c.next = self.acc_c.q.val();
+        self.res.in_flag.next = self.acc_flag.q.val();
+        self.out_valid.next = self.res.out_valid.val();
+        self.out_y.next = self.res.out_y.val();
+        self.out_flag.next = self.res.out_flag.val();
     }
 }

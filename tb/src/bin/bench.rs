@@ -1459,6 +1459,32 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         rates.push(r);
     }
     writeln!(md).unwrap();
+    writeln!(
+        md,
+        "`hack-pv-dot` (`tb::hack_pv_dot`): one query of 16 closed blocks (P and V of `case_of`'s kinds) and an \
+         open partition of `partition - 1` tokens, every output checked against `sim` (`pv_dot`). Per cycle in V \
+         codes taken, from the first V beat to the last (a block is a P beat and `head_dim` V beats, so the \
+         maximum is `16 partition head_dim / (16 head_dim + 15)`). Latency: the query's last input beat to its first \
+         output.\n"
+    )
+    .unwrap();
+    rate_header(md, "V beats");
+    if let Some(info) = need(md, "hack_pv_dot") {
+        use tb::hack_pv_dot as hp;
+        let p = hp::params_of(&Model::new(info));
+        // 16 blocks: 16 head_dim V beats and, between them, 15 P beats
+        let max = (p.partition * 16 * p.head_dim) as f64 / (16 * p.head_dim + 15) as f64;
+        rate_rows(md, rates, info, "V codes/cycle", p.partition as f64, &format!("{max:.3}"), |st| {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let mut r = tb::stim::Xorshift::new(0x6b9);
+            let q = hp::query_of(&mut r, &p, 16, p.partition - 1);
+            let c = hp::Case { queries: vec![q], stalls: [Stall::Never, Stall::Never, st.clone(), st.clone(), st.clone()], seed: 3 };
+            let r = hp::run(&mut m, &p, &c)?;
+            Flow::of(&r.v_cycles, r.first_latency)
+        });
+    }
+    writeln!(md).unwrap();
 
     // KIVI
     writeln!(md, "### KIVI\n").unwrap();
@@ -1720,6 +1746,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             hz::run(&mut m, &p, &c)?;
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("{n} vectors, `sim`-checked driver, light stalls")))
+        }
+        "hack-pv-dot" => {
+            use tb::hack_pv_dot as hp;
+            let mut m = Model::new(info);
+            let p = hp::params_of(&m);
+            let n = (t / (2 * p.head_dim)).clamp(2, 8);
+            let c = hp::case_of(&p, n, 0x6ba, [LIGHT, LIGHT, LIGHT, LIGHT, LIGHT]);
+            m.record();
+            m.reset(1);
+            hp::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} queries, `sim`-checked driver, light stalls")))
         }
         "zero-remove-shifter" | "zero-insert-shifter" => {
             let (_, r) = shifter_run(info, t, &LIGHT, true)?;

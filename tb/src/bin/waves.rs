@@ -87,6 +87,7 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "kivi-dequantizer" => kivi_dequantizer(m),
         "packkv-quantizer" => packkv_quantizer(m),
         "hack-qk-dot" | "hack-deq-dot" => hack_dot(m),
+        "hack-pv-dot" => hack_pv_dot(m),
         "hack-quantizer" => hack_quantizer(m),
         _ => random(m, args.cycles, args.seed),
     }
@@ -123,6 +124,26 @@ fn hack_dot(m: &mut Model) -> Result<String, String> {
          first score latency {:?} cycles",
         r.scores,
         edge_ns(start),
+        r.first_latency
+    ))
+}
+
+/// Two queries (closed blocks, then the open partition) under random
+/// stalls on all five streams, checked against `sim` (spec §15.16.5).
+fn hack_pv_dot(m: &mut Model) -> Result<String, String> {
+    use tb::hack_pv_dot as hp;
+    let p = hp::params_of(m);
+    let s = || Stall::Random { p: 48 };
+    let c = hp::case_of(&p, 2, 0x4ac, [s(), s(), s(), s(), Stall::Random { p: 96 }]);
+    let start = m.cycle();
+    let r = hp::run(m, &p, &c)?;
+    Ok(format!(
+        "2 queries (closed blocks {:?}, tail tokens {:?}) from {} ns, every input valid and out_ready random; \
+         all {} outputs matched sim; first output {:?} cycles after the first query's last input beat",
+        c.queries.iter().map(|q| q.p.len()).collect::<Vec<_>>(),
+        r.tail_lens,
+        edge_ns(start),
+        r.outs,
         r.first_latency
     ))
 }
