@@ -461,6 +461,10 @@ pub struct Run {
     pub facts: Facts,
     pub first_data: Option<u64>,
     pub last_data: Option<u64>,
+    /// Cycles of the data beats out.
+    pub out_cycles: Vec<u64>,
+    /// From the first word beat taken to the first data beat out.
+    pub first_latency: Option<u64>,
     pub cut_owed: bool,
 }
 
@@ -590,6 +594,7 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
     let timeout = 20_000 + 60 * (total_words as u64 + (want.len() * p.beats()) as u64);
     let lb = p.lb();
     let mut cyc = 0u64;
+    let mut first_in: Option<u64> = None;
     loop {
         if reset_at == Some(cyc) {
             run.cut_owed = true;
@@ -654,9 +659,14 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
             run.data_beats += 1;
             run.first_data.get_or_insert(cycle);
             run.last_data = Some(cycle);
+            run.out_cycles.push(cycle);
+            if let Some(f) = first_in {
+                run.first_latency.get_or_insert(cycle - f);
+            }
         }
         if offer.is_some() && in_ready {
             src.take();
+            first_in.get_or_insert(cycle);
         }
         m.tick();
         cyc += 1;

@@ -264,6 +264,7 @@ pub struct PackKvDecoder {
     shnf: Vec<Reg<Bit>>,
     // ---- constants ----
     k_win: Constant<Bits<16>>,
+    k_bufmask: Constant<Bits<512>>,
     k_w16: Constant<Bits<16>>,
     k_zero16: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
@@ -464,6 +465,7 @@ impl PackKvDecoder {
             shp: regs(DSTAGES + 1),
             shnf: regs(DSTAGES + 1),
             k_win: k(g.win as u64),
+            k_bufmask: Constant::new((0..g.win + 32 * g.wi).fold(Bits::<512>::default(), |m, i| m.replace_bit(i, true))),
             k_w16: k(32),
             k_zero16: k(0),
             k_one16: k(1),
@@ -540,7 +542,7 @@ impl PackKvDecoder {
 
 reg_logic!(PackKvDecoder;
     regs [gbuf, nb, tend, st, cnt, mb, row, ch, left, toend, err, wlen, hbad, hperm, hnf, bc_blk, cperm];
-    masks [];
+    masks [gbuf & k_bufmask];
     #[hdl_gen]
     fn update(&mut self) {
         // ---------------- register wiring ----------------
@@ -1041,19 +1043,22 @@ reg_logic!(PackKvDecoder;
         }
 
         // ---------------- gearbox update ----------------
+        // words go in above the valid bits before the parser's take comes
+        // out at the bottom, so the append does not wait for `take`
         self.rem.next = self.nb.q.val() - self.take.val();
-        self.gbuf.en.next = true;
-        self.gbuf.d.next = self.gbuf.q.val() >> self.take.val();
+        self.t512.next = self.gbuf.q.val();
         self.nb.en.next = true;
         self.nb.d.next = self.rem.val();
         if self.acc.val() {
-            self.gbuf.d.next = (self.gbuf.q.val() >> self.take.val()) | (self.inw.val() << self.rem.val());
+            self.t512.next = self.gbuf.q.val() | (self.inw.val() << self.nb.q.val());
             self.nb.d.next = self.rem.val() + self.inbits.val();
             if self.in_last.val() {
                 self.tend.en.next = true;
                 self.tend.d.next = true;
             }
         }
+        self.gbuf.en.next = true;
+        self.gbuf.d.next = self.t512.val() >> self.take.val();
 
         // ---------------- zero-insert, side band ----------------
         self.zi.clock.next = self.clock.val();
