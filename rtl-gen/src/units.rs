@@ -78,6 +78,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§14.2, §14.3, §14.14.1",
     },
     UnitInfo {
+        name: "packkv-decoder",
+        module: "packkv_decoder",
+        summary: "PackKV block decoder: bitstream words to FP16 via the zero-insert shifter, lanes per cycle, malformed blocks flagged and skipped",
+        spec: "§14.4, §14.6, §14.7, §14.14.2",
+    },
+    UnitInfo {
         name: "hack-qk-dot",
         module: "hack_qk_dot",
         summary: "HACK Q.K^T on codes: a held quantized Q, one quantized K partition per cycle, Eq. 4 exact, one binary32 score per token",
@@ -259,6 +265,8 @@ fn packkv_defs(names: &[&str]) -> Vec<ParamDef> {
 }
 
 const PACKKV_QUANT_RULES: &[&str] = &["heads x head-dim <= 8192", "lanes divides head-dim"];
+const PACKKV_DEC_RULES: &[&str] =
+    &["heads x head-dim <= 8192", "lanes divides head-dim", "pack divides block", "lanes x r <= 128 (the zero-insert shifter)"];
 /// The HACK parameters `names`, from the shared table (spec §15.1).
 fn hack_defs(names: &[&str]) -> Vec<ParamDef> {
     names.iter().map(|n| *def(sim::hack::params::HACK_PARAMS, n)).collect()
@@ -320,6 +328,9 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
             (d, KIVI_QUANT_RULES)
         }
         "packkv-quantizer" => (packkv_defs(&["head-dim", "heads", "levels", "lanes"]), PACKKV_QUANT_RULES),
+        "packkv-decoder" => {
+            (packkv_defs(&["head-dim", "heads", "levels", "block", "pack", "lanes"]), PACKKV_DEC_RULES)
+        }
         "hack-qk-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits"]), HACK_DOT_RULES),
         "hack-deq-dot" => (hack_defs(&["head-dim", "partition", "kv-bits"]), HACK_DOT_RULES),
         "hack-pv-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits", "lanes"]), HACK_PV_RULES),
@@ -940,6 +951,68 @@ fn build_packkv_quant(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
 }
 
+/// Parameters of `packkv-decoder` (spec §14.1, §14.14.2): the row order
+/// comes from each block's header, so `repack` is not one of them;
+/// `interleave` is `none` (`gpu` is not generated yet).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct PackKvDecParams {
+    pub head_dim: usize,
+    pub heads: usize,
+    pub levels: u32,
+    pub block: usize,
+    pub pack: usize,
+    pub lanes: usize,
+}
+
+impl Default for PackKvDecParams {
+    fn default() -> Self {
+        let d = sim::packkv::params::PackKvParams::default();
+        PackKvDecParams {
+            head_dim: d.head_dim,
+            heads: d.heads,
+            levels: d.levels,
+            block: d.block,
+            pack: d.pack,
+            lanes: d.lanes,
+        }
+    }
+}
+
+fn packkv_dec_params(t: &toml::Table) -> Result<PackKvDecParams, GenError> {
+    let u = "packkv-decoder";
+    let p: PackKvDecParams = parse(u, t)?;
+    let kp = sim::packkv::params::PackKvParams {
+        head_dim: p.head_dim,
+        heads: p.heads,
+        levels: p.levels,
+        block: p.block,
+        pack: p.pack,
+        lanes: p.lanes,
+        ..Default::default()
+    };
+    kp.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    let r = kp.raw_bits() as usize;
+    if p.lanes * r > 128 {
+        return Err(GenError(format!(
+            "{u}: lanes x r ({} x {r}) must be at most 128: the zero-insert shifter has at most 128 one-bit lanes",
+            p.lanes
+        )));
+    }
+    Ok(p)
+}
+
+fn build_packkv_dec(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::packkv::decoder::{Geometry, PackKvDecoder};
+    let p = packkv_dec_params(t)?;
+    let m = "packkv_decoder";
+    let g = Geometry::new(p.heads * p.head_dim, p.block, p.pack, p.levels, p.lanes);
+    let widths = [("out_perm", g.b * g.lb), ("out_row", g.lb), ("in_count", (usize::BITS - g.wi.leading_zeros()) as usize)];
+    let v = [("win", g.win.to_string()), ("wi", g.wi.to_string())];
+    let e = elaborate_with(PackKvDecoder::new(&g), m, &widths, &v)?;
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
+}
+
 /// Parameters of the HACK dot units (spec §15.1): `lanes`, `axis`,
 /// `rounding` and `seed` are the quantizer's.
 #[derive(Debug, Serialize, Deserialize)]
@@ -1173,6 +1246,7 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "kivi-dequantizer" => kivi_deq_params(t).map(|p| json(&p)),
         "kivi-quantizer" => kivi_quant_params(t).map(|p| json(&p)),
         "packkv-quantizer" => packkv_quant_params(t).map(|p| json(&p)),
+        "packkv-decoder" => packkv_dec_params(t).map(|p| json(&p)),
         "hack-qk-dot" => hack_dot_params(unit, t).map(|p| json(&p)),
         "hack-deq-dot" => hack_deq_params(t).map(|p| json(&p)),
         "hack-pv-dot" => hack_pv_params(t).map(|p| json(&p)),
@@ -1197,6 +1271,7 @@ pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
         "kivi-dequantizer" => build_kivi_deq(params),
         "kivi-quantizer" => build_kivi_quant(params),
         "packkv-quantizer" => build_packkv_quant(params),
+        "packkv-decoder" => build_packkv_dec(params),
         "hack-qk-dot" => build_hack_qk(params),
         "hack-pv-dot" => build_hack_pv(params),
         "hack-deq-dot" => build_hack_deq(params),

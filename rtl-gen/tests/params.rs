@@ -5,7 +5,7 @@
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
 use rtl_gen::units::{
-    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, HackPvParams, HackQuantParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams,
+    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, HackPvParams, HackQuantParams, KiviDeqParams, PackKvDecParams, PackKvQuantParams, TitanusDeqParams,
     TitanusQuantParams,
 };
 use serde_json::Value as Json;
@@ -64,6 +64,7 @@ fn structs(unit: &str) -> (Json, Json) {
             (j(&DivConstParams::default()), j(&DivConstParams { per_stage: Some(6), ..Default::default() }))
         }
         "packkv-quantizer" => (j(&PackKvQuantParams::default()), j(&PackKvQuantParams::default())),
+        "packkv-decoder" => (j(&PackKvDecParams::default()), j(&PackKvDecParams::default())),
         "fp16-convert" => (j(&NoParams::default()), j(&NoParams::default())),
         _ => panic!("unit {unit} is not known to this test: add its parameter struct"),
     }
@@ -128,6 +129,9 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         // PackKV: lanes divides head-dim
         ("packkv-quantizer", "head-dim", _) => vec![("lanes", i(1))],
         ("packkv-quantizer", "lanes", _) => vec![("head-dim", i(2 * n.max(1)))],
+        // packkv-decoder: also lanes x r <= 128 (r = 2 at levels 3)
+        ("packkv-decoder", "head-dim", _) => vec![("lanes", i(1))],
+        ("packkv-decoder", "lanes", _) => vec![("head-dim", i(2 * n.max(1))), ("levels", i(3))],
         // HACK: a partition is at most head-dim and divides it
         ("hack-qk-dot" | "hack-deq-dot", "head-dim", 16) => vec![("partition", i(16))],
         // hack-pv-dot: the same, and lanes divides partition

@@ -4,3 +4,4 @@
 //! §14.3, §14.14.1).
 pub mod quantizer;
 pub mod token_step;
+pub mod decoder;

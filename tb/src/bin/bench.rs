@@ -1530,6 +1530,32 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     }
     writeln!(md).unwrap();
 
+    // PackKV decoder
+    writeln!(md, "### PackKV decoder\n").unwrap();
+    writeln!(
+        md,
+        "`tb::packkv_decoder`'s driver on `case_of` data (K/V pairs of quantized tokens, with and without \
+         median repacking, flat and random blocks, one spoiled block in most transfers), full input beats of \
+         `ceil(lanes r / 32)` words, every beat checked against `sim` (`decode_stream`, `TokenGrid::decode`). \
+         Per cycle in elements out, from the first data beat to the last, over whole blocks (header, metadata \
+         words, permutation and fields included; spec §14.14.2). Latency: the first word beat in to the first \
+         data beat out.\n"
+    )
+    .unwrap();
+    rate_header(md, "beats");
+    if let Some(info) = need(md, "packkv_decoder") {
+        use tb::packkv_decoder as pd;
+        let p = pd::params_of(&Model::new(info));
+        rate_rows(md, rates, info, "output elements/cycle", p.lanes as f64, &p.lanes.to_string(), |st| {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let c = pd::Case { full_beats: true, ..pd::case_of(&p, 6, 0x6b6, Stall::Never, st.clone()) };
+            let r = pd::run(&mut m, &p, &c)?;
+            Flow::of(&r.out_cycles, r.first_latency)
+        });
+    }
+    writeln!(md).unwrap();
+
     // HACK
     writeln!(md, "### HACK\n").unwrap();
     writeln!(
@@ -1722,6 +1748,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             pq::run(&mut m, &p, &c)?;
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("{n} tokens, `sim`-checked driver, light stalls")))
+        }
+        "packkv-decoder" => {
+            use tb::packkv_decoder as pd;
+            let mut m = Model::new(info);
+            let p = pd::params_of(&m);
+            let n = (t / (2 * p.beats())).max(1);
+            let c = pd::case_of(&p, n, 0x6b4, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            pd::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} transfers of K/V blocks, `sim`-checked driver, light stalls")))
         }
         "hack-qk-dot" | "hack-deq-dot" => {
             use tb::hack_qk_dot as hq;

@@ -86,6 +86,7 @@ fn scenario(m: &mut Model, args: &Args) -> Result<String, String> {
         "kivi-quantizer" => kivi_quantizer(m),
         "kivi-dequantizer" => kivi_dequantizer(m),
         "packkv-quantizer" => packkv_quantizer(m),
+        "packkv-decoder" => packkv_decoder(m),
         "hack-qk-dot" | "hack-deq-dot" => hack_dot(m),
         "hack-pv-dot" => hack_pv_dot(m),
         "hack-quantizer" => hack_quantizer(m),
@@ -108,6 +109,26 @@ fn packkv_quantizer(m: &mut Model) -> Result<String, String> {
         r.kinds,
         edge_ns(start),
         r.first_latency
+    ))
+}
+
+/// Two transfers of K/V blocks (one maybe spoiled, spec §14.7) under
+/// random input idles and output backpressure, checked against `sim`
+/// (spec §14.14.2).
+fn packkv_decoder(m: &mut Model) -> Result<String, String> {
+    use tb::packkv_decoder::{case_of, params_of, run};
+    let p = params_of(m);
+    let c = case_of(&p, 2, 0x7176, Stall::Random { p: 48 }, Stall::Random { p: 96 });
+    let start = m.cycle();
+    let r = run(m, &p, &c)?;
+    Ok(format!(
+        "{} data beats of {} blocks (spoils {:?}, statuses {:?}) from {} ns, in_valid and out_ready random; \
+         every beat matched sim",
+        r.data_beats,
+        c.facts.blocks,
+        c.facts.spoils,
+        r.statuses,
+        edge_ns(start)
     ))
 }
 

@@ -1,0 +1,33 @@
+//! `rtl-gen emit packkv-decoder`: each rule between its parameters is one
+//! line naming the parameter, exit 2, no files (spec §14.14.2).
+
+use std::process::Command;
+
+fn emit(sets: &[&str]) -> (Option<i32>, String) {
+    let dir = std::env::temp_dir().join(format!("kvforge-pkdec-{}", std::process::id()));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtl-gen"));
+    c.args(["emit", "packkv-decoder", "-o"]).arg(&dir);
+    for s in sets {
+        c.args(["--set", s]);
+    }
+    let out = c.output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn rules_between_parameters_are_one_line_errors() {
+    for (sets, want) in [
+        (&["lanes=64", "head-dim=128"][..], "lanes x r (64 x 4) must be at most 128"),
+        (&["levels=255", "lanes=32"][..], "lanes x r (32 x 8) must be at most 128"),
+        (&["pack=32", "block=16"][..], "pack (32) must divide block (16)"),
+        (&["lanes=32", "head-dim=16"][..], "lanes (32) must divide head-dim (16)"),
+        (&["heads=64", "head-dim=256"][..], "heads"),
+        (&["repack=\"median\""][..], "repack"),
+        (&["interleave=\"gpu\""][..], "interleave"),
+    ] {
+        let (code, err) = emit(sets);
+        assert_eq!(code, Some(2), "{sets:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{sets:?}: {err}");
+        assert!(err.contains(want), "{sets:?}: {err}");
+    }
+}
