@@ -42,6 +42,7 @@ pub mod kivi_quantizer_channel;
 pub mod lanes;
 pub mod model;
 pub mod oaken;
+pub mod packkv_encoder;
 pub mod packkv_quantizer;
 pub mod oaken_cases;
 pub mod oaken_dequantizer;
