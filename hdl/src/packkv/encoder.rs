@@ -152,6 +152,12 @@ impl EncGeometry {
     }
 }
 
+/// All ones over the bits that hold `0..n` (a register mask: synthesis
+/// drops the bits above, so counters and adders are no wider than needed).
+fn range_mask(n: usize) -> u64 {
+    (n.max(2).next_power_of_two() as u64) - 1
+}
+
 fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
 }
@@ -253,6 +259,9 @@ pub struct EncSide {
     rt_b: Reg<Bit>,
     rt_w: Reg<Bits<32>>,
     acc_w: Reg<Bits<32>>,
+    hs_v: Reg<Bit>,
+    hs_b: Reg<Bit>,
+    hs_w: Reg<Bits<32>>,
     wsum: Signal<Local, Bits<32>>,
     hdr: Signal<Local, Bits<32>>,
     f0: Reg<Bit>,
@@ -284,8 +293,14 @@ pub struct EncSide {
     k_zero8: Constant<Bits<8>>,
     k_lp: Constant<Bits<32>>,
     k_fixed: Constant<Bits<32>>,
-    k_fbits: Constant<Bits<32>>,
-    k_31: Constant<Bits<32>>,
+    k_fb31: Constant<Bits<32>>,
+    k_m_bt: Constant<Bits<32>>,
+    k_m_b: Constant<Bits<32>>,
+    k_m_p: Constant<Bits<32>>,
+    k_m_c: Constant<Bits<32>>,
+    k_m_b2: Constant<Bits<32>>,
+    k_m_f: Constant<Bits<32>>,
+    k_m_w: Constant<Bits<32>>,
     k_5: Constant<Bits<32>>,
     k_rhdr: Constant<Bits<32>>,
     k_nfb: Constant<Bits<32>>,
@@ -392,6 +407,9 @@ impl EncSide {
             rt_b: Reg::default(),
             rt_w: Reg::default(),
             acc_w: Reg::default(),
+            hs_v: Reg::default(),
+            hs_b: Reg::default(),
+            hs_w: Reg::default(),
             wsum: Default::default(),
             hdr: Default::default(),
             f0: Reg::default(),
@@ -423,9 +441,15 @@ impl EncSide {
             k_lp: c(g.pack.trailing_zeros() as u64),
             // header and token words
             k_fixed: c(1 + g.block as u64),
-            // every pack row's fields
-            k_fbits: c((rows * g.vector * (r + wb)) as u64),
-            k_31: c(31),
+            // every pack row's fields, and 31 for the ceiling
+            k_fb31: c((rows * g.vector * (r + wb) + 31) as u64),
+            k_m_bt: c(range_mask(g.beats)),
+            k_m_b: c(range_mask(g.block)),
+            k_m_p: c(range_mask(g.pack)),
+            k_m_c: c(range_mask(2 * g.block * g.beats)),
+            k_m_b2: c(range_mask(2 * g.block)),
+            k_m_f: c(range_mask(2 * rows * g.beats)),
+            k_m_w: c(range_mask(rows * g.vector * r + 1)),
             k_5: c(5),
             k_rhdr: c((r as u64) << 20),
             k_nfb: c(1 << 25),
@@ -439,8 +463,10 @@ impl EncSide {
 reg_logic!(EncSide;
     regs [wbank, beat, tok, tp, caddr, maddr, faddr, i1_v, i1_codes, i1_beat, i1_first, i1_lastp,
           i1_lastbeat, i1_end, i1_bank, i1_meta, i1_nf, i1_caddr, i1_maddr, fwd, fwd_d, acc_ovf, acc_nf,
-          i2_v, i2_end, i2_bank, i2_min, i2_max, rt_v, rt_e, rt_b, rt_w, acc_w, f0, f1, o0, o1, n0, n1, h0, h1];
-    masks [];
+          i2_v, i2_end, i2_bank, i2_min, i2_max, rt_v, rt_e, rt_b, rt_w, acc_w, hs_v, hs_b, hs_w, f0, f1, o0, o1,
+          n0, n1, h0, h1];
+    masks [beat & k_m_bt, i1_beat & k_m_bt, tok & k_m_b, tp & k_m_p, caddr & k_m_c, i1_caddr & k_m_c,
+           maddr & k_m_b2, i1_maddr & k_m_b2, faddr & k_m_f, rt_w & k_m_w, acc_w & k_m_w, hs_w & k_m_w];
     #[hdl_gen]
     fn update(&mut self) {
         for i in 0..(self._lanes - 1) {
@@ -664,32 +690,39 @@ reg_logic!(EncSide;
         self.rt_w.en.next = true;
         self.rt_w.d.next = self.nd[0].val();
 
-        // ---- after the root: the block's length, header, and bank state ----
+        // ---- after the root: the widths' sum; a cycle later the header ----
         self.wsum.next = self.acc_w.q.val() + self.rt_w.q.val();
-        self.hdr.next = (self.k_fixed.val()
-            + ((self.k_fbits.val() + (self.wsum.val() << self.k_lp.val()) + self.k_31.val()) >> self.k_5.val()))
-            | self.k_rhdr.val();
         if self.rt_v.q.val() {
             self.acc_w.en.next = true;
             self.acc_w.d.next = self.wsum.val();
             if self.rt_e.q.val() {
                 self.acc_w.d.next = self.k_zero32.val();
-                if self.rt_b.q.val() {
-                    self.f1.en.next = true;
-                    self.f1.d.next = true;
-                    self.h1.en.next = true;
-                    self.h1.d.next = self.hdr.val();
-                    if self.n1.q.val() {
-                        self.h1.d.next = self.hdr.val() | self.k_nfb.val();
-                    }
-                } else {
-                    self.f0.en.next = true;
-                    self.f0.d.next = true;
-                    self.h0.en.next = true;
-                    self.h0.d.next = self.hdr.val();
-                    if self.n0.q.val() {
-                        self.h0.d.next = self.hdr.val() | self.k_nfb.val();
-                    }
+            }
+        }
+        self.hs_v.en.next = true;
+        self.hs_v.d.next = self.rt_v.q.val() & self.rt_e.q.val();
+        self.hs_b.en.next = true;
+        self.hs_b.d.next = self.rt_b.q.val();
+        self.hs_w.en.next = true;
+        self.hs_w.d.next = self.wsum.val();
+        self.hdr.next = (self.k_fixed.val() + ((self.k_fb31.val() + (self.hs_w.q.val() << self.k_lp.val())) >> self.k_5.val()))
+            | self.k_rhdr.val();
+        if self.hs_v.q.val() {
+            if self.hs_b.q.val() {
+                self.f1.en.next = true;
+                self.f1.d.next = true;
+                self.h1.en.next = true;
+                self.h1.d.next = self.hdr.val();
+                if self.n1.q.val() {
+                    self.h1.d.next = self.hdr.val() | self.k_nfb.val();
+                }
+            } else {
+                self.f0.en.next = true;
+                self.f0.d.next = true;
+                self.h0.en.next = true;
+                self.h0.d.next = self.hdr.val();
+                if self.n0.q.val() {
+                    self.h0.d.next = self.hdr.val() | self.k_nfb.val();
                 }
             }
         }
@@ -893,6 +926,13 @@ pub struct PackKvEncoder {
     k_ovf: Constant<Bits<4>>,
     k_nf: Constant<Bits<4>>,
     k_zero4: Constant<Bits<4>>,
+    k_m_bt: Constant<Bits<32>>,
+    k_m_p: Constant<Bits<32>>,
+    k_m_rows: Constant<Bits<32>>,
+    k_m_c: Constant<Bits<32>>,
+    k_m_b2: Constant<Bits<32>>,
+    k_m_f: Constant<Bits<32>>,
+    k_m_xi: Constant<Bits<32>>,
     _lanes: usize,
     _p: usize,
     _nsh: usize,
@@ -1050,6 +1090,13 @@ impl PackKvEncoder {
             k_ovf: c(2),
             k_nf: c(4),
             k_zero4: c(0),
+            k_m_bt: c(range_mask(g.beats)),
+            k_m_p: c(range_mask(p)),
+            k_m_rows: c(range_mask(g.block / p)),
+            k_m_c: c(range_mask(2 * g.block * g.beats)),
+            k_m_b2: c(range_mask(2 * g.block)),
+            k_m_f: c(range_mask(2 * (g.block / p) * g.beats)),
+            k_m_xi: c(range_mask(g.block.max(p * g.beats))),
             _lanes: l,
             _p: p,
             _nsh: g.nsh,
@@ -1062,7 +1109,8 @@ reg_logic!(PackKvEncoder;
     regs [r_bank, r_side, r_rho, r_k, r_t, r_row, r_base, r_addr, lbusy, lfull, lv, lt, lside, tmin, tmax,
           e_full, e_beat, x_bank, x_side, x_state, x_i, x_rho, x_maddr, x_faddr, x1_v, x1_kind, x1_side,
           x1_flags, x1_data, x1_keep, res, rc, o_v, o_words, o_count, o_last, o_ovf, o_nf];
-    masks [];
+    masks [r_rho & k_m_rows, r_k & k_m_bt, r_t & k_m_p, lt & k_m_p, e_beat & k_m_p, r_row & k_m_c, r_base & k_m_c,
+           r_addr & k_m_c, x_i & k_m_xi, x_rho & k_m_rows, x_maddr & k_m_b2, x_faddr & k_m_f];
     #[hdl_gen]
     fn update(&mut self) {
         for t in 0..self._p {
