@@ -268,6 +268,28 @@ const PACKKV_V_LEVELS: ParamDef = ParamDef {
     doc: "N of the V codes",
 };
 
+/// What the encoder's RTL takes of §14.1's table: 64 lanes never fit the
+/// shifter (lanes (r + wb) <= 128), and repacking and the GPU order are
+/// not generated yet.
+const PACKKV_ENC_LANES: ParamDef = ParamDef {
+    name: "lanes",
+    default: Int(16),
+    allowed: Pow2(1, 32),
+    doc: "codes per cycle (lanes x (r + wb) <= 128 for K and V)",
+};
+const PACKKV_ENC_REPACK: ParamDef = ParamDef {
+    name: "repack",
+    default: Name("none"),
+    allowed: Names(&["none"]),
+    doc: "row order: arrival (median repacking is not generated yet; sim has it)",
+};
+const PACKKV_ENC_INTERLEAVE: ParamDef = ParamDef {
+    name: "interleave",
+    default: Name("none"),
+    allowed: Names(&["none"]),
+    doc: "payload order: channel order (the GPU order is not generated yet; sim has it)",
+};
+
 const PACKKV_ENC_RULES: &[&str] = &[
     "heads x head-dim <= 8192",
     "lanes divides head-dim",
@@ -310,7 +332,8 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
         "packkv-encoder" => {
             let mut d = packkv_defs(&["head-dim", "heads"]);
             d.extend([PACKKV_K_LEVELS, PACKKV_V_LEVELS]);
-            d.extend(packkv_defs(&["block", "pack", "repack", "interleave", "lanes"]));
+            d.extend(packkv_defs(&["block", "pack"]));
+            d.extend([PACKKV_ENC_REPACK, PACKKV_ENC_INTERLEAVE, PACKKV_ENC_LANES]);
             (d, PACKKV_ENC_RULES)
         }
         "hack-qk-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits"]), HACK_DOT_RULES),
@@ -987,6 +1010,7 @@ fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
     let p: PackKvEncParams = parse(u, t)?;
     ck(u, &[PACKKV_K_LEVELS], "k-levels", p.k_levels)?;
     ck(u, &[PACKKV_V_LEVELS], "v-levels", p.v_levels)?;
+    ck(u, &[PACKKV_ENC_LANES], "lanes", p.lanes)?;
     for v in [false, true] {
         p.model(v).validate().map_err(|e| GenError(format!("{u}: {e}")))?;
     }

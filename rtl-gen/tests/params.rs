@@ -5,7 +5,7 @@
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
 use rtl_gen::units::{
-    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, KiviDeqParams, PackKvQuantParams, TitanusDeqParams,
+    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, KiviDeqParams, PackKvEncParams, PackKvQuantParams, TitanusDeqParams,
     TitanusQuantParams,
 };
 use serde_json::Value as Json;
@@ -62,6 +62,7 @@ fn structs(unit: &str) -> (Json, Json) {
             (j(&DivConstParams::default()), j(&DivConstParams { per_stage: Some(6), ..Default::default() }))
         }
         "packkv-quantizer" => (j(&PackKvQuantParams::default()), j(&PackKvQuantParams::default())),
+        "packkv-encoder" => (j(&PackKvEncParams::default()), j(&PackKvEncParams::default())),
         "fp16-convert" => (j(&NoParams::default()), j(&NoParams::default())),
         _ => panic!("unit {unit} is not known to this test: add its parameter struct"),
     }
@@ -126,6 +127,10 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         // PackKV: lanes divides head-dim
         ("packkv-quantizer", "head-dim", _) => vec![("lanes", i(1))],
         ("packkv-quantizer", "lanes", _) => vec![("head-dim", i(2 * n.max(1)))],
+        // the encoder: lanes (r + wb) <= 128 for K and V
+        ("packkv-encoder", "head-dim", _) => vec![("lanes", i(1))],
+        ("packkv-encoder", "k-levels" | "v-levels", 255) => vec![("lanes", i(8))],
+        ("packkv-encoder", "lanes", 32) => vec![("k-levels", i(2)), ("v-levels", i(2))],
         // HACK: a partition is at most head-dim and divides it
         ("hack-qk-dot" | "hack-deq-dot", "head-dim", 16) => vec![("partition", i(16))],
         ("hack-qk-dot" | "hack-deq-dot", "partition", 256) => vec![("head-dim", i(256))],
