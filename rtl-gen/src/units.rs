@@ -78,6 +78,12 @@ pub const UNITS: &[UnitInfo] = &[
         spec: "§14.2, §14.3, §14.14.1",
     },
     UnitInfo {
+        name: "packkv-encoder",
+        module: "packkv_encoder",
+        summary: "PackKV block encoder: K and V code blocks to the bit-packed stream (header, token words, pack fields, payload) through the zero-remove shifter",
+        spec: "§14.4, §14.6, §14.14.3",
+    },
+    UnitInfo {
         name: "packkv-decoder",
         module: "packkv_decoder",
         summary: "PackKV block decoder: bitstream words to FP16 via the zero-insert shifter, lanes per cycle, malformed blocks flagged and skipped",
@@ -265,6 +271,50 @@ fn packkv_defs(names: &[&str]) -> Vec<ParamDef> {
 }
 
 const PACKKV_QUANT_RULES: &[&str] = &["heads x head-dim <= 8192", "lanes divides head-dim"];
+
+/// The encoder's two `levels` (spec §14.6: K and V differ in `N` only).
+const PACKKV_K_LEVELS: ParamDef = ParamDef {
+    name: "k-levels",
+    default: Int(10),
+    allowed: Range(2, 255),
+    doc: "N of the K codes (r_K = ceil(log2(N + 1)) bits)",
+};
+const PACKKV_V_LEVELS: ParamDef = ParamDef {
+    name: "v-levels",
+    default: Int(5),
+    allowed: Range(2, 255),
+    doc: "N of the V codes",
+};
+
+/// What the encoder's RTL takes of §14.1's table: 64 lanes never fit the
+/// shifter (lanes (r + wb) <= 128), and repacking and the GPU order are
+/// not generated yet.
+const PACKKV_ENC_LANES: ParamDef = ParamDef {
+    name: "lanes",
+    default: Int(16),
+    allowed: Pow2(1, 32),
+    doc: "codes per cycle (lanes x (r + wb) <= 128 for K and V)",
+};
+const PACKKV_ENC_REPACK: ParamDef = ParamDef {
+    name: "repack",
+    default: Name("none"),
+    allowed: Names(&["none"]),
+    doc: "row order: arrival (median repacking is not generated yet; sim has it)",
+};
+const PACKKV_ENC_INTERLEAVE: ParamDef = ParamDef {
+    name: "interleave",
+    default: Name("none"),
+    allowed: Names(&["none"]),
+    doc: "payload order: channel order (the GPU order is not generated yet; sim has it)",
+};
+
+const PACKKV_ENC_RULES: &[&str] = &[
+    "heads x head-dim <= 8192",
+    "lanes divides head-dim",
+    "pack divides block",
+    "lanes x (r + wb) <= 128 for K and V (one fields beat through the shifter)",
+    "repack none and interleave none (median and gpu are not generated yet)",
+];
 const PACKKV_DEC_RULES: &[&str] =
     &["heads x head-dim <= 8192", "lanes divides head-dim", "pack divides block", "lanes x r <= 128 (the zero-insert shifter)"];
 /// The HACK parameters `names`, from the shared table (spec §15.1).
@@ -328,6 +378,13 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
             (d, KIVI_QUANT_RULES)
         }
         "packkv-quantizer" => (packkv_defs(&["head-dim", "heads", "levels", "lanes"]), PACKKV_QUANT_RULES),
+        "packkv-encoder" => {
+            let mut d = packkv_defs(&["head-dim", "heads"]);
+            d.extend([PACKKV_K_LEVELS, PACKKV_V_LEVELS]);
+            d.extend(packkv_defs(&["block", "pack"]));
+            d.extend([PACKKV_ENC_REPACK, PACKKV_ENC_INTERLEAVE, PACKKV_ENC_LANES]);
+            (d, PACKKV_ENC_RULES)
+        }
         "packkv-decoder" => {
             (packkv_defs(&["head-dim", "heads", "levels", "block", "pack", "lanes"]), PACKKV_DEC_RULES)
         }
@@ -951,6 +1008,104 @@ fn build_packkv_quant(t: &toml::Table) -> Result<Built, GenError> {
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
 }
 
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct PackKvEncParams {
+    pub head_dim: usize,
+    pub heads: usize,
+    pub k_levels: u32,
+    pub v_levels: u32,
+    pub block: usize,
+    pub pack: usize,
+    pub repack: sim::packkv::params::Repack,
+    pub interleave: sim::packkv::params::Interleave,
+    pub lanes: usize,
+}
+
+impl Default for PackKvEncParams {
+    fn default() -> Self {
+        let d = sim::packkv::params::PackKvParams::default();
+        PackKvEncParams {
+            head_dim: d.head_dim,
+            heads: d.heads,
+            k_levels: 10,
+            v_levels: 5,
+            block: d.block,
+            pack: d.pack,
+            repack: d.repack,
+            interleave: d.interleave,
+            lanes: d.lanes,
+        }
+    }
+}
+
+impl PackKvEncParams {
+    /// The shared model's parameters of the K (`v` false) or V side.
+    pub fn model(&self, v: bool) -> sim::packkv::params::PackKvParams {
+        sim::packkv::params::PackKvParams {
+            head_dim: self.head_dim,
+            heads: self.heads,
+            levels: if v { self.v_levels } else { self.k_levels },
+            block: self.block,
+            pack: self.pack,
+            repack: self.repack,
+            interleave: self.interleave,
+            lanes: self.lanes,
+        }
+    }
+
+    pub fn vector(&self) -> usize {
+        self.heads * self.head_dim
+    }
+
+    /// Beats per token, `C / lanes`.
+    pub fn beats(&self) -> usize {
+        self.vector() / self.lanes
+    }
+}
+
+fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
+    use sim::packkv::params::{Interleave, Repack};
+    let u = "packkv-encoder";
+    let p: PackKvEncParams = parse(u, t)?;
+    ck(u, &[PACKKV_K_LEVELS], "k-levels", p.k_levels)?;
+    ck(u, &[PACKKV_V_LEVELS], "v-levels", p.v_levels)?;
+    ck(u, &[PACKKV_ENC_LANES], "lanes", p.lanes)?;
+    for v in [false, true] {
+        p.model(v).validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    }
+    if p.repack != Repack::None {
+        return Err(GenError(format!("{u}: repack must be none in the RTL (median is not generated yet), got {}", p.repack)));
+    }
+    if p.interleave != Interleave::None {
+        return Err(GenError(format!("{u}: interleave must be none in the RTL (gpu is not generated yet), got {}", p.interleave)));
+    }
+    hdl::packkv::encoder::EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes)
+        .map_err(|e| GenError(format!("{u}: {e}")))?;
+    Ok(p)
+}
+
+fn build_packkv_enc(t: &toml::Table) -> Result<Built, GenError> {
+    use hdl::packkv::encoder::{EncGeometry, PackKvEncoder};
+    let p = packkv_enc_params(t)?;
+    let m = "packkv_encoder";
+    let g = EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes).map_err(GenError)?;
+    let lat = g.item_latency();
+    let widths = [
+        ("k_codes", p.lanes * g.k.raw),
+        ("v_codes", p.lanes * g.v.raw),
+        ("out_words", 32 * g.out_words),
+        ("out_count", 8 - (g.out_words as u8).leading_zeros() as usize),
+    ];
+    let mut e = elaborate_with(PackKvEncoder::new(&g, m), m, &widths, &[("latency", lat.to_string())])?;
+    e.memories = g
+        .memories(m)
+        .into_iter()
+        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .collect();
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
+}
+
 /// Parameters of `packkv-decoder` (spec §14.1, §14.14.2): the row order
 /// comes from each block's header, so `repack` is not one of them;
 /// `interleave` is `none` (`gpu` is not generated yet).
@@ -1246,6 +1401,7 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "kivi-dequantizer" => kivi_deq_params(t).map(|p| json(&p)),
         "kivi-quantizer" => kivi_quant_params(t).map(|p| json(&p)),
         "packkv-quantizer" => packkv_quant_params(t).map(|p| json(&p)),
+        "packkv-encoder" => packkv_enc_params(t).map(|p| json(&p)),
         "packkv-decoder" => packkv_dec_params(t).map(|p| json(&p)),
         "hack-qk-dot" => hack_dot_params(unit, t).map(|p| json(&p)),
         "hack-deq-dot" => hack_deq_params(t).map(|p| json(&p)),
@@ -1271,6 +1427,7 @@ pub fn build(unit: &str, params: &toml::Table) -> Result<Built, GenError> {
         "kivi-dequantizer" => build_kivi_deq(params),
         "kivi-quantizer" => build_kivi_quant(params),
         "packkv-quantizer" => build_packkv_quant(params),
+        "packkv-encoder" => build_packkv_enc(params),
         "packkv-decoder" => build_packkv_dec(params),
         "hack-qk-dot" => build_hack_qk(params),
         "hack-pv-dot" => build_hack_pv(params),

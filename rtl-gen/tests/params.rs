@@ -5,7 +5,7 @@
 
 use rtl_gen::units::{self, DivConstParams, MulParams, NoParams, PrunerParams, ShifterParams};
 use rtl_gen::units::{
-    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, HackPvParams, HackQuantParams, KiviDeqParams, PackKvDecParams, PackKvQuantParams, TitanusDeqParams,
+    DivRoundParams, FoldZeroParams, HackDeqParams, HackDotParams, HackPvParams, HackQuantParams, KiviDeqParams, PackKvDecParams, PackKvEncParams, PackKvQuantParams, TitanusDeqParams,
     TitanusQuantParams,
 };
 use serde_json::Value as Json;
@@ -63,6 +63,7 @@ fn structs(unit: &str) -> (Json, Json) {
         "div-const" => {
             (j(&DivConstParams::default()), j(&DivConstParams { per_stage: Some(6), ..Default::default() }))
         }
+        "packkv-encoder" => (j(&PackKvEncParams::default()), j(&PackKvEncParams::default())),
         "packkv-quantizer" => (j(&PackKvQuantParams::default()), j(&PackKvQuantParams::default())),
         "packkv-decoder" => (j(&PackKvDecParams::default()), j(&PackKvDecParams::default())),
         "fp16-convert" => (j(&NoParams::default()), j(&NoParams::default())),
@@ -126,6 +127,10 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         ("kivi-dequantizer", "head-dim", 1) => vec![("axis", toml::Value::String("channel".into())), ("lanes", i(1))],
         ("kivi-dequantizer" | "kivi-quantizer", "lanes", 64) => vec![("group", i(64))],
         ("kivi-quantizer", "head-dim", 16) => vec![("group", i(16))],
+        // the encoder: lanes (r + wb) <= 128 for K and V
+        ("packkv-encoder", "head-dim", _) => vec![("lanes", i(1))],
+        ("packkv-encoder", "k-levels" | "v-levels", 255) => vec![("lanes", i(8))],
+        ("packkv-encoder", "lanes", 32) => vec![("k-levels", i(2)), ("v-levels", i(2))],
         // PackKV: lanes divides head-dim
         ("packkv-quantizer", "head-dim", _) => vec![("lanes", i(1))],
         ("packkv-quantizer", "lanes", _) => vec![("head-dim", i(2 * n.max(1)))],

@@ -42,6 +42,7 @@ pub mod kivi_dequantizer;
 pub mod kivi_quantizer;
 pub mod kivi_quantizer_channel;
 pub mod lanes;
+pub mod packkv_encoder;
 pub mod model;
 pub mod oaken;
 pub mod packkv_decoder;

@@ -2,6 +2,7 @@
 //! vector with `rel = 1/N` (docs/spec.md §14). `packkv-quantizer`: FP16
 //! token vectors to `r`-bit codes and a metadata word per token (§14.2,
 //! §14.3, §14.14.1).
+pub mod encoder;
 pub mod quantizer;
 pub mod token_step;
 pub mod decoder;

@@ -1556,6 +1556,30 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
     }
     writeln!(md).unwrap();
 
+    // PackKV
+    writeln!(md, "### PackKV\n").unwrap();
+    writeln!(
+        md,
+        "The encoder's driver (`tb::packkv_encoder`) on six pairs of uniform codes, K and V always valid, \
+         every block's words checked against `sim` (`encode_pair`). Per cycle in codes: the K and V codes \
+         of the pairs over the cycles from the first word beat to the last (spec §14.14.3: `lanes` codes \
+         per payload cycle, less the header, token words and fields).\n"
+    )
+    .unwrap();
+    rate_header(md, "codes");
+    if let Some(info) = need(md, "packkv_encoder") {
+        use tb::packkv_encoder as pe;
+        let p = pe::params_of(&Model::new(info));
+        rate_rows(md, rates, info, "codes/cycle", 1.0, &p.lanes.to_string(), |st| {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let r = pe::run(&mut m, &p, &pe::uniform_case(&p, 6, 0x6b6, st.clone()))?;
+            let f = Flow::of(&r.out_cycles, None)?;
+            Ok(Flow { items: r.codes, ..f })
+        });
+    }
+    writeln!(md).unwrap();
+
     // HACK
     writeln!(md, "### HACK\n").unwrap();
     writeln!(
@@ -1760,6 +1784,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             pd::run(&mut m, &p, &c)?;
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("{n} transfers of K/V blocks, `sim`-checked driver, light stalls")))
+        }
+        "packkv-encoder" => {
+            use tb::packkv_encoder as pe;
+            let mut m = Model::new(info);
+            let p = pe::params_of(&m);
+            let n = (t / (p.block * p.beats())).max(2);
+            let c = pe::case_of(&p, n, 0x6b4, LIGHT, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            pe::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} block pairs, `sim`-checked driver, light stalls")))
         }
         "hack-qk-dot" | "hack-deq-dot" => {
             use tb::hack_qk_dot as hq;
