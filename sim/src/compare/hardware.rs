@@ -52,13 +52,13 @@ pub fn needs(s: Scheme) -> Vec<Need> {
         ],
         Scheme::PackKv => vec![
             need("packkv-quantizer", "token quantizer", Quantize, true, 1.0),
-            need("packkv-encoder", "repack and bit-pack", Quantize, false, 1.0),
-            need("packkv-decoder", "unpack and dequantize", Dequantize, false, 1.0),
+            need("packkv-encoder", "bit-pack (repack none; median has no RTL yet)", Quantize, true, 1.0),
+            need("packkv-decoder", "unpack and dequantize", Dequantize, true, 1.0),
         ],
         Scheme::Hack => vec![
             need("hack-quantizer", "K, Q and P codes (token axis; V's channel axis has no RTL yet)", Quantize, true, 1.0),
             need("hack-qk-dot", "Q·Kᵀ on codes", Dequantize, true, 1.0),
-            need("hack-pv-dot", "P·V on codes", Dequantize, false, 1.0),
+            need("hack-pv-dot", "P·V on codes", Dequantize, true, 1.0),
         ],
         Scheme::Intn => vec![],
     }
