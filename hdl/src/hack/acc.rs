@@ -279,6 +279,13 @@ pub struct Resolve {
     sgn: Signal<Local, Bit>,
     norm: Signal<Local, Bits<ACCW>>,
     lz: Signal<Local, Bits<8>>,
+    /// 16-bit chunk `i` of `va` (`vb`) is zero; `cz`: of the magnitude
+    za: Vec<Signal<Local, Bit>>,
+    zb: Vec<Signal<Local, Bit>>,
+    cz: Vec<Signal<Local, Bit>>,
+    s64: Signal<Local, Bit>,
+    s32: Signal<Local, Bit>,
+    s16: Signal<Local, Bit>,
     n0_m: Reg<Bits<ACCW>>,
     n0_lz: Reg<Bits<8>>,
     n0_neg: Reg<Bit>,
@@ -316,9 +323,9 @@ pub struct Resolve {
     k_seg_mask: Constant<Bits<ACCW>>,
     /// segment k of the W-bit mask (the bits a word inverts)
     k_mseg: Vec<Constant<Bits<27>>>,
+    /// bit offset of 16-bit chunk `i`, 16 i
+    kchunk: Vec<Constant<Bits<32>>>,
     k_c64: Constant<Bits<32>>,
-    k_c96: Constant<Bits<32>>,
-    k_c112: Constant<Bits<32>>,
     k_c120: Constant<Bits<32>>,
     k_c124: Constant<Bits<32>>,
     k_c126: Constant<Bits<32>>,
@@ -337,8 +344,6 @@ pub struct Resolve {
     k_l4: Constant<Bits<8>>,
     k_l2: Constant<Bits<8>>,
     k_l1: Constant<Bits<8>>,
-    k_z64: Constant<Bits<64>>,
-    k_z32: Constant<Bits<32>>,
     k_z16: Constant<Bits<16>>,
     k_z8: Constant<Bits<8>>,
     k_z4: Constant<Bits<4>>,
@@ -396,6 +401,12 @@ impl Resolve {
             sgn: Default::default(),
             norm: Default::default(),
             lz: Default::default(),
+            za: sigs(8),
+            zb: sigs(8),
+            cz: sigs(8),
+            s64: Default::default(),
+            s32: Default::default(),
+            s16: Default::default(),
             n0_m: Reg::default(),
             n0_lz: Reg::default(),
             n0_neg: Reg::default(),
@@ -433,9 +444,8 @@ impl Resolve {
                 let n = width.saturating_sub(lo).min(SEG);
                 (1u64 << n) - 1
             })),
+            kchunk: consts((0..8).map(|i| 16 * i)),
             k_c64: c32(64),
-            k_c96: c32(96),
-            k_c112: c32(112),
             k_c120: c32(120),
             k_c124: c32(124),
             k_c126: c32(126),
@@ -454,8 +464,6 @@ impl Resolve {
             k_l4: c8(4),
             k_l2: c8(2),
             k_l1: c8(1),
-            k_z64: Constant::new(0u64.into()),
-            k_z32: Constant::new(0u64.into()),
             k_z16: Constant::new(0u64.into()),
             k_z8: Constant::new(0u64.into()),
             k_z4: Constant::new(0u64.into()),
@@ -593,6 +601,10 @@ impl Logic for Resolve {
         }
 
         // ---- N0: the magnitude; shifts by 64, 32, 16 ----
+        // The three shift decisions come from the 16-bit chunks' zero flags,
+        // found on both candidates beside the sign's fan-out, not in series
+        // with the shifts: chunk 7 is the top, a shift by 64 (32) moves the
+        // top down by 4 (2) chunks.
         self.va.next = self.p_a[4].q.val() & self.mask.val();
         self.vb.next = self.p_b[4].q.val() & self.mask.val();
         self.sgn.next = self.va.val().get_bit(self.k_wm1.val().index());
@@ -601,16 +613,37 @@ impl Logic for Resolve {
             self.norm.next = self.vb.val();
         }
         self.n0_zero.d.next = self.norm.val() == self.k_zero.val();
+        for i in 0..8 {
+            self.za[i].next = self.va.val().get_bits::<16>(self.kchunk[i].val().index()) == self.k_z16.val();
+            self.zb[i].next = self.vb.val().get_bits::<16>(self.kchunk[i].val().index()) == self.k_z16.val();
+            self.cz[i].next = self.za[i].val();
+            if self.sgn.val() {
+                self.cz[i].next = self.zb[i].val();
+            }
+        }
+        self.s64.next = self.cz[7].val() & self.cz[6].val() & self.cz[5].val() & self.cz[4].val();
+        self.s32.next = self.cz[7].val() & self.cz[6].val();
+        self.s16.next = self.cz[7].val();
+        if self.s32.val() {
+            self.s16.next = self.cz[5].val();
+        }
+        if self.s64.val() {
+            self.s32.next = self.cz[3].val() & self.cz[2].val();
+            self.s16.next = self.cz[3].val();
+            if self.cz[3].val() & self.cz[2].val() {
+                self.s16.next = self.cz[1].val();
+            }
+        }
         self.lz.next = self.k_z8.val();
-        if self.norm.val().get_bits::<64>(self.k_c64.val().index()) == self.k_z64.val() {
+        if self.s64.val() {
             self.norm.next = self.norm.val() << self.k_c64.val();
             self.lz.next = self.lz.val() + self.k_l64.val();
         }
-        if self.norm.val().get_bits::<32>(self.k_c96.val().index()) == self.k_z32.val() {
+        if self.s32.val() {
             self.norm.next = self.norm.val() << self.k_c32.val();
             self.lz.next = self.lz.val() + self.k_l32.val();
         }
-        if self.norm.val().get_bits::<16>(self.k_c112.val().index()) == self.k_z16.val() {
+        if self.s16.val() {
             self.norm.next = self.norm.val() << self.k_c16.val();
             self.lz.next = self.lz.val() + self.k_l16.val();
         }
