@@ -517,6 +517,25 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("good block right after a bad one", r.after_bad);
 }
 
+/// The beat the outputs show (meaningful while `out_valid`).
+pub fn read_out(m: &Model, p: &DecParams) -> OutBeat {
+    let g = |n: &str| m.get(m.port(n));
+    if g("out_end") == 1 {
+        let (lb, pw) = (p.lb(), m.get_words(m.port("out_perm")));
+        OutBeat::End {
+            status: g("out_status") as u8,
+            nonfinite: g("out_nonfinite") == 1,
+            perm: (g("out_has_perm") == 1).then(|| (0..p.block).map(|i| get(&pw, i * lb, lb) as u32).collect()),
+        }
+    } else {
+        OutBeat::Data {
+            x: m.get_lanes(m.port("out_x")).iter().map(|&v| v as u16).collect(),
+            row: g("out_row") as u32,
+            ch: g("out_ch") as u32,
+        }
+    }
+}
+
 struct Ports {
     in_valid: PortId,
     in_ready: PortId,
@@ -525,14 +544,6 @@ struct Ports {
     in_last: PortId,
     out_valid: PortId,
     out_ready: PortId,
-    out_x: PortId,
-    out_row: PortId,
-    out_ch: PortId,
-    out_end: PortId,
-    out_status: PortId,
-    out_nonfinite: PortId,
-    out_has_perm: PortId,
-    out_perm: PortId,
 }
 
 #[derive(Clone, Debug)]
@@ -562,14 +573,6 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
         in_last: g("in_last"),
         out_valid: g("out_valid"),
         out_ready: g("out_ready"),
-        out_x: g("out_x"),
-        out_row: g("out_row"),
-        out_ch: g("out_ch"),
-        out_end: g("out_end"),
-        out_status: g("out_status"),
-        out_nonfinite: g("out_nonfinite"),
-        out_has_perm: g("out_has_perm"),
-        out_perm: g("out_perm"),
     };
     let wi = p.wi();
     let mut rng = Xorshift::new(c.seed ^ 0x5a);
@@ -592,7 +595,6 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
     let mut sink: Sink<OutBeat> = Sink::new(&c.out_stall, c.seed ^ 2);
     let ends = want.len();
     let timeout = 20_000 + 60 * (total_words as u64 + (want.len() * p.beats()) as u64);
-    let lb = p.lb();
     let mut cyc = 0u64;
     let mut first_in: Option<u64> = None;
     loop {
@@ -637,23 +639,7 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
         }
         let cycle = m.cycle();
         let took = sink
-            .sample(cycle, valid, ready, || {
-                if m.get(io.out_end) == 1 {
-                    let hp = m.get(io.out_has_perm) == 1;
-                    let pw = m.get_words(io.out_perm);
-                    OutBeat::End {
-                        status: m.get(io.out_status) as u8,
-                        nonfinite: m.get(io.out_nonfinite) == 1,
-                        perm: hp.then(|| (0..p.block).map(|i| get(&pw, i * lb, lb) as u32).collect()),
-                    }
-                } else {
-                    OutBeat::Data {
-                        x: m.get_lanes(io.out_x).iter().map(|&v| v as u16).collect(),
-                        row: m.get(io.out_row) as u32,
-                        ch: m.get(io.out_ch) as u32,
-                    }
-                }
-            })?
+            .sample(cycle, valid, ready, || read_out(m, p))?
             .cloned();
         if let Some(OutBeat::Data { .. }) = took {
             run.data_beats += 1;

@@ -342,6 +342,20 @@ pub struct OutBeat {
     pub nonfinite: bool,
 }
 
+/// The word beat the outputs show (meaningful while `out_valid`): its
+/// first `out_count` words.
+pub fn read_out(m: &Model) -> OutBeat {
+    let n = m.get(m.port("out_count")) as usize;
+    let mut w = m.get_words(m.port("out_words"));
+    w.truncate(n.min(w.len()));
+    OutBeat {
+        words: w,
+        last: m.get(m.port("out_last")) == 1,
+        overflow: m.get(m.port("out_overflow")) == 1,
+        nonfinite: m.get(m.port("out_nonfinite")) == 1,
+    }
+}
+
 struct Side {
     valid: PortId,
     ready: PortId,
@@ -375,11 +389,6 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
         m.port("out_ready"),
         m.port("out_words"),
         m.port("out_count"),
-    );
-    let (out_last, out_ovf, out_nf) = (
-        m.port("out_last"),
-        m.port("out_overflow"),
-        m.port("out_nonfinite"),
     );
     let cap = m.port_info(out_words).width / 32;
     let mut rng = Xorshift::new(c.seed ^ 0x5a);
@@ -489,17 +498,7 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
         }
         let cycle = m.cycle();
         let took = sink
-            .sample(cycle, valid, ready, || {
-                let n = m.get(out_count) as usize;
-                let mut w = m.get_words(out_words);
-                w.truncate(n.min(w.len()));
-                OutBeat {
-                    words: w,
-                    last: m.get(out_last) == 1,
-                    overflow: m.get(out_ovf) == 1,
-                    nonfinite: m.get(out_nf) == 1,
-                }
-            })?
+            .sample(cycle, valid, ready, || read_out(m))?
             .cloned();
         if let Some(b) = took {
             let n = m.get(out_count) as usize;

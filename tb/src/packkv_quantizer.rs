@@ -309,16 +309,22 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("back-to-back tokens", r.b2b_tokens);
 }
 
+/// The code beat the outputs show (meaningful while `out_valid`).
+pub fn read_out(m: &Model) -> OutBeat {
+    OutBeat {
+        codes: m.get_lanes(m.port("out_codes")),
+        meta: m.get(m.port("out_meta")) as u32,
+        last: m.get(m.port("out_last")) == 1,
+        nonfinite: m.get(m.port("out_nonfinite")) == 1,
+    }
+}
+
 struct Ports {
     in_valid: PortId,
     in_ready: PortId,
     in_x: PortId,
     out_valid: PortId,
     out_ready: PortId,
-    out_codes: PortId,
-    out_meta: PortId,
-    out_last: PortId,
-    out_nonfinite: PortId,
 }
 
 /// One input beat; `token` is its token's index in the case.
@@ -348,10 +354,6 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
         in_x: g("in_x"),
         out_valid: g("out_valid"),
         out_ready: g("out_ready"),
-        out_codes: g("out_codes"),
-        out_meta: g("out_meta"),
-        out_last: g("out_last"),
-        out_nonfinite: g("out_nonfinite"),
     };
     let mut rng = Xorshift::new(c.seed ^ 0x5a);
     let mut run = Run::default();
@@ -411,12 +413,7 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
         }
         let cycle = m.cycle();
         let took = sink
-            .sample(cycle, valid, ready, || OutBeat {
-                codes: m.get_lanes(io.out_codes),
-                meta: m.get(io.out_meta) as u32,
-                last: m.get(io.out_last) == 1,
-                nonfinite: m.get(io.out_nonfinite) == 1,
-            })?
+            .sample(cycle, valid, ready, || read_out(m))?
             .cloned();
         if let Some(b) = took {
             let i = sink.beats.len() - 1;

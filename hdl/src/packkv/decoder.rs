@@ -78,6 +78,8 @@ pub struct Geometry {
     pub lb: usize,
     /// The gearbox takes a beat while it holds at most `win` bits.
     pub win: usize,
+    /// Metadata words taken per cycle: `wi` rounded down to a power of two.
+    pub mw: usize,
     pub latency: usize,
 }
 
@@ -90,7 +92,13 @@ impl Geometry {
         let zn = (lanes * r).next_power_of_two();
         let lz = ZeroInsert::<1>::latency(zn, ZPIPE);
         let pl = p.min(lanes);
-        let win = (lanes * f).max(32 * wi).max(32);
+        // the most bits a parser step needs (a field beat or a full payload
+        // beat), plus a beat: a step waiting for bits never blocks the
+        // input, and one that takes them every cycle leaves room for the next
+        // beat (with `win` = the need, field beats ran at 2 beats in 3 cycles)
+        let win = (lanes * f).max(32 * wi) + 32 * wi - 1;
+        assert!(win + 32 * wi <= 512, "bit buffer of {} bits", win + 32 * wi);
+        let mw = 1 << wi.ilog2();
         Geometry {
             c,
             b,
@@ -108,6 +116,7 @@ impl Geometry {
             mpc: p / pl,
             lb: b.trailing_zeros() as usize,
             win,
+            mw,
             // a payload beat taken by the parser in cycle t is out in t + latency
             latency: lz + 1 + DSTAGES,
         }
@@ -281,6 +290,9 @@ pub struct PackKvDecoder {
     k_s: Vec<Constant<Bits<4>>>,
     k_e: Vec<Constant<Bits<4>>>,
     k_blast: Constant<Bits<16>>,
+    k_mw16: Constant<Bits<16>>,
+    k_mw32: Constant<Bits<16>>,
+    k_mwlast: Constant<Bits<16>>,
     k_bmask: Constant<Bits<8>>,
     k_lb16: Constant<Bits<16>>,
     k_fneed: Constant<Bits<32>>,
@@ -335,6 +347,7 @@ pub struct PackKvDecoder {
     _zn: usize,
     _lz: usize,
     _lb: usize,
+    _mw: usize,
 }
 
 impl PackKvDecoder {
@@ -482,6 +495,9 @@ impl PackKvDecoder {
             k_s: consts(0..7),
             k_e: consts(0..7),
             k_blast: k((g.b - 1) as u64),
+            k_mw16: k(g.mw as u64),
+            k_mw32: k(32 * g.mw as u64),
+            k_mwlast: k((g.b - g.mw) as u64),
             k_bmask: k((g.b - 1) as u64),
             k_lb16: k(g.lb as u64),
             k_fneed: k((l * f) as u64),
@@ -536,6 +552,7 @@ impl PackKvDecoder {
             _zn: g.zn,
             _lz: g.lz,
             _lb: g.lb,
+            _mw: g.mw,
         }
     }
 }
@@ -825,22 +842,28 @@ reg_logic!(PackKvDecoder;
                 }
             }
         } else if self.st.q.val() == self.k_s[1].val() {
-            // metadata words, shifted in at the top
+            // metadata words, `mw` a cycle (the input brings `wi`), shifted
+            // in at the top
             if self.adv.val() {
-                if self.nb.q.val() >= self.k_w16.val() {
-                    self.take.next = self.k_w16.val();
+                if self.nb.q.val() >= self.k_mw32.val() {
+                    self.take.next = self.k_mw32.val();
                     for bb in self._b..(self._b + 1) {
-                        for i in 0..self._b {
-                            self.meta[i].en.next = true;
+                        for mw in self._mw..(self._mw + 1) {
+                            for i in 0..self._b {
+                                self.meta[i].en.next = true;
+                            }
+                            for i in self._mw..self._b {
+                                self.meta[i - mw].d.next = self.meta[i].q.val();
+                            }
+                            for j in 0..self._mw {
+                                self.t512.next = self.gbuf.q.val() >> self.k_woff[j].val();
+                                self.meta[bb - mw + j].d.next = bit_cast::<32, 512>(self.t512.val());
+                            }
                         }
-                        for i in 1..self._b {
-                            self.meta[i - 1].d.next = self.meta[i].q.val();
-                        }
-                        self.meta[bb - 1].d.next = self.h.val();
                     }
                     self.cnt.en.next = true;
-                    self.cnt.d.next = self.cnt.q.val() + self.k_one16.val();
-                    if self.cnt.q.val() == self.k_blast.val() {
+                    self.cnt.d.next = self.cnt.q.val() + self.k_mw16.val();
+                    if self.cnt.q.val() == self.k_mwlast.val() {
                         self.cnt.d.next = self.k_zero16.val();
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[3].val();
