@@ -681,44 +681,16 @@ pub struct MedFields {
     p1_end: Reg<Bit>,
     p1_bank: Reg<Bit>,
     p1_faddr: Reg<Bits<32>>,
-    kmin: Reg<Bits<WMAX>>,
-    kmax: Reg<Bits<WMAX>>,
-    vmin: Reg<Bits<WMAX>>,
-    vmax: Reg<Bits<WMAX>>,
-    wk: Reg<Bits<32>>,
-    wv: Reg<Bits<32>>,
+    kf: SideFields,
+    vf: SideFields,
     hk0: Reg<Bits<32>>,
     hk1: Reg<Bits<32>>,
     hv0: Reg<Bits<32>>,
     hv1: Reg<Bits<32>>,
     d0: Reg<Bit>,
     d1: Reg<Bit>,
-    cc: Signal<Local, Bits<8>>,
-    omin: Signal<Local, Bits<8>>,
-    omax: Signal<Local, Bits<8>>,
-    nmin: Signal<Local, Bits<8>>,
-    nmax: Signal<Local, Bits<8>>,
-    dd: Signal<Local, Bits<8>>,
-    ww: Signal<Local, Bits<8>>,
-    nmin_w: Signal<Local, Bits<WMAX>>,
-    nmax_w: Signal<Local, Bits<WMAX>>,
-    fw: Signal<Local, Bits<WMAX>>,
-    ws: Signal<Local, Bits<32>>,
     hk: Signal<Local, Bits<32>>,
     hv: Signal<Local, Bits<32>>,
-    sofs_k: Vec<Constant<Bits<32>>>,
-    sofs_v: Vec<Constant<Bits<32>>>,
-    fofs_k: Vec<Constant<Bits<32>>>,
-    fofs_kw: Vec<Constant<Bits<32>>>,
-    fofs_v: Vec<Constant<Bits<32>>>,
-    fofs_vw: Vec<Constant<Bits<32>>>,
-    pow2_k: Vec<Constant<Bits<8>>>,
-    wval_k: Vec<Constant<Bits<8>>>,
-    pow2_v: Vec<Constant<Bits<8>>>,
-    wval_v: Vec<Constant<Bits<8>>>,
-    k_rmask_k: Constant<Bits<8>>,
-    k_rmask_v: Constant<Bits<8>>,
-    k_zero8: Constant<Bits<8>>,
     k_zero32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
     k_cend: Constant<Bits<32>>,
@@ -735,9 +707,6 @@ pub struct MedFields {
     k_rhdr_k: Constant<Bits<32>>,
     k_rhdr_v: Constant<Bits<32>>,
     k_nfb: Constant<Bits<32>>,
-    _lanes: usize,
-    _rk: usize,
-    _rv: usize,
 }
 
 impl MedFields {
@@ -791,44 +760,16 @@ impl MedFields {
             p1_end: Reg::default(),
             p1_bank: Reg::default(),
             p1_faddr: Reg::default(),
-            kmin: Reg::default(),
-            kmax: Reg::default(),
-            vmin: Reg::default(),
-            vmax: Reg::default(),
-            wk: Reg::default(),
-            wv: Reg::default(),
+            kf: SideFields::new(l, k.raw, k.wb),
+            vf: SideFields::new(l, v.raw, v.wb),
             hk0: Reg::default(),
             hk1: Reg::default(),
             hv0: Reg::default(),
             hv1: Reg::default(),
             d0: Reg::default(),
             d1: Reg::default(),
-            cc: Default::default(),
-            omin: Default::default(),
-            omax: Default::default(),
-            nmin: Default::default(),
-            nmax: Default::default(),
-            dd: Default::default(),
-            ww: Default::default(),
-            nmin_w: Default::default(),
-            nmax_w: Default::default(),
-            fw: Default::default(),
-            ws: Default::default(),
             hk: Default::default(),
             hv: Default::default(),
-            sofs_k: consts((0..l).map(|j| (j * k.raw) as u64)),
-            sofs_v: consts((0..l).map(|j| (j * v.raw) as u64)),
-            fofs_k: consts((0..l).map(|j| (j * (k.raw + k.wb)) as u64)),
-            fofs_kw: consts((0..l).map(|j| (j * (k.raw + k.wb) + k.raw) as u64)),
-            fofs_v: consts((0..l).map(|j| (j * (v.raw + v.wb)) as u64)),
-            fofs_vw: consts((0..l).map(|j| (j * (v.raw + v.wb) + v.raw) as u64)),
-            pow2_k: consts((0..k.raw).map(|i| 1u64 << i)),
-            wval_k: consts((0..k.raw).map(|i| i as u64 + 1)),
-            pow2_v: consts((0..v.raw).map(|i| 1u64 << i)),
-            wval_v: consts((0..v.raw).map(|i| i as u64 + 1)),
-            k_rmask_k: c((1 << k.raw) - 1),
-            k_rmask_v: c((1 << v.raw) - 1),
-            k_zero8: c(0),
             k_zero32: c(0),
             k_one32: c(1),
             k_cend: c((2 * b * g.beats - 1) as u64),
@@ -845,16 +786,13 @@ impl MedFields {
             k_rhdr_k: c((k.raw as u64) << 20 | 1 << 24),
             k_rhdr_v: c((v.raw as u64) << 20),
             k_nfb: c(1 << 25),
-            _lanes: l,
-            _rk: k.raw,
-            _rv: v.raw,
         }
     }
 }
 
 reg_logic!(MedFields;
-    regs [kca, vca, busy, fbank, rho, kk, t, faddr, p1_v, p1_t0, p1_tl, p1_end, p1_bank, p1_faddr, kmin, kmax,
-          vmin, vmax, wk, wv, hk0, hk1, hv0, hv1, d0, d1];
+    regs [kca, vca, busy, fbank, rho, kk, t, faddr, p1_v, p1_t0, p1_tl, p1_end, p1_bank, p1_faddr, hk0, hk1,
+          hv0, hv1, d0, d1];
     masks [];
     #[hdl_gen]
     fn update(&mut self) {
@@ -932,102 +870,31 @@ reg_logic!(MedFields;
             }
         }
 
-        // ---- landing: per-channel extremes; a pack's last row writes its fields ----
-        self.fw.next = bit_cast::<WMAX, 1>(false.into());
-        self.nmin_w.next = bit_cast::<WMAX, 1>(false.into());
-        self.nmax_w.next = bit_cast::<WMAX, 1>(false.into());
-        self.ws.next = self.wk.q.val();
-        for j in 0..self._lanes {
-            self.cc.next = self.kcode.rdata.val().get_bits::<8>(self.sofs_k[j].val().index()) & self.k_rmask_k.val();
-            self.omin.next = self.kmin.q.val().get_bits::<8>(self.sofs_k[j].val().index()) & self.k_rmask_k.val();
-            self.omax.next = self.kmax.q.val().get_bits::<8>(self.sofs_k[j].val().index()) & self.k_rmask_k.val();
-            self.nmin.next = self.cc.val();
-            self.nmax.next = self.cc.val();
-            if !self.p1_t0.q.val() {
-                if self.omin.val() < self.cc.val() {
-                    self.nmin.next = self.omin.val();
-                }
-                if self.omax.val() > self.cc.val() {
-                    self.nmax.next = self.omax.val();
-                }
-            }
-            self.nmin_w.next = self.nmin_w.val() | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.sofs_k[j].val());
-            self.nmax_w.next = self.nmax_w.val() | (bit_cast::<WMAX, 8>(self.nmax.val()) << self.sofs_k[j].val());
-            self.dd.next = (self.nmax.val() - self.nmin.val()) & self.k_rmask_k.val();
-            self.ww.next = self.k_zero8.val();
-            for i in 0..self._rk {
-                if self.dd.val() >= self.pow2_k[i].val() {
-                    self.ww.next = self.wval_k[i].val();
-                }
-            }
-            self.fw.next = self.fw.val()
-                | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.fofs_k[j].val())
-                | (bit_cast::<WMAX, 8>(self.ww.val()) << self.fofs_kw[j].val());
-            self.ws.next = self.ws.val() + bit_cast::<32, 8>(self.ww.val());
-        }
+        // ---- landing: per-side extremes; a pack's last row writes its fields ----
+        self.kf.clock.next = self.clock.val();
+        self.kf.reset.next = self.reset.val();
+        self.kf.v.next = self.p1_v.q.val();
+        self.kf.t0.next = self.p1_t0.q.val();
+        self.kf.tl.next = self.p1_tl.q.val();
+        self.kf.clear.next = false;
+        self.kf.rdata.next = self.kcode.rdata.val();
+        self.vf.clock.next = self.clock.val();
+        self.vf.reset.next = self.reset.val();
+        self.vf.v.next = self.p1_v.q.val();
+        self.vf.t0.next = self.p1_t0.q.val();
+        self.vf.tl.next = self.p1_tl.q.val();
+        self.vf.clear.next = false;
+        self.vf.rdata.next = self.vcode.rdata.val();
         self.kfld.we.next = self.p1_v.q.val() & self.p1_tl.q.val();
         self.kfld.waddr.next = self.p1_faddr.q.val();
-        self.kfld.wdata.next = self.fw.val();
-        self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.ws.val() << self.k_lp.val())) >> self.k_5.val()))
-            | self.k_rhdr_k.val();
-        if self.p1_v.q.val() {
-            self.kmin.en.next = true;
-            self.kmin.d.next = self.nmin_w.val();
-            self.kmax.en.next = true;
-            self.kmax.d.next = self.nmax_w.val();
-            if self.p1_tl.q.val() {
-                self.wk.en.next = true;
-                self.wk.d.next = self.ws.val();
-            }
-        }
-
-        self.fw.next = bit_cast::<WMAX, 1>(false.into());
-        self.nmin_w.next = bit_cast::<WMAX, 1>(false.into());
-        self.nmax_w.next = bit_cast::<WMAX, 1>(false.into());
-        self.ws.next = self.wv.q.val();
-        for j in 0..self._lanes {
-            self.cc.next = self.vcode.rdata.val().get_bits::<8>(self.sofs_v[j].val().index()) & self.k_rmask_v.val();
-            self.omin.next = self.vmin.q.val().get_bits::<8>(self.sofs_v[j].val().index()) & self.k_rmask_v.val();
-            self.omax.next = self.vmax.q.val().get_bits::<8>(self.sofs_v[j].val().index()) & self.k_rmask_v.val();
-            self.nmin.next = self.cc.val();
-            self.nmax.next = self.cc.val();
-            if !self.p1_t0.q.val() {
-                if self.omin.val() < self.cc.val() {
-                    self.nmin.next = self.omin.val();
-                }
-                if self.omax.val() > self.cc.val() {
-                    self.nmax.next = self.omax.val();
-                }
-            }
-            self.nmin_w.next = self.nmin_w.val() | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.sofs_v[j].val());
-            self.nmax_w.next = self.nmax_w.val() | (bit_cast::<WMAX, 8>(self.nmax.val()) << self.sofs_v[j].val());
-            self.dd.next = (self.nmax.val() - self.nmin.val()) & self.k_rmask_v.val();
-            self.ww.next = self.k_zero8.val();
-            for i in 0..self._rv {
-                if self.dd.val() >= self.pow2_v[i].val() {
-                    self.ww.next = self.wval_v[i].val();
-                }
-            }
-            self.fw.next = self.fw.val()
-                | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.fofs_v[j].val())
-                | (bit_cast::<WMAX, 8>(self.ww.val()) << self.fofs_vw[j].val());
-            self.ws.next = self.ws.val() + bit_cast::<32, 8>(self.ww.val());
-        }
+        self.kfld.wdata.next = self.kf.fw.val();
         self.vfld.we.next = self.p1_v.q.val() & self.p1_tl.q.val();
         self.vfld.waddr.next = self.p1_faddr.q.val();
-        self.vfld.wdata.next = self.fw.val();
-        self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.ws.val() << self.k_lp.val())) >> self.k_5.val()))
+        self.vfld.wdata.next = self.vf.fw.val();
+        self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.kf.ws.val() << self.k_lp.val())) >> self.k_5.val()))
+            | self.k_rhdr_k.val();
+        self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vf.ws.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_v.val();
-        if self.p1_v.q.val() {
-            self.vmin.en.next = true;
-            self.vmin.d.next = self.nmin_w.val();
-            self.vmax.en.next = true;
-            self.vmax.d.next = self.nmax_w.val();
-            if self.p1_tl.q.val() {
-                self.wv.en.next = true;
-                self.wv.d.next = self.ws.val();
-            }
-        }
 
         // ---- the block's last fields word: both headers, the bank done ----
         if self.p1_v.q.val() & self.p1_end.q.val() {
@@ -1073,10 +940,8 @@ reg_logic!(MedFields;
             if self.fbank.q.val() {
                 self.faddr.d.next = self.k_rbt.val();
             }
-            self.wk.en.next = true;
-            self.wk.d.next = self.k_zero32.val();
-            self.wv.en.next = true;
-            self.wv.d.next = self.k_zero32.val();
+            self.kf.clear.next = true;
+            self.vf.clear.next = true;
         }
         self.done0.next = self.d0.q.val();
         self.done1.next = self.d1.q.val();
@@ -1101,5 +966,142 @@ reg_logic!(MedFields;
         self.vfld.raddr.next = self.f_raddr.val();
         self.k_frd.next = self.kfld.rdata.val();
         self.v_frd.next = self.vfld.rdata.val();
+    }
+);
+
+/// One side of the fields pass: a pack's per-lane extremes over its `P`
+/// landing words (`t0` starts a pack), its fields word `{width, min}` per
+/// lane, and the block's widths' sum including this word (`clear` starts
+/// a block).
+#[derive(LogicBlock)]
+pub struct SideFields {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub v: Signal<In, Bit>,
+    pub t0: Signal<In, Bit>,
+    pub tl: Signal<In, Bit>,
+    pub clear: Signal<In, Bit>,
+    pub rdata: Signal<In, Bits<WMAX>>,
+    pub fw: Signal<Out, Bits<WMAX>>,
+    pub ws: Signal<Out, Bits<32>>,
+    mn: Reg<Bits<WMAX>>,
+    mx: Reg<Bits<WMAX>>,
+    acc: Reg<Bits<32>>,
+    cc: Signal<Local, Bits<8>>,
+    omin: Signal<Local, Bits<8>>,
+    omax: Signal<Local, Bits<8>>,
+    nmin: Signal<Local, Bits<8>>,
+    nmax: Signal<Local, Bits<8>>,
+    dd: Signal<Local, Bits<8>>,
+    ww: Signal<Local, Bits<8>>,
+    nmin_w: Signal<Local, Bits<WMAX>>,
+    nmax_w: Signal<Local, Bits<WMAX>>,
+    fwl: Signal<Local, Bits<WMAX>>,
+    wsl: Signal<Local, Bits<32>>,
+    sofs: Vec<Constant<Bits<32>>>,
+    fofs: Vec<Constant<Bits<32>>>,
+    fofs_w: Vec<Constant<Bits<32>>>,
+    pow2: Vec<Constant<Bits<8>>>,
+    wval: Vec<Constant<Bits<8>>>,
+    k_rmask: Constant<Bits<8>>,
+    k_zero8: Constant<Bits<8>>,
+    k_zero32: Constant<Bits<32>>,
+    _lanes: usize,
+    _r: usize,
+}
+
+impl SideFields {
+    pub fn new(l: usize, r: usize, wb: usize) -> Self {
+        SideFields {
+            clock: Default::default(),
+            reset: Default::default(),
+            v: Default::default(),
+            t0: Default::default(),
+            tl: Default::default(),
+            clear: Default::default(),
+            rdata: Default::default(),
+            fw: Default::default(),
+            ws: Default::default(),
+            mn: Reg::default(),
+            mx: Reg::default(),
+            acc: Reg::default(),
+            cc: Default::default(),
+            omin: Default::default(),
+            omax: Default::default(),
+            nmin: Default::default(),
+            nmax: Default::default(),
+            dd: Default::default(),
+            ww: Default::default(),
+            nmin_w: Default::default(),
+            nmax_w: Default::default(),
+            fwl: Default::default(),
+            wsl: Default::default(),
+            sofs: consts((0..l).map(|j| (j * r) as u64)),
+            fofs: consts((0..l).map(|j| (j * (r + wb)) as u64)),
+            fofs_w: consts((0..l).map(|j| (j * (r + wb) + r) as u64)),
+            pow2: consts((0..r).map(|i| 1u64 << i)),
+            wval: consts((0..r).map(|i| i as u64 + 1)),
+            k_rmask: c((1 << r) - 1),
+            k_zero8: c(0),
+            k_zero32: c(0),
+            _lanes: l,
+            _r: r,
+        }
+    }
+}
+
+reg_logic!(SideFields;
+    regs [mn, mx, acc];
+    masks [];
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.fwl.next = bit_cast::<WMAX, 1>(false.into());
+        self.nmin_w.next = bit_cast::<WMAX, 1>(false.into());
+        self.nmax_w.next = bit_cast::<WMAX, 1>(false.into());
+        self.wsl.next = self.acc.q.val();
+        for j in 0..self._lanes {
+            self.cc.next = self.rdata.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
+            self.omin.next = self.mn.q.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
+            self.omax.next = self.mx.q.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
+            self.nmin.next = self.cc.val();
+            self.nmax.next = self.cc.val();
+            if !self.t0.val() {
+                if self.omin.val() < self.cc.val() {
+                    self.nmin.next = self.omin.val();
+                }
+                if self.omax.val() > self.cc.val() {
+                    self.nmax.next = self.omax.val();
+                }
+            }
+            self.nmin_w.next = self.nmin_w.val() | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.sofs[j].val());
+            self.nmax_w.next = self.nmax_w.val() | (bit_cast::<WMAX, 8>(self.nmax.val()) << self.sofs[j].val());
+            self.dd.next = (self.nmax.val() - self.nmin.val()) & self.k_rmask.val();
+            self.ww.next = self.k_zero8.val();
+            for i in 0..self._r {
+                if self.dd.val() >= self.pow2[i].val() {
+                    self.ww.next = self.wval[i].val();
+                }
+            }
+            self.fwl.next = self.fwl.val()
+                | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.fofs[j].val())
+                | (bit_cast::<WMAX, 8>(self.ww.val()) << self.fofs_w[j].val());
+            self.wsl.next = self.wsl.val() + bit_cast::<32, 8>(self.ww.val());
+        }
+        if self.v.val() {
+            self.mn.en.next = true;
+            self.mn.d.next = self.nmin_w.val();
+            self.mx.en.next = true;
+            self.mx.d.next = self.nmax_w.val();
+            if self.tl.val() {
+                self.acc.en.next = true;
+                self.acc.d.next = self.wsl.val();
+            }
+        }
+        if self.clear.val() {
+            self.acc.en.next = true;
+            self.acc.d.next = self.k_zero32.val();
+        }
+        self.fw.next = self.fwl.val();
+        self.ws.next = self.wsl.val();
     }
 );
