@@ -287,8 +287,8 @@ const PACKKV_V_LEVELS: ParamDef = ParamDef {
 };
 
 /// What the encoder's RTL takes of §14.1's table: 64 lanes never fit the
-/// shifter (lanes (r + wb) <= 128), and repacking and the GPU order are
-/// not generated yet.
+/// shifter (lanes (r + wb) <= 128), and the GPU order is not generated
+/// yet.
 const PACKKV_ENC_LANES: ParamDef = ParamDef {
     name: "lanes",
     default: Int(16),
@@ -298,8 +298,8 @@ const PACKKV_ENC_LANES: ParamDef = ParamDef {
 const PACKKV_ENC_REPACK: ParamDef = ParamDef {
     name: "repack",
     default: Name("none"),
-    allowed: Names(&["none"]),
-    doc: "row order: arrival (median repacking is not generated yet; sim has it)",
+    allowed: Names(&["none", "median"]),
+    doc: "row order: arrival, or V median descending with ties in arrival order (spec §14.5)",
 };
 const PACKKV_ENC_INTERLEAVE: ParamDef = ParamDef {
     name: "interleave",
@@ -313,7 +313,7 @@ const PACKKV_ENC_RULES: &[&str] = &[
     "lanes divides head-dim",
     "pack divides block",
     "lanes x (r + wb) <= 128 for K and V (one fields beat through the shifter)",
-    "repack none and interleave none (median and gpu are not generated yet)",
+    "interleave none (gpu is not generated yet)",
 ];
 const PACKKV_DEC_RULES: &[&str] =
     &["heads x head-dim <= 8192", "lanes divides head-dim", "pack divides block", "lanes x r <= 128 (the zero-insert shifter)"];
@@ -1065,7 +1065,7 @@ impl PackKvEncParams {
 }
 
 fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
-    use sim::packkv::params::{Interleave, Repack};
+    use sim::packkv::params::Interleave;
     let u = "packkv-encoder";
     let p: PackKvEncParams = parse(u, t)?;
     ck(u, &[PACKKV_K_LEVELS], "k-levels", p.k_levels)?;
@@ -1073,9 +1073,6 @@ fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
     ck(u, &[PACKKV_ENC_LANES], "lanes", p.lanes)?;
     for v in [false, true] {
         p.model(v).validate().map_err(|e| GenError(format!("{u}: {e}")))?;
-    }
-    if p.repack != Repack::None {
-        return Err(GenError(format!("{u}: repack must be none in the RTL (median is not generated yet), got {}", p.repack)));
     }
     if p.interleave != Interleave::None {
         return Err(GenError(format!("{u}: interleave must be none in the RTL (gpu is not generated yet), got {}", p.interleave)));
@@ -1089,7 +1086,8 @@ fn build_packkv_enc(t: &toml::Table) -> Result<Built, GenError> {
     use hdl::packkv::encoder::{EncGeometry, PackKvEncoder};
     let p = packkv_enc_params(t)?;
     let m = "packkv_encoder";
-    let g = EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes).map_err(GenError)?;
+    let mut g = EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes).map_err(GenError)?;
+    g.median = p.repack == sim::packkv::params::Repack::Median;
     let lat = g.item_latency();
     let widths = [
         ("k_codes", p.lanes * g.k.raw),

@@ -17,8 +17,8 @@ use crate::stalls::{self, Stall};
 use crate::stim::Xorshift;
 use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
-use sim::packkv::codec::{encode_pair, pack_fields, BlockError, TokenBlock};
-use sim::packkv::params::raw_bits;
+use sim::packkv::codec::{encode_pair, lower_median, median_order, pack_fields, BlockError, TokenBlock};
+use sim::packkv::params::{raw_bits, Repack};
 use sim::packkv::quantizer::{quantize_token, TokenMeta};
 
 /// The encoder's parameters, as `rtl-gen` reads them.
@@ -45,9 +45,12 @@ pub enum Kind {
     NonFinite,
     /// One code above N (only where `N < 2^r - 1`): the pair is refused.
     Overflow,
+    /// Each V token near its own level, distinct while `N_V + 1 >= B`:
+    /// many different medians (median repacking reorders).
+    Medians,
 }
 
-pub const KINDS: [Kind; 7] = [
+pub const KINDS: [Kind; 8] = [
     Kind::Uniform,
     Kind::Narrow,
     Kind::Equal,
@@ -55,6 +58,7 @@ pub const KINDS: [Kind; 7] = [
     Kind::Flat,
     Kind::NonFinite,
     Kind::Overflow,
+    Kind::Medians,
 ];
 
 #[derive(Clone, Debug)]
@@ -78,6 +82,11 @@ fn block_of(r: &mut Xorshift, p: &EncParams, v: bool, kind: Kind) -> TokenBlock 
     let top = (1u32 << raw_bits(n)) - 1;
     let rnd = |r: &mut Xorshift, m: u32| (r.next_u64() % (m as u64 + 1)) as u8;
     let base: Vec<u8> = (0..c).map(|_| rnd(r, n)).collect();
+    // Medians: a shuffle of 0..=N, one level per token (repeating past N + 1)
+    let mut lv: Vec<u8> = (0..=n).map(|x| x as u8).collect();
+    for i in (1..lv.len()).rev() {
+        lv.swap(i, (r.next_u64() % (i as u64 + 1)) as usize);
+    }
     let mut rows: Vec<Vec<u8>> = (0..b)
         .map(|t| {
             (0..c)
@@ -92,6 +101,8 @@ fn block_of(r: &mut Xorshift, p: &EncParams, v: bool, kind: Kind) -> TokenBlock 
                         }
                     }
                     Kind::Flat => 0,
+                    // one noisy channel does not move a median of C >= 3 codes
+                    Kind::Medians if v && ch > 0 => lv[t % lv.len()],
                     _ => rnd(r, n),
                 })
                 .collect()
@@ -199,12 +210,32 @@ pub struct Facts {
     pub nonfinite: u64,
     /// A refused pair followed by one that is sent.
     pub after_refused: u64,
+    /// Median repacking: every V median equal (every row a tie).
+    pub med_all_tie: u64,
+    /// The sorted order is not arrival order.
+    pub med_reordered: u64,
+    /// Reordered, with ties left in arrival order.
+    pub med_ties: u64,
+    /// All `B` medians distinct.
+    pub med_distinct: u64,
+    /// A refused pair, repacked.
+    pub med_refused: u64,
 }
 
 /// The K and V blocks of a pair.
 pub fn expected(p: &EncParams, pair: &Pair, f: &mut Facts) -> [OutBlock; 2] {
     let (pk, pv) = (p.model(false), p.model(true));
     f.nonfinite += pair.k.nonfinite as u64 + pair.v.nonfinite as u64;
+    if p.repack == Repack::Median {
+        let mut med: Vec<u8> = pair.v.rows.iter().map(|r| lower_median(r)).collect();
+        let reordered = median_order(&pair.v.rows) != (0..p.block).collect::<Vec<_>>();
+        med.sort_unstable();
+        let distinct = med.windows(2).filter(|w| w[0] != w[1]).count() + 1;
+        f.med_all_tie += (distinct == 1) as u64;
+        f.med_reordered += reordered as u64;
+        f.med_ties += (reordered && distinct < p.block) as u64;
+        f.med_distinct += (distinct == p.block) as u64;
+    }
     match encode_pair(&pk, &pv, &pair.k, &pair.v) {
         Ok([(kw, _), (vw, _)]) => {
             for (pp, b) in [(&pk, &pair.k), (&pv, &pair.v)] {
@@ -228,6 +259,7 @@ pub fn expected(p: &EncParams, pair: &Pair, f: &mut Facts) -> [OutBlock; 2] {
         }
         Err(BlockError::Overflow) => {
             f.refused += 1;
+            f.med_refused += (p.repack == Repack::Median) as u64;
             [
                 OutBlock {
                     words: vec![],
@@ -285,6 +317,39 @@ pub const POINTS: &[&str] = &[
     "beat of out_words words",
 ];
 
+/// Median repacking (spec §14.5), over the `repack = median` models.
+pub const MEDIAN_POINTS: &[&str] = &[
+    "median: every row ties",
+    "median: rows reordered",
+    "median: reordered with ties",
+    "median: B distinct medians",
+    "median: pair refused",
+    "median: pair with many medians",
+];
+
+pub fn cover_median(cov: &Coverage, r: &Run) {
+    let f = &r.facts;
+    cov.add("median: every row ties", f.med_all_tie);
+    cov.add("median: rows reordered", f.med_reordered);
+    cov.add("median: reordered with ties", f.med_ties);
+    cov.add("median: B distinct medians", f.med_distinct);
+    cov.add("median: pair refused", f.med_refused);
+    cov.add("median: pair with many medians", r.kinds.iter().filter(|k| **k == Kind::Medians).count() as u64);
+}
+
+/// Output items of a block pair with no stall (spec §14.14.3): header,
+/// token words, the permutation's items (median), per pack row the fields
+/// beats and the payload beats.
+pub fn items_per_pair(p: &EncParams) -> usize {
+    let perm = if p.repack == Repack::Median {
+        // as many log2(B)-bit entries as fit 32 bits per item
+        p.block.div_ceil(32 / p.block.trailing_zeros() as usize)
+    } else {
+        0
+    };
+    2 * (1 + p.block + (p.block / p.pack) * (p.beats() + p.pack * p.beats())) + perm
+}
+
 pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("K input blocked (both banks full)", r.k_blocked);
     cov.add("V input blocked (both banks full)", r.v_blocked);
@@ -297,7 +362,7 @@ pub fn cover(cov: &Coverage, r: &Run) {
             Kind::Widest => cov.hit("pair: widest packs"),
             Kind::Flat => cov.hit("pair: max = min tokens"),
             Kind::NonFinite => cov.hit("pair: nonfinite tokens"),
-            Kind::Overflow => {}
+            Kind::Overflow | Kind::Medians => {}
         }
     }
     let f = &r.facts;
@@ -421,7 +486,7 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
     let mut got: Vec<OutBlock> = vec![];
     let mut cur: Vec<u32> = vec![];
     // long output bursts (a mean of 256 cycles) may stall 95% of cycles
-    let items = 2 * (1 + p.block + (p.block / p.pack) * (p.beats() + p.pack * p.beats()));
+    let items = items_per_pair(p);
     let timeout = 20_000 + 300 * (c.pairs.len() * items) as u64;
     let mut cyc = 0u64;
     let check_prefix = |got: &[OutBlock], cur: &[u32]| -> Result<(), String> {

@@ -7,15 +7,19 @@
 //! r) packs, tokens quantized from flat vectors, nonfinite tokens, a code
 //! above N (the pair refused, the stream going on); random, bursty and
 //! blocking stalls on all three streams; a reset at a random cycle; full
-//! rate. Every coverage point must be reached.
+//! rate. Every coverage point must be reached. Models with `repack =
+//! median` (spec §14.5) add their own points: blocks whose rows all tie,
+//! reordered blocks with and without ties, `B` distinct medians, refused
+//! repacked pairs.
 
-use tb::packkv_encoder::{self as pe, case, case_of, cover, params_of, run, POINTS};
+use sim::packkv::params::Repack;
+use tb::packkv_encoder::{self as pe, case, case_of, cover, cover_median, params_of, run, MEDIAN_POINTS, POINTS};
 use tb::stalls::Stall;
 use tb::{models, prop, run_property, Model, ModelInfo};
 
 const UNIT: &str = "packkv-encoder";
 
-fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage) {
+fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage, med: &tb::coverage::Coverage) {
     let p = params_of(&Model::new(info));
     let name = if info.gate_level {
         info.name.to_string()
@@ -25,24 +29,31 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage) {
     run_property(&name, info, case(p, 1..6), cases, |m, c| {
         let r = run(m, &p, c)?;
         cover(cov, &r);
+        if p.repack == Repack::Median {
+            cover_median(med, &r);
+        }
         Ok(())
     });
 }
 
 #[test]
 fn rtl_matches_model() {
+    let med = tb::coverage::Coverage::new("packkv_encoder median (RTL)", MEDIAN_POINTS);
     let (cov, _) = models::sweep(UNIT, false, 5, POINTS, |info, cov| {
-        check(info, prop::cases(48), cov)
+        check(info, prop::cases(48), cov, &med)
     });
     cov.check();
+    med.check();
 }
 
 #[test]
 fn netlists_match_model() {
+    let med = tb::coverage::Coverage::new("packkv_encoder median (netlists)", MEDIAN_POINTS);
     let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| {
-        check(info, prop::cases(16), cov)
+        check(info, prop::cases(16), cov, &med)
     });
     cov.check();
+    med.check_points(&[]);
 }
 
 const RESET_POINTS: &[&str] = &["reset with blocks owed", "reset before any block out"];
@@ -123,8 +134,14 @@ fn full_rate() {
             ..c
         };
         let r = run(&mut m, &p, &c).unwrap();
-        let items = 2 * (1 + p.block + (p.block / p.pack) * (p.beats() + p.pack * p.beats()));
+        let items = pe::items_per_pair(&p);
         let n = c.pairs.len() as u64;
+        // median: the first pair also waits for its sort and fields pass
+        let first = if p.repack == Repack::Median {
+            (p.block * p.beats() + p.block + (1 << sim::packkv::params::raw_bits(p.v_levels)) + 16) as f64
+        } else {
+            0.0
+        };
         let per_pair = r.cycles as f64 / n as f64;
         println!(
             "{}: {n} pairs in {} cycles, {per_pair:.1} cycles per pair, {items} items per pair ({:.3} of the item rate), {:.2} codes per cycle",
@@ -135,8 +152,42 @@ fn full_rate() {
         );
         // after the first pair fills, one item per cycle but for the pipeline's start
         assert!(
-            per_pair <= items as f64 * 1.02 + (p.block * p.beats()) as f64 / n as f64 + 40.0,
+            per_pair <= items as f64 * 1.02 + ((p.block * p.beats()) as f64 + first) / n as f64 + 40.0,
             "{per_pair} cycles per pair for {items} items"
         );
     }
+}
+
+/// Spec §14.5: the `repack = median` models on chosen pairs, each kind
+/// once per stall pattern: every row tying (equal and flat blocks), many
+/// medians (distinct where `N_V + 1 >= B`), uniform codes, a refused pair
+/// between two sent ones.
+#[test]
+fn median_repack_cases() {
+    use tb::stim::Xorshift;
+    let med = tb::coverage::Coverage::new("packkv_encoder median cases (RTL)", MEDIAN_POINTS);
+    let infos: Vec<_> = models::of_unit_nonempty(UNIT, false)
+        .into_iter()
+        .filter(|i| params_of(&Model::new(i)).repack == Repack::Median)
+        .collect();
+    assert!(infos.len() >= 2, "{} median models", infos.len());
+    tb::build::jobs::map(&infos, |&info| {
+        let mut m = Model::new(info);
+        m.reset(1);
+        let p = params_of(&m);
+        let kinds = [pe::Kind::Equal, pe::Kind::Medians, pe::Kind::Overflow, pe::Kind::Medians, pe::Kind::Flat, pe::Kind::Uniform];
+        for (si, st) in [Stall::Never, Stall::Random { p: 80 }, Stall::Bursty { enter: 20, leave: 40 }].into_iter().enumerate() {
+            let mut r = Xorshift::new(77 + si as u64);
+            let c = pe::Case {
+                pairs: kinds.iter().map(|&k| pe::pair_of(&mut r, &p, k)).collect(),
+                k_stall: st.clone(),
+                v_stall: st.clone(),
+                out_stall: st.clone(),
+                seed: r.next_u64(),
+            };
+            let res = run(&mut m, &p, &c).unwrap_or_else(|e| panic!("{} ({st:?}): {e}", info.name));
+            cover_median(&med, &res);
+        }
+    });
+    med.check();
 }

@@ -28,6 +28,7 @@ use crate::prim::ram::{DpRam, MemInfo};
 use crate::prim::reg::{reg_logic, Reg};
 use crate::prim::vecs::{consts, regs, sigs};
 use crate::prim::zero_remove::ZeroRemove;
+use super::median::{MedFields, MedSort};
 use rust_hdl::prelude::*;
 
 /// Bits of a code word, a fields word and a shifter beat (a parameter rule:
@@ -74,6 +75,8 @@ pub struct EncGeometry {
     pub nsh: usize,
     /// Words an output beat can carry.
     pub out_words: usize,
+    /// `repack = median` (spec §14.5): the sort and the fields pass.
+    pub median: bool,
 }
 
 impl EncGeometry {
@@ -107,6 +110,7 @@ impl EncGeometry {
             rmax,
             nsh: chunk.next_power_of_two(),
             out_words: (31 + chunk).div_ceil(32),
+            median: false,
             k,
             v,
         })
@@ -142,6 +146,9 @@ impl EncGeometry {
     pub fn memories(&self, module: &str) -> Vec<MemInfo> {
         let mut v = self.side_memories(module, false);
         v.extend(self.side_memories(module, true));
+        if self.median {
+            v.extend(super::median::memories(self, module));
+        }
         v
     }
 
@@ -763,6 +770,8 @@ const K_META: u64 = 1;
 const K_FLD: u64 = 2;
 const K_PAY: u64 = 3;
 const K_STAT: u64 = 4;
+/// A permutation item (median repacking).
+const K_PERM: u64 = 5;
 
 #[derive(LogicBlock)]
 pub struct PackKvEncoder {
@@ -933,10 +942,15 @@ pub struct PackKvEncoder {
     k_m_b2: Constant<Bits<32>>,
     k_m_f: Constant<Bits<32>>,
     k_m_xi: Constant<Bits<32>>,
+    // ---- repack = median only (length 1, else 0) ----
+    md: Vec<MedSort>,
+    mf: Vec<MedFields>,
+    k_perm: Vec<Constant<Bits<8>>>,
     _lanes: usize,
     _p: usize,
     _nsh: usize,
     _ls: usize,
+    _med: usize,
 }
 
 impl PackKvEncoder {
@@ -1097,10 +1111,14 @@ impl PackKvEncoder {
             k_m_b2: c(range_mask(2 * g.block)),
             k_m_f: c(range_mask(2 * (g.block / p) * g.beats)),
             k_m_xi: c(range_mask(g.block.max(p * g.beats))),
+            md: (0..g.median as usize).map(|_| MedSort::new(g, module)).collect(),
+            mf: (0..g.median as usize).map(|_| MedFields::new(g, module)).collect(),
+            k_perm: consts((0..g.median as usize).map(|_| K_PERM)),
             _lanes: l,
             _p: p,
             _nsh: g.nsh,
             _ls: ls,
+            _med: g.median as usize,
         }
     }
 }
@@ -1147,6 +1165,25 @@ reg_logic!(PackKvEncoder;
         self.vs.in_meta.next = self.v_meta.val();
         self.vs.in_nf.next = self.v_nonfinite.val();
         self.v_ready.next = self.vs.in_ready.val();
+        for i in 0..self._med {
+            self.md[i].clock.next = self.clock.val();
+            self.md[i].reset.next = self.reset.val();
+            self.md[i].v_acc.next = self.v_valid.val() & self.vs.in_ready.val();
+            self.md[i].v_codes.next = self.v_codes.val();
+            self.mf[i].clock.next = self.clock.val();
+            self.mf[i].reset.next = self.reset.val();
+            self.mf[i].k_acc.next = self.k_valid.val() & self.ks.in_ready.val();
+            self.mf[i].k_codes.next = self.k_codes.val();
+            self.mf[i].v_acc.next = self.v_valid.val() & self.vs.in_ready.val();
+            self.mf[i].v_codes.next = self.v_codes.val();
+            self.mf[i].go0.next = self.ks.filled0.val() & self.vs.filled0.val() & self.md[i].sorted0.val();
+            self.mf[i].go1.next = self.ks.filled1.val() & self.vs.filled1.val() & self.md[i].sorted1.val();
+            self.md[i].q_bank.next = self.mf[i].q_bank.val();
+            self.md[i].q_rho.next = self.mf[i].q_rho.val();
+            self.md[i].q_t.next = self.mf[i].q_t.val();
+            self.md[i].q_k.next = self.mf[i].q_k.val();
+            self.mf[i].q_addr.next = self.md[i].q_addr.val();
+        }
 
         // ---- R: tiles of the pair in bank r_bank, K then V ----
         self.r_ready.next = self.ks.filled0.val() & self.vs.filled0.val();
@@ -1154,6 +1191,14 @@ reg_logic!(PackKvEncoder;
         if self.r_bank.q.val() {
             self.r_ready.next = self.ks.filled1.val() & self.vs.filled1.val();
             self.r_refused.next = self.ks.ovf1.val() | self.vs.ovf1.val();
+        }
+        for i in 0..self._med {
+            // a block is read once sorted and its fields pass is done
+            if self.r_bank.q.val() {
+                self.r_ready.next = self.r_ready.val() & self.mf[i].done1.val();
+            } else {
+                self.r_ready.next = self.r_ready.val() & self.mf[i].done0.val();
+            }
         }
         // landing: the word read last cycle, to normalised r_max slots
         self.lraw.next = self.ks.code_rdata.val();
@@ -1243,6 +1288,17 @@ reg_logic!(PackKvEncoder;
                 self.x_nf.next = self.vs.nf1.val();
             }
         }
+        for i in 0..self._med {
+            if self.x_bank.q.val() {
+                self.ready.next = self.ready.val() & self.mf[i].done1.val();
+            } else {
+                self.ready.next = self.ready.val() & self.mf[i].done0.val();
+            }
+            self.mf[i].x_bank.next = self.x_bank.q.val();
+            self.mf[i].x_side.next = self.x_side.q.val();
+            self.mf[i].x_nf.next = self.x_nf.val();
+            self.x_hdr.next = self.mf[i].x_hdr.val();
+        }
         self.x_issue.next = self.adv.val() & self.ready.val();
         if (self.x_state.q.val() == self.k_pay.val()) & !self.e_full.q.val() {
             self.x_issue.next = false;
@@ -1261,6 +1317,15 @@ reg_logic!(PackKvEncoder;
         self.vs.code_re.next = self.r_issue.val() & self.r_side.q.val();
         self.ks.code_raddr.next = self.r_addr.q.val();
         self.vs.code_raddr.next = self.r_addr.q.val();
+        for i in 0..self._med {
+            // stored row rho P + t is arrival row perm[..]
+            self.md[i].a_bank.next = self.r_bank.q.val();
+            self.md[i].a_rho.next = self.r_rho.q.val();
+            self.md[i].a_t.next = self.r_t.q.val();
+            self.md[i].a_k.next = self.r_k.q.val();
+            self.ks.code_raddr.next = self.md[i].a_addr.val();
+            self.vs.code_raddr.next = self.md[i].a_addr.val();
+        }
         self.lv.en.next = true;
         self.lv.d.next = self.r_issue.val();
         self.lt.en.next = true;
@@ -1493,6 +1558,36 @@ reg_logic!(PackKvEncoder;
             }
         }
 
+        for i in 0..self._med {
+            // token words in stored order; the permutation after K's token words
+            self.md[i].m_bank.next = self.x_bank.q.val();
+            self.md[i].m_i.next = self.x_i.q.val();
+            self.ks.meta_raddr.next = self.md[i].m_addr.val();
+            self.vs.meta_raddr.next = self.md[i].m_addr.val();
+            self.md[i].w_bank.next = self.x_bank.q.val();
+            self.md[i].w_next.next = false;
+            if self.x_issue.val() {
+                if (self.x_state.q.val() == self.k_smeta.val()) & (self.x_i.q.val() == self.k_b1.val()) & !self.x_side.q.val() {
+                    self.x_state.d.next = self.k_perm[i].val();
+                }
+                if self.x_state.q.val() == self.k_perm[i].val() {
+                    self.x1_data.d.next = self.md[i].w_data.val();
+                    self.x1_keep.d.next = self.md[i].w_keep.val();
+                    self.md[i].w_next.next = true;
+                    if self.md[i].w_last.val() {
+                        self.x_state.en.next = true;
+                        self.x_state.d.next = self.k_fld.val();
+                    }
+                }
+            }
+            self.md[i].rel.next = self.ks.rel.val();
+            self.md[i].rel_bank.next = self.x_bank.q.val();
+            self.mf[i].rel.next = self.ks.rel.val();
+            self.mf[i].rel_bank.next = self.x_bank.q.val();
+            self.mf[i].f_re_k.next = self.x_issue.val() & (self.x_state.q.val() == self.k_fld.val()) & !self.x_side.q.val();
+            self.mf[i].f_re_v.next = self.x_issue.val() & (self.x_state.q.val() == self.k_fld.val()) & self.x_side.q.val();
+            self.mf[i].f_raddr.next = self.x_faddr.q.val();
+        }
         // a refused pair: nothing to read; R leaves the bank when X releases it
         // (earlier, R could come back to the same refused pair)
         if self.r_ready.val() & self.r_refused.val() & self.ks.rel.val() & (self.r_bank.q.val() == self.x_bank.q.val()) {
@@ -1526,6 +1621,12 @@ reg_logic!(PackKvEncoder;
             if self.x1_side.q.val() {
                 self.chunk.next = self.vs.fld_rdata.val();
                 self.keep.next = self.k_fkeep_v.val();
+            }
+            for i in 0..self._med {
+                self.chunk.next = self.mf[i].k_frd.val();
+                if self.x1_side.q.val() {
+                    self.chunk.next = self.mf[i].v_frd.val();
+                }
             }
         }
         self.zr.clock.next = self.clock.val();

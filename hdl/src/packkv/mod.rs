@@ -3,6 +3,7 @@
 //! token vectors to `r`-bit codes and a metadata word per token (§14.2,
 //! §14.3, §14.14.1).
 pub mod encoder;
+pub mod median;
 pub mod quantizer;
 pub mod token_step;
 pub mod decoder;
