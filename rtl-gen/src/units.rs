@@ -288,7 +288,7 @@ const PACKKV_V_LEVELS: ParamDef = ParamDef {
 
 /// What the encoder's RTL takes of §14.1's table: 64 lanes never fit the
 /// shifter (lanes (r + wb) <= 128), and the GPU order is not generated
-/// yet.
+/// (spec §14.4 says why).
 const PACKKV_ENC_LANES: ParamDef = ParamDef {
     name: "lanes",
     default: Int(16),
@@ -305,7 +305,7 @@ const PACKKV_ENC_INTERLEAVE: ParamDef = ParamDef {
     name: "interleave",
     default: Name("none"),
     allowed: Names(&["none"]),
-    doc: "payload order: channel order (the GPU order is not generated yet; sim has it)",
+    doc: "payload order: channel order (the GPU order is not generated, spec §14.4; sim has it)",
 };
 
 const PACKKV_ENC_RULES: &[&str] = &[
@@ -313,7 +313,7 @@ const PACKKV_ENC_RULES: &[&str] = &[
     "lanes divides head-dim",
     "pack divides block",
     "lanes x (r + wb) <= 128 for K and V (one fields beat through the shifter)",
-    "interleave none (gpu is not generated yet)",
+    "interleave none (gpu is not generated: spec §14.4)",
 ];
 const PACKKV_DEC_RULES: &[&str] =
     &["heads x head-dim <= 8192", "lanes divides head-dim", "pack divides block", "lanes x r <= 128 (the zero-insert shifter)"];
@@ -1075,7 +1075,7 @@ fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
         p.model(v).validate().map_err(|e| GenError(format!("{u}: {e}")))?;
     }
     if p.interleave != Interleave::None {
-        return Err(GenError(format!("{u}: interleave must be none in the RTL (gpu is not generated yet), got {}", p.interleave)));
+        return Err(GenError(format!("{u}: interleave must be none in the RTL (gpu is not generated: spec §14.4), got {}", p.interleave)));
     }
     hdl::packkv::encoder::EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes)
         .map_err(|e| GenError(format!("{u}: {e}")))?;
@@ -1106,7 +1106,7 @@ fn build_packkv_enc(t: &toml::Table) -> Result<Built, GenError> {
 
 /// Parameters of `packkv-decoder` (spec §14.1, §14.14.2): the row order
 /// comes from each block's header, so `repack` is not one of them;
-/// `interleave` is `none` (`gpu` is not generated yet).
+/// `interleave` is `none` (`gpu` is not generated, spec §14.4).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct PackKvDecParams {

@@ -52,7 +52,7 @@ pub fn needs(s: Scheme) -> Vec<Need> {
         ],
         Scheme::PackKv => vec![
             need("packkv-quantizer", "token quantizer", Quantize, true, 1.0),
-            need("packkv-encoder", "bit-pack (repack none; median has no RTL yet)", Quantize, true, 1.0),
+            need("packkv-encoder", "bit-pack, repack none (the compared setting)", Quantize, true, 1.0),
             need("packkv-decoder", "unpack and dequantize", Dequantize, true, 1.0),
         ],
         Scheme::Hack => vec![
