@@ -487,7 +487,7 @@ fn check_case(s: &Set, c: &Case, run: &Run, cov: &Coverage) -> Result<(), String
     cov.add("decoder output held", run.d_held);
     cov.add("transfer of several blocks", run.multi_block_transfers);
     cov.add("decoder beat of several words", run.multi_word_beats);
-    cov.add("encoder last beat of no words (not required)", run.empty_last);
+    cov.add("encoder last beat of no words (spec §14.14.3, not required)", run.empty_last);
     Ok(())
 }
 
