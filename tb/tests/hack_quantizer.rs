@@ -18,7 +18,7 @@ use tb::hack_quantizer::{self as hq, case, case_of, cover, params_of, run, POINT
 use tb::stalls::Stall;
 use tb::{models, prop, run_property, Model, ModelInfo};
 
-const UNIT: &str = "hack-quantizer";
+const UNIT: &str = "hack-quantizer:axis=token";
 
 fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage) {
     let p = params_of(&Model::new(info));
