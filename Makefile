@@ -98,7 +98,7 @@ build:
 # Default RTL of every unit into build/rtl/<unit>/.
 # VARIANTS: a unit whose parameter changes its structure, not only its
 # sizes, is also emitted (and linted) in that form, to $(RTL)/<unit>-<value>.
-VARIANTS     ?= kivi-quantizer:axis=channel packkv-encoder:repack=median
+VARIANTS     ?= kivi-quantizer:axis=channel packkv-encoder:repack=median hack-quantizer:axis=channel
 rtl: build
 	@for u in $(UNITS); do \
 	  $(RTLGEN) emit $$u --clock-ns $(CLOCK_NS) -o $(RTL)/$$u > /dev/null; \

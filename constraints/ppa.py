@@ -81,6 +81,8 @@ def elements_per_cycle(unit, params):
     if unit == "hack-pv-dot":
         pi, hd = params.get("partition", 64), params.get("head-dim", 128)
         return pi * hd / (hd + 1), "partition x head_dim / (head_dim + 1): V codes per cycle, a P beat per block (spec §15.16.5)"
+    if unit == "hack-quantizer" and params.get("axis") == "channel":
+        return lanes / 2, "lanes / 2: each block comes in twice, two passes (spec §15.16.6)"
     if unit == "hack-quantizer":
         return lanes, "lanes: one beat per cycle, vectors back to back (spec §15.16.4, tb full_rate_and_latency)"
     if unit in ("div-round", "div-const", "mul-pipe", "fp16-convert", "fold-zero"):

@@ -110,7 +110,7 @@ pub const UNITS: &[UnitInfo] = &[
     UnitInfo {
         name: "hack-quantizer",
         module: "hack_quantizer",
-        summary: "HACK quantizer, axis token (K, Q, P): FP16 vectors to partitions of packed codes, (step, min) word and code sum; nearest or stochastic (LFSR) rounding",
+        summary: "HACK quantizer, axis token (K, Q, P) or channel (V): FP16 vectors or blocks to partitions of packed codes, (step, min) words and code sums; nearest or stochastic (LFSR) rounding",
         spec: "§15.2-§15.5, §15.7, §15.16.4",
     },
     UnitInfo {
@@ -327,12 +327,13 @@ const HACK_DOT_RULES: &[&str] = &[
     "partition <= head-dim and partition divides head-dim (a K partition is partition channels of one token)",
 ];
 
-/// The quantizer's axis: the channel axis (V, spec §15.7) is not generated yet.
+/// The quantizer's axis (spec §15.7): token (K, Q, P, §15.16.4) or
+/// channel (V, §15.16.6).
 const HACK_QUANT_AXIS: ParamDef = ParamDef {
     name: "axis",
     default: Name("token"),
-    allowed: Names(&["token"]),
-    doc: "token: partitions of consecutive elements of one vector (K, Q, P); channel (V) is not generated yet",
+    allowed: Names(&["token", "channel"]),
+    doc: "token: partitions of consecutive elements of one vector (K, Q, P); channel: a block of partition tokens streamed twice, one partition per channel (V)",
 };
 
 /// Which code width a `hack-quantizer` instance uses (spec §15.7).
@@ -347,7 +348,7 @@ const HACK_QUANT_RULES: &[&str] = &[
     "partition is a multiple of 16",
     "partition <= head-dim and partition divides head-dim",
     "lanes divides partition",
-    "axis channel (V, two passes) is not generated yet",
+    "axis channel (V, two passes): partition <= 128 and lanes <= 32 (KIVI's channel engine, the sums beside the words)",
 ];
 
 const HACK_PV_RULES: &[&str] = &[
@@ -1313,6 +1314,17 @@ fn hack_quant_params(t: &toml::Table) -> Result<HackQuantParams, GenError> {
         seed: p.seed,
     };
     hp.validate().map_err(|e| GenError(format!("{u}: {e}")))?;
+    if p.axis == sim::hack::params::Axis::Channel {
+        if p.partition > 128 {
+            return Err(GenError(format!(
+                "{u}: partition must be at most 128 with axis channel (KIVI's channel engine), got {}",
+                p.partition
+            )));
+        }
+        if p.lanes > 32 {
+            return Err(GenError(format!("{u}: lanes must be at most 32 with axis channel (sums beside the words), got {}", p.lanes)));
+        }
+    }
     Ok(p)
 }
 
@@ -1323,9 +1335,22 @@ fn build_hack_quant(t: &toml::Table) -> Result<Built, GenError> {
     let p = hack_quant_params(t)?;
     let m = "hack_quantizer";
     let (b, st) = (p.bits() as usize, p.rounding == Rounding::Stochastic);
-    let lat = HackQuantizer::latency(p.partition, b, p.lanes, st);
     let opts = HackOpts { stochastic: st, seed: p.seed };
     let widths = [("out_sum", sum_bits(p.bits(), p.partition) as usize)];
+    if p.axis == sim::hack::params::Axis::Channel {
+        use hdl::hack::quantizer_channel::HackChannelQuantizer as Hc;
+        use hdl::kivi::quantizer_channel::memories_with;
+        let lat = Hc::latency(p.head_dim, b, p.lanes, st);
+        let subst = [("latency", lat.to_string()), ("meta_latency", Hc::meta_latency(p.head_dim, p.lanes).to_string())];
+        // out_sum stays 16 bits a lane (the wrapper resizes scalar ports only)
+        let mut e = elaborate_with(Hc::new(m, p.head_dim, p.partition, b, p.lanes, opts), m, &[], &subst)?;
+        e.memories = memories_with(m, p.head_dim, p.lanes, true)
+            .into_iter()
+            .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+            .collect();
+        return Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) });
+    }
+    let lat = HackQuantizer::latency(p.partition, b, p.lanes, st);
     let e = elaborate_with(HackQuantizer::new(p.partition, b, p.lanes, opts), m, &widths, &[("latency", lat.to_string())])?;
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }

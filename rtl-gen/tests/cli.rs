@@ -110,3 +110,28 @@ fn paper_mode_emits_and_shifted_needs_three_bits() {
         assert!(!root.exists(), "{unit} wrote files");
     }
 }
+
+/// `hack-quantizer` with `axis = channel` (spec §15.16.6): the engine's
+/// two limits are one-line errors with exit 2, and nothing is written.
+#[test]
+fn hack_quantizer_channel_limits_one_line() {
+    let root = scratch("hack-ch");
+    let d = root.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["--set", "partition=256", "--head-dim", "256"],
+            "hack-quantizer: partition must be at most 128 with axis channel (KIVI's channel engine), got 256",
+        ),
+        (vec!["--lanes", "64"], "hack-quantizer: lanes must be at most 32 with axis channel (sums beside the words), got 64"),
+        (vec!["--set", "partition=40"], "partition must be a multiple of 16"),
+    ] {
+        let mut a = vec!["emit", "hack-quantizer", "--set", "axis=\"channel\"", "-o", d];
+        a.extend_from_slice(&args);
+        let out = rtl_gen(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
+        assert!(err.starts_with("rtl-gen: error: ") && err.contains(want), "{a:?}: {err}");
+        assert!(!root.exists(), "{a:?} wrote files");
+    }
+}

@@ -165,6 +165,8 @@ pub struct OutBeat {
     pub word: u32,
     pub last: bool,
     pub nonfinite: bool,
+    /// `hack-quantizer` only (empty in KIVI): the lanes' code sums.
+    pub sum: Vec<u32>,
 }
 
 /// Facts about the expected output (for coverage).
@@ -175,6 +177,24 @@ pub struct Facts {
     pub top_codes: u64,
     pub subnormal_steps: u64,
     pub wide_channels: u64,
+    /// `hack-quantizer` only: stochastic codes rounded up, sums at 0 and
+    /// at their top `Pi (2^b - 1)`.
+    pub rounded_up: u64,
+    pub sum_zero: u64,
+    pub sum_top: u64,
+}
+
+impl Facts {
+    pub fn add(&mut self, o: &Facts) {
+        self.flat_channels += o.flat_channels;
+        self.ties_up += o.ties_up;
+        self.top_codes += o.top_codes;
+        self.subnormal_steps += o.subnormal_steps;
+        self.wide_channels += o.wide_channels;
+        self.rounded_up += o.rounded_up;
+        self.sum_zero += o.sum_zero;
+        self.sum_top += o.sum_top;
+    }
 }
 
 /// An expected output beat and the block input beat (0 .. 2 G rows) after
@@ -206,7 +226,7 @@ pub fn expected(p: &QuantParams, b: &Block, f: &mut Facts) -> Vec<Expect> {
     let mut out = Vec::new();
     for k in 0..nb {
         let data = (0..l).map(|i| q.groups[k * l + i].meta.word()).collect();
-        out.push(Expect { beat: OutBeat { data, meta: true, word: 0, last: false, nonfinite: false }, after: g * nb + k });
+        out.push(Expect { beat: OutBeat { data, meta: true, word: 0, last: false, nonfinite: false, sum: vec![] }, after: g * nb + k });
     }
     let w = words.first().map_or(0, |v| v.len());
     for wi in 0..w {
@@ -214,7 +234,7 @@ pub fn expected(p: &QuantParams, b: &Block, f: &mut Facts) -> Vec<Expect> {
         for k in 0..nb {
             let last = wi + 1 == w && k + 1 == nb;
             let data = (0..l).map(|i| words[k * l + i][wi]).collect();
-            let beat = OutBeat { data, meta: false, word: wi as u32, last, nonfinite: last && q.nonfinite };
+            let beat = OutBeat { data, meta: false, word: wi as u32, last, nonfinite: last && q.nonfinite, sum: vec![] };
             out.push(Expect { beat, after: (g + j) * nb + k });
         }
     }
@@ -227,6 +247,8 @@ pub struct Run {
     pub cycles: u64,
     pub in_blocked: u64,
     pub out_held: u64,
+    /// Cycles with no input offered while beats were left (noise on the inputs).
+    pub idle_in: u64,
     pub kinds: Vec<Kind>,
     pub facts: Facts,
     pub nonfinite_blocks: u64,
@@ -292,6 +314,7 @@ struct Ports {
     out_word: PortId,
     out_last: PortId,
     out_nonfinite: PortId,
+    out_sum: Option<PortId>,
 }
 
 /// One input beat: its values, and where it is in the case.
@@ -303,16 +326,46 @@ struct InBeat {
 }
 
 pub fn run(m: &mut Model, p: &QuantParams, c: &Case) -> Result<Run, String> {
-    run_inner(m, p, c, None)
+    run_inner(m, p, c, None, &mut kivi_expect(p), false)
+}
+
+/// `expected` as `run_with` takes it.
+fn kivi_expect(p: &QuantParams) -> impl FnMut(&Block) -> (Vec<Expect>, Facts) + '_ {
+    move |b| {
+        let mut f = Facts::default();
+        (expected(p, b, &mut f), f)
+    }
+}
+
+/// `run` with another unit's expected beats (`exp`, called once per block
+/// in order, so it may carry state such as an LFSR from block to block),
+/// and with `sums` the `out_sum` lanes sampled too (`hack-quantizer`,
+/// axis channel); `reset_at` as `run_until`.
+pub fn run_with(
+    m: &mut Model,
+    p: &QuantParams,
+    c: &Case,
+    reset_at: Option<u64>,
+    exp: &mut dyn FnMut(&Block) -> (Vec<Expect>, Facts),
+    sums: bool,
+) -> Result<Run, String> {
+    run_inner(m, p, c, reset_at, exp, sums)
 }
 
 /// `run`, with a one-cycle reset at cycle `reset_at` of the case: the
 /// beats out before it must be a prefix of the expected ones.
 pub fn run_until(m: &mut Model, p: &QuantParams, c: &Case, reset_at: u64) -> Result<Run, String> {
-    run_inner(m, p, c, Some(reset_at))
+    run_inner(m, p, c, Some(reset_at), &mut kivi_expect(p), false)
 }
 
-fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) -> Result<Run, String> {
+fn run_inner(
+    m: &mut Model,
+    p: &QuantParams,
+    c: &Case,
+    reset_at: Option<u64>,
+    exp: &mut dyn FnMut(&Block) -> (Vec<Expect>, Facts),
+    sums: bool,
+) -> Result<Run, String> {
     let g = |n: &str| m.port(n);
     let io = Ports {
         in_valid: g("in_valid"),
@@ -325,6 +378,7 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
         out_word: g("out_word"),
         out_last: g("out_last"),
         out_nonfinite: g("out_nonfinite"),
+        out_sum: sums.then(|| g("out_sum")),
     };
     let (nb, per) = (rows(p), 2 * p.group * rows(p));
     let mut rng = Xorshift::new(c.seed ^ 0x73);
@@ -346,8 +400,13 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
     let mut src: Source<InBeat> = Source::new(beats, &c.in_stall, c.seed ^ 1);
     let mut sink: Sink<OutBeat> = Sink::new(&c.out_stall, c.seed ^ 2);
     // every output beat of the case, in order, with the input it waits for
-    let all: Vec<(usize, Expect)> =
-        c.blocks.iter().enumerate().flat_map(|(bi, b)| expected(p, b, &mut Facts::default()).into_iter().map(move |e| (bi, e))).collect();
+    let mut facts: Vec<Facts> = Vec::new();
+    let mut all: Vec<(usize, Expect)> = Vec::new();
+    for (bi, b) in c.blocks.iter().enumerate() {
+        let (e, f) = exp(b);
+        all.extend(e.into_iter().map(|e| (bi, e)));
+        facts.push(f);
+    }
     let mut want: Vec<OutBeat> = Vec::new();
     let mut released_at: Vec<u64> = Vec::new();
     let total = all.len();
@@ -379,6 +438,7 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
         if offer.is_some() && !in_ready {
             run.in_blocked += 1;
         }
+        run.idle_in += (offer.is_none() && !src.is_empty()) as u64;
         let valid = m.get(io.out_valid) == 1;
         if valid && !ready {
             run.out_held += 1;
@@ -391,6 +451,7 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
                 word: m.get(io.out_word) as u32,
                 last: m.get(io.out_last) == 1,
                 nonfinite: m.get(io.out_nonfinite) == 1,
+                sum: io.out_sum.map_or(vec![], |s| m.get_lanes(s).into_iter().map(|v| v as u32).collect()),
             })?
             .cloned();
         if let Some(b) = took {
@@ -421,9 +482,8 @@ fn run_inner(m: &mut Model, p: &QuantParams, c: &Case, reset_at: Option<u64>) ->
             }
             if b.at + 1 == per {
                 last_in = Some(cycle);
-                let blk = &c.blocks[b.block];
-                expected(p, blk, &mut run.facts);
-                run.kinds.push(blk.kind);
+                run.facts.add(&facts[b.block]);
+                run.kinds.push(c.blocks[b.block].kind);
             }
         }
         m.tick();

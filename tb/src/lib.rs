@@ -36,6 +36,7 @@ pub mod coverage;
 pub mod hack_pv_dot;
 pub mod hack_qk_dot;
 pub mod hack_quantizer;
+pub mod hack_quantizer_channel;
 pub mod icarus;
 pub mod info;
 pub mod kivi_dequantizer;

@@ -5,7 +5,8 @@
 //! the FP16 open partition (§15.9, §15.16.5). All three share `acc`, the
 //! exact fixed-point accumulator and its one rounding to binary32 (§15.6),
 //! and the two on codes `eq4::Eq4`. `hack-quantizer`: KIVI's grouped
-//! engine with code sums and stochastic rounding (§15.7, §15.16.4).
+//! engine with code sums and stochastic rounding (§15.7, §15.16.4; the
+//! channel axis, V, on KIVI's channel engine: `quantizer_channel`, §15.16.6).
 pub mod acc;
 pub mod deq_dot;
 pub mod eq4;
@@ -14,4 +15,5 @@ pub mod load;
 pub mod pv_dot;
 pub mod qk_dot;
 pub mod quantizer;
+pub mod quantizer_channel;
 pub mod sig;

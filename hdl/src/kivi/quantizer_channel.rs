@@ -27,6 +27,7 @@
 //! out_ready`. A memory read whose address is written in the same cycle
 //! (a token of one beat) takes the written word from a register instead.
 
+use crate::kivi::quantizer::{lfsr_power, HackOpts};
 use crate::kivi::split_diff::{DiffHi, DiffLo, FH};
 use crate::oaken::classify::Sanitize;
 use crate::oaken::group_step::GroupStep;
@@ -263,19 +264,80 @@ pub struct KiviChannelQuantizer {
     k_one_q: Constant<Bits<8>>,
     k_fh32: Constant<Bits<32>>,
     k_zero_w: Constant<Bits<RW>>,
+    // ---- hack-quantizer, axis channel (spec §15.16.6); every Vec below
+    // is empty in KIVI, so its Verilog is unchanged. Sums (`_hs` = 1):
+    // each channel's running code sum beside its partial word in the
+    // `words` row, out with word W - 1. Stochastic (`_st` = 1): C4 divides
+    // 2 (n >> e) by 2m and takes the 16 bits of n below 2^e (`c4_fr`) and
+    // a sticky bit; the last step keeps its remainder; the LFSR words are
+    // registered as the row enters the last step; M1 r m in two 16x8
+    // pieces, M2 the compare of spec §15.3. ----
+    /// hack-quantizer only (lanes elements; none in KIVI): on code beats of word W - 1, lane l's partition code sum; 0 on other beats
+    pub out_sum: Vec<Signal<Out, Bits<16>>>,
+    hs_ps: Vec<Signal<Local, Bits<16>>>,
+    hs_ns: Vec<Signal<Local, Bits<16>>>,
+    o_sum: Vec<Reg<Bits<16>>>,
+    k_sl: Vec<Constant<Bits<32>>>,
+    k_slw: Vec<Constant<Bits<RW>>>,
+    k_wl: Vec<Constant<Bits<8>>>,
+    se: Vec<Signal<Local, Bits<8>>>,
+    fsl: Vec<Signal<Local, Bits<8>>>,
+    fsr: Vec<Signal<Local, Bits<8>>>,
+    em: Vec<Signal<Local, Bits<FX>>>,
+    c4_fr: Vec<Reg<Bits<16>>>,
+    c4_sk: Vec<Reg<Bit>>,
+    st_fr: Vec<Reg<Bits<16>>>,
+    st_sk: Vec<Reg<Bit>>,
+    sr_rem: Vec<Reg<Bits<NW>>>,
+    sm_lo: Vec<Reg<Bits<16>>>,
+    sm_hi: Vec<Reg<Bits<16>>>,
+    lfsr: Vec<Reg<Bits<16>>>,
+    lfn: Vec<Signal<Local, Bits<16>>>,
+    wdn: Vec<Signal<Local, Bits<16>>>,
+    wd: Vec<Reg<Bits<16>>>,
+    m1_plo: Vec<Reg<Bits<32>>>,
+    m1_phi: Vec<Reg<Bits<32>>>,
+    m1_r: Vec<Reg<Bits<16>>>,
+    m1_fr: Vec<Reg<Bits<16>>>,
+    m1_sk: Vec<Reg<Bit>>,
+    m1_q0: Vec<Reg<Bits<8>>>,
+    m1_q1: Vec<Reg<Bits<8>>>,
+    m1_sz: Vec<Reg<Bit>>,
+    m2_p: Vec<Signal<Local, Bits<32>>>,
+    xq: Vec<Reg<Bits<8>>>,
+    k_lw: Vec<Constant<Bits<16>>>,
+    k_la: Vec<Constant<Bits<16>>>,
+    k_bit: Vec<Constant<Bits<16>>>,
+    k_hx: Vec<Constant<Bits<FX>>>,
+    k_h16: Vec<Constant<Bits<8>>>,
+    k_h8: Vec<Constant<Bits<32>>>,
+    k_hff: Vec<Constant<Bits<16>>>,
+    k_n1: Vec<Constant<Bits<FX>>>,
     _lanes: usize,
     _bits: usize,
     _d: usize,
     _lat: usize,
+    _hs: usize,
+    _st: usize,
+    _pk: usize,
 }
 
 /// The unit's memories, each `rows = vector / lanes` words of `32 lanes`
 /// bits: per channel its running (min, max) keys, its (min, step) words,
 /// its partial code word.
 pub fn memories(module: &str, vector: usize, lanes: usize) -> Vec<MemInfo> {
+    memories_with(module, vector, lanes, false)
+}
+
+/// `memories`; with `sums` (hack-quantizer) each `words` row also holds
+/// the channels' running code sums, 16 bits each, above the words.
+pub fn memories_with(module: &str, vector: usize, lanes: usize, sums: bool) -> Vec<MemInfo> {
     ["minmax", "meta", "words"]
         .iter()
-        .map(|n| MemInfo { module: format!("{module}_{n}_ram"), name: n.to_string(), depth: vector / lanes, width: 32 * lanes })
+        .map(|n| {
+            let width = if sums && *n == "words" { 48 * lanes } else { 32 * lanes };
+            MemInfo { module: format!("{module}_{n}_ram"), name: n.to_string(), depth: vector / lanes, width }
+        })
         .collect()
 }
 
@@ -295,6 +357,11 @@ impl KiviChannelQuantizer {
         Self::delay(vector, lanes) + bits + 8
     }
 
+    /// `latency` of the `hack` engine: M1, M2 when stochastic.
+    pub fn hack_latency(vector: usize, bits: usize, lanes: usize, stochastic: bool) -> usize {
+        Self::latency(vector, bits, lanes) + 2 * stochastic as usize
+    }
+
     /// The same for a metadata beat and its pass-2 token-0 input beat.
     pub fn meta_latency(vector: usize, lanes: usize) -> usize {
         Self::delay(vector, lanes) + 4
@@ -304,19 +371,38 @@ impl KiviChannelQuantizer {
     /// `bits`-bit codes, `lanes` channels per beat; `module` names the
     /// memories (`memories`).
     pub fn new(module: &str, vector: usize, group: usize, bits: usize, lanes: usize) -> Self {
+        Self::build(module, vector, group, bits, lanes, None)
+    }
+
+    /// The engine as `hack-quantizer`'s core, axis channel (V): partitions
+    /// of `group` tokens of each of `vector` channels, with code sums and
+    /// the rounding of `opts` (spec §15.16.6).
+    pub fn hack(module: &str, vector: usize, group: usize, bits: usize, lanes: usize, opts: HackOpts) -> Self {
+        Self::build(module, vector, group, bits, lanes, Some(opts))
+    }
+
+    fn build(module: &str, vector: usize, group: usize, bits: usize, lanes: usize, hack: Option<HackOpts>) -> Self {
         assert!(vector % lanes == 0 && (16..=128).contains(&group) && [2, 3, 4, 8].contains(&bits));
         assert!(lanes <= 64 && vector / lanes <= 1 << 13);
+        let hs = hack.is_some() as usize;
+        let st = hack.is_some_and(|h| h.stochastic) as usize;
+        let seed = hack.map_or(1, |h| h.seed);
+        // the sums sit above the words in a row of at most RW bits
+        assert!(hs == 0 || lanes <= 32);
         let c = 32 / bits;
         let d = Self::delay(vector, lanes);
         // the next block's meta writes come after this block's reads, and
         // a meta beat (R) never meets a code beat (pack) in one cycle
-        assert!(d < group && 4 + bits < group);
+        assert!(d < group && 4 + bits + 2 * st < group);
         let rows = vector / lanes;
         let ones = |n: usize| (1u64 << n) - 1;
         fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
             Constant::new(v.into())
         }
-        let mem = memories(module, vector, lanes);
+        let mem = memories_with(module, vector, lanes, hs == 1);
+        let w = group.div_ceil(c);
+        let lw: Vec<u64> = (0..st * lanes).flat_map(|l| lfsr_power(16 * (l + 1))).map(u64::from).collect();
+        let la: Vec<u64> = (0..st).flat_map(|_| lfsr_power(16 * lanes)).map(u64::from).collect();
         let ram = |i: usize| DpRam::new(&mem[i].module, &mem[i].name, mem[i].depth, mem[i].width);
         let lat = GroupStep::LATENCY;
         KiviChannelQuantizer {
@@ -444,7 +530,7 @@ impl KiviChannelQuantizer {
             st_q: regs(bits * lanes),
             st_m2: regs((bits - 1) * lanes),
             st_sz: regs(bits * lanes),
-            st_sb: regs(bits),
+            st_sb: regs(bits + 2 * st),
             wd_ram: ram(2),
             lastwb: Reg::default(),
             bsb: Default::default(),
@@ -505,10 +591,53 @@ impl KiviChannelQuantizer {
             k_one_q: k(1),
             k_fh32: k(FH as u64),
             k_zero_w: k(0),
+            out_sum: sigs(hs * lanes),
+            hs_ps: sigs(hs * lanes),
+            hs_ns: sigs(hs * lanes),
+            o_sum: regs(hs * lanes),
+            k_sl: consts((0..hs * lanes).map(|l| (32 * lanes + 16 * l) as u64)),
+            k_slw: consts((0..hs * lanes).map(|l| (32 * lanes + 16 * l) as u64)),
+            k_wl: consts((0..hs).map(|_| (w - 1) as u64)),
+            se: sigs(st * lanes),
+            fsl: sigs(st * lanes),
+            fsr: sigs(st * lanes),
+            em: sigs(st * lanes),
+            c4_fr: regs(st * lanes),
+            c4_sk: regs(st * lanes),
+            st_fr: regs(st * bits * lanes),
+            st_sk: regs(st * bits * lanes),
+            sr_rem: regs(st * lanes),
+            sm_lo: regs(st * lanes),
+            sm_hi: regs(st * lanes),
+            lfsr: (0..st).map(|_| Reg::new((seed as u64).into())).collect(),
+            lfn: sigs(st),
+            wdn: sigs(st * lanes),
+            wd: regs(st * lanes),
+            m1_plo: regs(st * lanes),
+            m1_phi: regs(st * lanes),
+            m1_r: regs(st * lanes),
+            m1_fr: regs(st * lanes),
+            m1_sk: regs(st * lanes),
+            m1_q0: regs(st * lanes),
+            m1_q1: regs(st * lanes),
+            m1_sz: regs(st * lanes),
+            m2_p: sigs(st * lanes),
+            xq: regs(st * lanes),
+            k_lw: consts(lw),
+            k_la: consts(la),
+            k_bit: consts((0..st * 16).map(|i| 1u64 << (i % 16))),
+            k_hx: consts((0..st).map(|_| ones(FX))),
+            k_h16: consts((0..st).map(|_| 16)),
+            k_h8: consts((0..st).map(|_| 8)),
+            k_hff: consts((0..st).map(|_| 0xFF)),
+            k_n1: consts((0..st).map(|_| ones(NW) & !1)),
             _lanes: lanes,
             _bits: bits,
             _d: d,
             _lat: lat,
+            _hs: hs,
+            _st: st,
+            _pk: bits - 1 + 2 * st,
         }
     }
 }
@@ -764,10 +893,76 @@ impl Logic for KiviChannelQuantizer {
             self.st_sz[i].reset.next = self.reset.val();
             self.st_sz[i].en.next = self.adv.val();
         }
-        for j in 0..self._bits {
+        for j in 0..(self._bits + 2 * self._st) {
             self.st_sb[j].clock.next = self.clock.val();
             self.st_sb[j].reset.next = self.reset.val();
             self.st_sb[j].en.next = self.adv.val();
+        }
+        // hack-quantizer registers: all load on adv but the LFSR
+        for i in 0..(self._hs * self._lanes) {
+            self.o_sum[i].clock.next = self.clock.val();
+            self.o_sum[i].reset.next = self.reset.val();
+            self.o_sum[i].en.next = self.adv.val();
+        }
+        for i in 0..(self._st * self._lanes) {
+            self.c4_fr[i].clock.next = self.clock.val();
+            self.c4_fr[i].reset.next = self.reset.val();
+            self.c4_fr[i].en.next = self.adv.val();
+            self.c4_sk[i].clock.next = self.clock.val();
+            self.c4_sk[i].reset.next = self.reset.val();
+            self.c4_sk[i].en.next = self.adv.val();
+            self.sr_rem[i].clock.next = self.clock.val();
+            self.sr_rem[i].reset.next = self.reset.val();
+            self.sr_rem[i].en.next = self.adv.val();
+            self.sm_lo[i].clock.next = self.clock.val();
+            self.sm_lo[i].reset.next = self.reset.val();
+            self.sm_lo[i].en.next = self.adv.val();
+            self.sm_hi[i].clock.next = self.clock.val();
+            self.sm_hi[i].reset.next = self.reset.val();
+            self.sm_hi[i].en.next = self.adv.val();
+            self.wd[i].clock.next = self.clock.val();
+            self.wd[i].reset.next = self.reset.val();
+            self.wd[i].en.next = self.adv.val();
+            self.m1_plo[i].clock.next = self.clock.val();
+            self.m1_plo[i].reset.next = self.reset.val();
+            self.m1_plo[i].en.next = self.adv.val();
+            self.m1_phi[i].clock.next = self.clock.val();
+            self.m1_phi[i].reset.next = self.reset.val();
+            self.m1_phi[i].en.next = self.adv.val();
+            self.m1_r[i].clock.next = self.clock.val();
+            self.m1_r[i].reset.next = self.reset.val();
+            self.m1_r[i].en.next = self.adv.val();
+            self.m1_fr[i].clock.next = self.clock.val();
+            self.m1_fr[i].reset.next = self.reset.val();
+            self.m1_fr[i].en.next = self.adv.val();
+            self.m1_sk[i].clock.next = self.clock.val();
+            self.m1_sk[i].reset.next = self.reset.val();
+            self.m1_sk[i].en.next = self.adv.val();
+            self.m1_q0[i].clock.next = self.clock.val();
+            self.m1_q0[i].reset.next = self.reset.val();
+            self.m1_q0[i].en.next = self.adv.val();
+            self.m1_q1[i].clock.next = self.clock.val();
+            self.m1_q1[i].reset.next = self.reset.val();
+            self.m1_q1[i].en.next = self.adv.val();
+            self.m1_sz[i].clock.next = self.clock.val();
+            self.m1_sz[i].reset.next = self.reset.val();
+            self.m1_sz[i].en.next = self.adv.val();
+            self.xq[i].clock.next = self.clock.val();
+            self.xq[i].reset.next = self.reset.val();
+            self.xq[i].en.next = self.adv.val();
+        }
+        for i in 0..(self._st * self._bits * self._lanes) {
+            self.st_fr[i].clock.next = self.clock.val();
+            self.st_fr[i].reset.next = self.reset.val();
+            self.st_fr[i].en.next = self.adv.val();
+            self.st_sk[i].clock.next = self.clock.val();
+            self.st_sk[i].reset.next = self.reset.val();
+            self.st_sk[i].en.next = self.adv.val();
+        }
+        for i in 0..self._st {
+            self.lfsr[i].clock.next = self.clock.val();
+            self.lfsr[i].reset.next = self.reset.val();
+            self.lfsr[i].en.next = false;
         }
         self.mm_ram.clock.next = self.clock.val();
         self.meta_ram.clock.next = self.clock.val();
@@ -1137,19 +1332,131 @@ impl Logic for KiviChannelQuantizer {
             }
         }
         self.st_sb[0].d.next = self.c4_sb.q.val();
-        for j in 1..self._bits {
+        for j in 1..(self._bits + 2 * self._st) {
             self.st_sb[j].d.next = self.st_sb[j - 1].q.val();
+        }
+
+        // ---------------- hack-quantizer, stochastic (spec §15.3, §15.4) ----------------
+        // C4 divides 2 (n >> e) by 2m: q0 = floor(n / s), remainder 2R,
+        // R = (n >> e) mod m; beside it frac, the bits of n below 2^e as a
+        // fraction of 2^e times 2^16 (16 bits) and its sticky bit
+        for i in 0..self._st {
+            for ln in self._lanes..(self._lanes + 1) {
+                for l in 0..self._lanes {
+                    self.se[i * ln + l].next = self.c3_esh[l].q.val() + self.k_one8.val();
+                    if self.c3_e0[l].q.val() {
+                        self.se[i * ln + l].next = self.k_zero8.val();
+                    }
+                    self.fsl[i * ln + l].next = self.k_h16[i].val() - self.se[i * ln + l].val();
+                    self.fsr[i * ln + l].next = self.k_zero8.val();
+                    self.em[i * ln + l].next = !self.k_hx[i].val();
+                    if self.se[i * ln + l].val() >= self.k_h16[i].val() {
+                        self.fsl[i * ln + l].next = self.k_zero8.val();
+                        self.fsr[i * ln + l].next = self.se[i * ln + l].val() - self.k_h16[i].val();
+                        self.em[i * ln + l].next = !(self.k_hx[i].val() << self.fsr[i * ln + l].val());
+                    }
+                    // n < 2^(b + 11 + e): shifted left by 16 - e it stays in FX bits
+                    self.nn.next = (self.c3_n[l].q.val() << self.fsl[i * ln + l].val()) >> self.fsr[i * ln + l].val();
+                    self.c4_fr[i * ln + l].d.next = self.nn.val().get_bits::<16>(0);
+                    self.c4_sk[i * ln + l].d.next = (self.c3_n[l].q.val() & self.em[i * ln + l].val()).any();
+                    // (n >> (e - 1)) with its last bit cleared is 2 (n >> e); 2n at e = 0
+                    self.nn.next = self.c3_n[l].q.val() >> self.c3_esh[l].q.val();
+                    if self.c3_e0[l].q.val() {
+                        self.nn.next = self.c3_n[l].q.val() << self.k_one_fx.val();
+                    }
+                    self.nn.next = self.nn.val() & self.k_n1[i].val();
+                    self.c4_r[l].d.next = bit_cast::<NW, FX>(self.nn.val() & self.k_nwmask.val());
+                }
+            }
+        }
+        // frac along the steps; at the last step its remainder 2R, m, and
+        // the row's LFSR words (lane l: the state after 16 (l + 1) steps;
+        // the register moves 16 lanes steps per pass-2 beat)
+        for i in 0..self._st {
+            for ln in self._lanes..(self._lanes + 1) {
+                for b in self._bits..(self._bits + 1) {
+                    for l in 0..self._lanes {
+                        self.st_fr[i * b * ln + l].d.next = self.c4_fr[i * ln + l].q.val();
+                        self.st_sk[i * b * ln + l].d.next = self.c4_sk[i * ln + l].q.val();
+                        self.sr_rem[i * ln + l].d.next = self.st_r[(b - 2) * ln + l].q.val();
+                        if self.st_r[(b - 2) * ln + l].q.val() >= self.st_m2[(b - 2) * ln + l].q.val() {
+                            self.sr_rem[i * ln + l].d.next =
+                                self.st_r[(b - 2) * ln + l].q.val() - self.st_m2[(b - 2) * ln + l].q.val();
+                        }
+                        self.sm_lo[i * ln + l].d.next =
+                            (self.st_m2[(b - 2) * ln + l].q.val().get_bits::<16>(1)) & self.k_hff[i].val();
+                        self.sm_hi[i * ln + l].d.next =
+                            self.st_m2[(b - 2) * ln + l].q.val().get_bits::<16>(1) >> self.k_h8[i].val();
+                    }
+                    for j in 1..self._bits {
+                        for l in 0..self._lanes {
+                            self.st_fr[i * b * ln + j * ln + l].d.next = self.st_fr[i * b * ln + (j - 1) * ln + l].q.val();
+                            self.st_sk[i * b * ln + j * ln + l].d.next = self.st_sk[i * b * ln + (j - 1) * ln + l].q.val();
+                        }
+                    }
+                    self.lfn[i].next = self.k_zero16.val();
+                    for k in 0..16 {
+                        if (self.lfsr[i].q.val() & self.k_la[i * 16 + k].val()).xor() {
+                            self.lfn[i].next = self.lfn[i].val() | self.k_bit[i * 16 + k].val();
+                        }
+                    }
+                    for l in 0..self._lanes {
+                        self.wdn[i * ln + l].next = self.k_zero16.val();
+                        for k in 0..16 {
+                            if (self.lfsr[i].q.val() & self.k_lw[(i * ln + l) * 16 + k].val()).xor() {
+                                self.wdn[i * ln + l].next = self.wdn[i * ln + l].val() | self.k_bit[i * 16 + k].val();
+                            }
+                        }
+                        self.wd[i * ln + l].d.next = self.wdn[i * ln + l].val();
+                    }
+                    if self.adv.val() & self.st_sb[b - 2].q.val().get_bit(0) {
+                        self.lfsr[i].en.next = true;
+                    }
+                    self.lfsr[i].d.next = self.lfn[i].val();
+                    // M1: r m as r m[7:0] + r m[10:8] 2^8; M2: up when r m <
+                    // R 2^16 + ceil(frac), compared as high and low 16 bits
+                    // (ceil(frac) <= 2^16); 0 when the step is 0
+                    for l in 0..self._lanes {
+                        self.m1_plo[i * ln + l].d.next = self.wd[i * ln + l].q.val() * self.sm_lo[i * ln + l].q.val();
+                        self.m1_phi[i * ln + l].d.next = self.wd[i * ln + l].q.val() * self.sm_hi[i * ln + l].q.val();
+                        self.m1_r[i * ln + l].d.next = self.sr_rem[i * ln + l].q.val().get_bits::<16>(1);
+                        self.m1_fr[i * ln + l].d.next = self.st_fr[i * b * ln + (b - 1) * ln + l].q.val();
+                        self.m1_sk[i * ln + l].d.next = self.st_sk[i * b * ln + (b - 1) * ln + l].q.val();
+                        self.m1_q0[i * ln + l].d.next = self.st_q[(b - 1) * ln + l].q.val();
+                        self.m1_q1[i * ln + l].d.next = self.st_q[(b - 1) * ln + l].q.val() + self.k_one8.val();
+                        self.m1_sz[i * ln + l].d.next = self.st_sz[(b - 1) * ln + l].q.val();
+                        self.m2_p[i * ln + l].next =
+                            self.m1_plo[i * ln + l].q.val() + (self.m1_phi[i * ln + l].q.val() << self.k_h8[i].val());
+                        self.xq[i * ln + l].d.next = self.m1_q0[i * ln + l].q.val();
+                        if (self.m2_p[i * ln + l].val().get_bits::<16>(16) < self.m1_r[i * ln + l].q.val())
+                            | ((self.m2_p[i * ln + l].val().get_bits::<16>(16) == self.m1_r[i * ln + l].q.val())
+                                & ((self.m2_p[i * ln + l].val().get_bits::<16>(0) < self.m1_fr[i * ln + l].q.val())
+                                    | ((self.m2_p[i * ln + l].val().get_bits::<16>(0) == self.m1_fr[i * ln + l].q.val())
+                                        & self.m1_sk[i * ln + l].q.val())))
+                        {
+                            self.xq[i * ln + l].d.next = self.m1_q1[i * ln + l].q.val();
+                        }
+                        if self.m1_sz[i * ln + l].q.val() {
+                            self.xq[i * ln + l].d.next = self.k_zero8.val();
+                        }
+                    }
+                }
+            }
         }
 
         // ---------------- pack: the codes into their channels' words ----------------
         for ln in self._lanes..(self._lanes + 1) {
-            for t in (self._bits - 1)..self._bits {
+            for t in self._pk..(self._pk + 1) {
                 // the words row is read a stage ahead; if the pack stage
                 // writes that row in the same cycle, lastwb has it
                 self.wd_ram.re.next = self.adv.val() & self.st_sb[t - 1].q.val().get_bit(0);
                 self.wd_ram.raddr.next = self.st_sb[t - 1].q.val().get_bits::<16>(32);
                 self.bsb.next = self.st_sb[t - 1].q.val();
                 self.wrow.next = self.st_sb[t].q.val().get_bit(0) & !self.st_sb[t].q.val().get_bit(3);
+                // hack: every pass-2 beat writes its row (the sums run on)
+                for _i in 0..self._hs {
+                    self.wrow.next = self.st_sb[t].q.val().get_bit(0);
+                }
                 if self.wrow.val()
                     & (self.st_sb[t].q.val().get_bits::<16>(32) == self.st_sb[t - 1].q.val().get_bits::<16>(32))
                 {
@@ -1166,13 +1473,39 @@ impl Logic for KiviChannelQuantizer {
                     if self.st_sb[t].q.val().get_bit(2) {
                         self.prevw.next = self.k_zero32.val();
                     }
-                    self.qq.next = self.st_q[t * ln + l].q.val();
-                    if self.st_sz[t * ln + l].q.val() {
-                        self.qq.next = self.k_zero8.val();
+                    for tq in (self._bits - 1)..self._bits {
+                        self.qq.next = self.st_q[tq * ln + l].q.val();
+                        if self.st_sz[tq * ln + l].q.val() {
+                            self.qq.next = self.k_zero8.val();
+                        }
+                    }
+                    for i in 0..self._st {
+                        self.qq.next = self.xq[i * ln + l].q.val();
                     }
                     self.nw[l].next = self.prevw.val() | (bit_cast::<32, 8>(self.qq.val()) << bit_cast::<32, 8>(self.shv.val()));
                     self.tw.next = self.nw[l].val();
                     self.bw.next = self.bw.val() | (bit_cast::<2048, 32>(self.tw.val()) << self.lane32w[l].val());
+                    // hack: the channel's sum, 0 before token 0 of pass 2
+                    for i in 0..self._hs {
+                        self.hs_ps[i * ln + l].next = self.wd_ram.rdata.val().get_bits::<16>(self.k_sl[i * ln + l].val().index());
+                        if self.st_sb[t].q.val().get_bit(6) {
+                            self.hs_ps[i * ln + l].next = self.lastwb.q.val().get_bits::<16>(self.k_sl[i * ln + l].val().index());
+                        }
+                        if self.st_sb[t].q.val().get_bit(1) {
+                            self.hs_ps[i * ln + l].next = self.k_zero16.val();
+                        }
+                        self.hs_ns[i * ln + l].next = self.hs_ps[i * ln + l].val() + bit_cast::<16, 8>(self.qq.val());
+                        self.ta.next = self.hs_ns[i * ln + l].val();
+                        self.bw.next = self.bw.val() | (bit_cast::<2048, 16>(self.ta.val()) << self.k_slw[i * ln + l].val());
+                        self.o_sum[i * ln + l].d.next = self.k_zero16.val();
+                        if self.st_sb[t].q.val().get_bits::<8>(24) == self.k_wl[i].val() {
+                            self.o_sum[i * ln + l].d.next = self.hs_ns[i * ln + l].val();
+                        }
+                        if self.mrow.val() {
+                            self.o_sum[i * ln + l].d.next = self.k_zero16.val();
+                        }
+                        self.out_sum[i * ln + l].next = self.o_sum[i * ln + l].q.val();
+                    }
                 }
                 self.wd_ram.we.next = self.adv.val() & self.wrow.val();
                 self.wd_ram.waddr.next = self.st_sb[t].q.val().get_bits::<16>(32);

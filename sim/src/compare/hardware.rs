@@ -56,7 +56,9 @@ pub fn needs(s: Scheme) -> Vec<Need> {
             need("packkv-decoder", "unpack and dequantize", Dequantize, true, 1.0),
         ],
         Scheme::Hack => vec![
-            need("hack-quantizer", "K, Q and P codes (token axis; V's channel axis has no RTL yet)", Quantize, true, 1.0),
+            need("hack-quantizer", "axis token: K, Q and P codes", Quantize, true, 1.0),
+            // two passes over each block, as KIVI's channel engine
+            Need { model: "hack_quantizer_ch", ..need("hack-quantizer", "axis channel: V codes", Quantize, true, 0.5) },
             need("hack-qk-dot", "Q·Kᵀ on codes", Dequantize, true, 1.0),
             need("hack-pv-dot", "P·V on codes", Dequantize, true, 1.0),
         ],

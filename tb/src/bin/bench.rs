@@ -1621,6 +1621,17 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
             });
         }
     }
+    // the channel axis (V): two passes per block, codes and sums checked
+    if let Some(info) = need(md, "hack_quantizer_ch") {
+        use tb::hack_quantizer_channel as hc;
+        let p = tb::hack_quantizer::params_of(&Model::new(info));
+        rate_rows(md, rates, info, "input elements/cycle (two passes)", p.lanes as f64, &p.lanes.to_string(), |st| {
+            let mut m = Model::new(info);
+            m.reset(1);
+            let r = hc::run(&mut m, &p, &hc::case_of(&p, 8, 0x6bb, Stall::Never, st.clone()))?;
+            Flow::of(&r.in_cycles, r.word_latency)
+        });
+    }
     writeln!(md).unwrap();
 
     // primitives
@@ -1806,6 +1817,18 @@ fn recorded_run(info: &'static ModelInfo, target: u64) -> Result<(Recording, Str
             hq::run(&mut m, &p, &c)?;
             m.ticks(2);
             Ok((rec(m.take_recording())?, format!("2 Q loads, up to {n} tokens each, `sim`-checked driver, light stalls")))
+        }
+        "hack-quantizer" if tb::hack_quantizer_channel::is_channel(info) => {
+            use tb::hack_quantizer_channel as hc;
+            let mut m = Model::new(info);
+            let p = tb::hack_quantizer::params_of(&m);
+            let n = (t / (4 * p.partition * p.head_dim / p.lanes)).max(1);
+            let c = hc::case_of(&p, n, 0x6bc, LIGHT, LIGHT);
+            m.record();
+            m.reset(1);
+            hc::run(&mut m, &p, &c)?;
+            m.ticks(2);
+            Ok((rec(m.take_recording())?, format!("{n} V blocks (two passes each), `sim`-checked driver, light stalls")))
         }
         "hack-quantizer" => {
             use tb::hack_quantizer as hz;
