@@ -74,6 +74,10 @@ def elements_per_cycle(unit, params):
         return lanes / 2, "lanes / 2: each block is read twice (spec §13.14.3)"
     if unit == "kivi-quantizer":
         return lanes, "lanes: one beat per cycle (spec §13.14.2)"
+    if unit == "packkv-encoder":
+        return lanes, "lanes: codes per payload cycle; the header, token words and fields add about 12% at the defaults (spec §14.14.3)"
+    if unit == "packkv-decoder":
+        return lanes, "lanes: elements per data beat; fields and metadata words between pack rows lower the block rate (spec §14.14.2's rule)"
     if unit == "packkv-quantizer":
         return lanes, "lanes: one beat per cycle, tokens back to back (spec §14.14.1, tb full_rate_and_latency)"
     if unit in ("hack-qk-dot", "hack-deq-dot"):

@@ -45,8 +45,8 @@ PRIMITIVES = {"zero-remove-shifter", "zero-insert-shifter", "div-round", "div-co
 
 
 # Only each unit's defaults reach the README (its other sets: ppa.md), and
-# the K quantizer, the defaults of KIVI's other axis.
-DEFAULT_LIKE = {"kivi_quantizer_ch"}
+# the channel-axis quantizers (KIVI's K, HACK's V), their units' other axis.
+DEFAULT_LIKE = {"kivi_quantizer_ch", "hack_quantizer_ch"}
 
 
 def row(unit, params, nand2, flops, crit, mhz, meets):
@@ -89,7 +89,7 @@ def render(doc):
     if hv:
         out += ["", f"HACK at equal throughput (spec §15.16.3): the dequantize-first `hack-deq-dot` is "
                     f"{hv['nand2_eq_ratio']:.2f}x the NAND2-eq and {hv['flip_flop_ratio']:.2f}x the flip-flops "
-                    f"of `hack-qk-dot`; switching activity: `make bench`."]
+                    f"of `hack-qk-dot`; switching activity: `make bench` section 7 (`bench --sections 7`)."]
     return out
 
 
