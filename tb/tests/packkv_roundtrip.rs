@@ -444,7 +444,7 @@ const POINTS: &[&str] = &[
     "decoder output held",
     "transfer of several blocks",
     "decoder beat of several words",
-    "encoder last beat of no words (not required)",
+    "encoder last beat of no words (spec §14.14.3, not required)",
 ];
 
 /// The points a run must reach (`quantizer`: the chain only).
