@@ -684,9 +684,9 @@ pub mod tests {
     /// Every model, RTL or netlists, against the model.
     pub fn matches_model(gate_level: bool) {
         let (threads, cases) = if gate_level { (1, 12) } else { (3, 40) };
-        let (cov, _) = models::sweep(UNIT, gate_level, threads, POINTS, |info, cov| {
-            check(info, prop::cases(cases), cov)
-        });
+        let f = |info: &'static ModelInfo, cov: &Coverage| check(info, prop::cases(cases), cov);
+        let (cov, _) = models::sweep(UNIT, gate_level, threads, POINTS, f);
+        cov.close_all(|| models::rerun(UNIT, gate_level, &cov, f));
         cov.check();
     }
 

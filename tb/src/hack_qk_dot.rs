@@ -629,9 +629,11 @@ pub mod tests {
     /// consecutive cycles: that point is required of the RTL sweep only.
     pub fn matches_model(unit: &str, gate_level: bool) {
         let (threads, cases) = if gate_level { (1, 20) } else { (3, 60) };
-        let (cov, _) = models::sweep(unit, gate_level, threads, POINTS, |info, cov| check(info, prop::cases(cases), cov));
+        let f = |info: &'static ModelInfo, cov: &Coverage| check(info, prop::cases(cases), cov);
+        let (cov, _) = models::sweep(unit, gate_level, threads, POINTS, f);
         let required: Vec<&str> =
             POINTS.iter().copied().filter(|p| !gate_level || *p != "scores on consecutive cycles").collect();
+        cov.close(&required, || models::rerun(unit, gate_level, &cov, f));
         cov.check_points(&required);
     }
 

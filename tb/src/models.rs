@@ -423,6 +423,18 @@ pub fn sweep_as<R: Send>(
     (cov, out)
 }
 
+/// `f` once more on each of the unit's models, counting into `cov` (a round
+/// of `Coverage::close` after `sweep`).
+pub fn rerun<R: Send>(
+    unit: &str,
+    gate_level: bool,
+    cov: &crate::coverage::Coverage,
+    f: impl Fn(&'static ModelInfo, &crate::coverage::Coverage) -> R + Sync,
+) {
+    let infos = of_unit_nonempty(unit, gate_level);
+    crate::build::jobs::map(&infos, |&info| f(info, cov));
+}
+
 /// Model `name` if tb/models.toml lists it (built if needed; a build
 /// failure panics).
 pub fn by_name(name: &str) -> Option<&'static ModelInfo> {

@@ -37,6 +37,12 @@ fn env_u64(name: &str) -> Option<u64> {
 
 pub use sim::testgen::{cases, depth, full_depth};
 
+/// Whether the RNG seed is fixed (`$KVFORGE_SEED` or `PROPTEST_RNG_SEED`),
+/// so that a run replays another exactly.
+pub fn seed_is_fixed() -> bool {
+    env_u64("KVFORGE_SEED").is_some() || matches!(Config::default().rng_seed, RngSeed::Fixed(_))
+}
+
 /// RNG seed: `$KVFORGE_SEED`, else proptest's (`PROPTEST_RNG_SEED`, else
 /// random); printed on failure.
 fn config(cases: u32) -> (Config, u64) {

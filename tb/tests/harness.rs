@@ -543,3 +543,43 @@ fn concurrent_builds_do_not_corrupt_the_cache() {
     assert!(b.shared_object().exists());
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Coverage closure: extra rounds run only while a required point is at
+/// zero, stop once it is reached, and never more than `CLOSE_ROUNDS` (the
+/// check then fails as before). A fixed seed gets no extra round.
+#[test]
+fn coverage_closure_rounds() {
+    use tb::coverage::{Coverage, CLOSE_ROUNDS};
+    if tb::coverage::check_off().is_some() || tb::prop::seed_is_fixed() {
+        return;
+    }
+    // reached in the first run: no round
+    let cov = Coverage::new("closure self-test", &["a", "rare"]);
+    cov.hit("a");
+    cov.hit("rare");
+    let mut rounds = 0;
+    cov.close_all(|| rounds += 1);
+    assert_eq!(rounds, 0);
+    // reached in the first extra round: one round
+    let cov = Coverage::new("closure self-test", &["a", "rare"]);
+    cov.hit("a");
+    let mut rounds = 0;
+    cov.close_all(|| {
+        rounds += 1;
+        cov.hit("rare");
+    });
+    assert_eq!((rounds, cov.count("rare")), (1, 1));
+    // a point not required is not chased (this table is saved with its
+    // zero, on purpose, by the check below)
+    let cov = Coverage::new("harness self-test closure, one point unreachable", &["a", "never"]);
+    cov.hit("a");
+    let mut rounds = 0;
+    cov.close(&["a"], || rounds += 1);
+    assert_eq!(rounds, 0);
+    // never reached: CLOSE_ROUNDS rounds, then the check still fails
+    let mut rounds = 0;
+    cov.close_all(|| rounds += 1);
+    assert_eq!(rounds, CLOSE_ROUNDS);
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cov.check())).is_err();
+    assert!(failed, "check passed with a point at zero after closure");
+}

@@ -481,7 +481,9 @@ fn directed_case_reaches_every_event_on_the_model() {
 #[test]
 fn rtl_matches_model() {
     let cov = Coverage::new("oaken_dequantizer (default parameters, RTL)", &all_points());
-    check(models::get("oaken_dequantizer"), "oaken_dequantizer_rtl", prop::cases(128), 3, &cov);
+    let run = || check(models::get("oaken_dequantizer"), "oaken_dequantizer_rtl", prop::cases(128), 3, &cov);
+    run();
+    cov.close(POINTS, run);
     cov.check_points(POINTS);
 }
 
@@ -513,10 +515,13 @@ fn netlists_match_model() {
     let nets = models::of_unit("oaken-dequantizer", true);
     assert!(nets.len() >= 2, "{} dequantizer netlists in this run", nets.len());
     let cov = Coverage::new("oaken_dequantizer (netlists)", &all_points());
-    for &info in &nets {
-        check(info, &info.name.to_string(), prop::cases(20), 2, &cov);
-    }
-    cov.check_points(&[
+    let run = || {
+        for &info in &nets {
+            check(info, &info.name.to_string(), prop::cases(20), 2, &cov);
+        }
+    };
+    run();
+    let mut required = vec![
         "records",
         "d_ready low",
         "s_ready low",
@@ -524,10 +529,12 @@ fn netlists_match_model() {
         "malformed: bad-beat entry flagged",
         "beat ends one record's list and starts the next's",
         "reset in flight",
-    ]);
+    ];
     if nets.iter().any(|m| is_paper(&m.name)) {
-        cov.check_points(&PAPER_POINTS[..6]);
+        required.extend_from_slice(&PAPER_POINTS[..6]);
     }
+    cov.close(&required, run);
+    cov.check_points(&required);
     assert!(!prop::full_depth() || cov.count("records") >= 200, "at least 200 records on netlists");
 }
 

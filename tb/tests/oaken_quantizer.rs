@@ -243,7 +243,9 @@ fn directed_case_reaches_every_event_on_the_model() {
 #[test]
 fn rtl_matches_model() {
     let cov = Coverage::new("oaken_quantizer (default parameters, RTL)", &all_points());
-    check(models::get("oaken_quantizer"), "oaken_quantizer_rtl", prop::cases(160), 3, &cov);
+    let run = || check(models::get("oaken_quantizer"), "oaken_quantizer_rtl", prop::cases(160), 3, &cov);
+    run();
+    cov.close(POINTS, run);
     cov.check_points(POINTS);
 }
 
