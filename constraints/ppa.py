@@ -250,6 +250,21 @@ def fmt(x, nd=0):
     return f"{x:,.{nd}f}"
 
 
+def macros_only_entry(entry):
+    """(row name, unit, parameters) of a --macros-only entry: a unit at its
+    defaults (row `<module>_defaults`), or a model `NAME:UNIT:K=V,...` as
+    `models list --make synth-macros-only` prints it (values typed back:
+    integers, true/false, else strings)."""
+    if ":" not in entry:
+        return entry.replace("-", "_") + "_defaults", entry, {}
+    name, unit, kvs = entry.split(":", 2)
+    params = {}
+    for kv in filter(None, kvs.split(",")):
+        k, v = kv.split("=", 1)
+        params[k] = int(v) if re.fullmatch(r"-?[0-9]+", v) else {"true": True, "false": False}.get(v, v)
+    return name, unit, params
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reports", required=True)
@@ -258,8 +273,9 @@ def main():
     ap.add_argument("--rtlgen", required=True)
     ap.add_argument("--macros", action="store_true",
                     help="also synthesize units with memories as black boxes (logic area + memory bits)")
-    ap.add_argument("--macros-only", action="append", default=[], metavar="UNIT",
-                    help="a unit at its defaults whose memories cannot be flip-flops: only the black-box run")
+    ap.add_argument("--macros-only", action="append", default=[], metavar="UNIT|NAME:UNIT:K=V,...",
+                    help="a unit at its defaults, or a model at its parameters, whose memories cannot be "
+                         "flip-flops: only the black-box run")
     ap.add_argument("--netlists-to", metavar="FILE",
                     help="list the black-box netlists (NAME MODULE DIR BOX,BOX...) in FILE")
     ap.add_argument("models", nargs="*", help="NAME:MODULE:NETLIST_DIR")
@@ -306,18 +322,18 @@ def main():
             "nand2_eq_per_lane": area / nand2 / lanes if lanes else None,
             "memories_as_macros": macros,
         })
-    for unit in a.macros_only:
+    for entry in a.macros_only:
+        name, unit, given = macros_only_entry(entry)
         module = unit.replace("-", "_")
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
-            emit(a.rtlgen, unit, {}, a.clock_ns, out)
+            emit(a.rtlgen, unit, given, a.clock_ns, out)
             with open(os.path.join(out, f"{module}.json")) as f:
                 man = json.load(f)
         mems = man.get("memories", [])
         if not mems:
-            sys.exit(f"ppa: --macros-only {unit}: its manifest lists no memories")
-        name = f"{module}_defaults"
-        at, tt = macros_synthesis(a.rtlgen, unit, {}, a.clock_ns, module, mems, a.liberty, a.reports, name)
+            sys.exit(f"ppa: --macros-only {entry}: its manifest lists no memories")
+        at, tt = macros_synthesis(a.rtlgen, unit, given, a.clock_ns, module, mems, a.liberty, a.reports, name)
         m_area, m_cells, m_flops = area_report(at)
         m_crit = critical_path(tt, a.clock_ns)
         epc, epc_src = elements_per_cycle(unit, man.get("params", {}))

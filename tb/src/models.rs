@@ -47,9 +47,14 @@ pub struct MakeLists {
     /// `make prove`: the model whose deep mutant exhaustive simulation must
     /// refute (a `prove = "fast"` model).
     pub prove_sim_mutant: String,
-    /// Units whose defaults `make synth` times only with their memories as
-    /// macros; `make prove-all` proves those netlists.
+    /// Units whose defaults, or models (by name), `make synth` times only
+    /// with their memories as macros; `make prove-all` proves those
+    /// netlists.
     pub synth_macros_only: Vec<String>,
+    /// `synth_macros_only` as constraints/ppa.py's `--macros-only` takes
+    /// it: a unit as it is, a model as `NAME:UNIT:KEY=VALUE,...`.
+    #[serde(skip)]
+    pub synth_macros_only_args: Vec<String>,
     /// The ones of `synth_macros_only` that `make prove` proves.
     pub prove_macros_fast: Vec<String>,
 }
@@ -60,7 +65,7 @@ impl MakeLists {
         Some(match key {
             "prove-mutant" => self.prove_mutant.clone(),
             "prove-sim-mutant" => self.prove_sim_mutant.clone(),
-            "synth-macros-only" => self.synth_macros_only.join(" "),
+            "synth-macros-only" => self.synth_macros_only_args.join(" "),
             "prove-macros-fast" => self.prove_macros_fast.join(" "),
             _ => return None,
         })
@@ -210,7 +215,39 @@ pub fn parse(text: &str) -> Result<(Vec<Spec>, MakeLists), String> {
     if let Some(u) = m.prove_macros_fast.iter().find(|u| !m.synth_macros_only.contains(u)) {
         return Err(format!("[make] prove-macros-fast: {u} is not in synth-macros-only"));
     }
-    Ok((specs, file.make))
+    let mut make = file.make;
+    make.synth_macros_only_args = make
+        .synth_macros_only
+        .iter()
+        .map(|e| macros_only_arg(&specs, e).map_err(|why| format!("[make] synth-macros-only: {e}: {why}")))
+        .collect::<Result<_, _>>()?;
+    Ok((specs, make))
+}
+
+/// A `synth-macros-only` entry as constraints/ppa.py takes it: a unit with
+/// models as it is (its defaults); a model as `NAME:UNIT:KEY=VALUE,...`
+/// (values plain, so the list stays one shell word an entry).
+fn macros_only_arg(specs: &[Spec], entry: &str) -> Result<String, String> {
+    if let Some(s) = specs.iter().find(|s| s.name == entry) {
+        let mut kv = Vec::new();
+        for (k, v) in &s.params {
+            let v = match v {
+                toml::Value::String(x) => x.clone(),
+                toml::Value::Integer(x) => x.to_string(),
+                toml::Value::Boolean(x) => x.to_string(),
+                other => return Err(format!("parameter {k} = {other} is not a string, integer or boolean")),
+            };
+            if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.') {
+                return Err(format!("parameter {k} = '{v}' must be a plain word"));
+            }
+            kv.push(format!("{k}={v}"));
+        }
+        return Ok(format!("{}:{}:{}", s.name, s.unit, kv.join(",")));
+    }
+    if specs.iter().any(|s| s.unit == entry) {
+        return Ok(entry.to_string());
+    }
+    Err("neither a unit with models nor a model".to_string())
 }
 
 fn file() -> &'static (Vec<Spec>, MakeLists) {

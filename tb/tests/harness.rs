@@ -197,8 +197,15 @@ fn models_toml_tags_are_valid_and_complete() {
     for s in specs {
         assert!(units.contains(&s.unit.as_str()), "model {}: no unit {} in rtl-gen list", s.name, s.unit);
     }
-    for u in make.synth_macros_only.iter().chain(&make.prove_macros_fast) {
+    for u in &make.prove_macros_fast {
         assert!(units.contains(&u.as_str()), "[make]: no unit {u} in rtl-gen list");
+    }
+    // synth-macros-only: units (their defaults) or models, as ppa.py takes them
+    for (e, arg) in make.synth_macros_only.iter().zip(&make.synth_macros_only_args) {
+        match specs.iter().find(|s| &s.name == e) {
+            Some(s) => assert!(arg.starts_with(&format!("{}:{}:", s.name, s.unit)), "{e}: {arg}"),
+            None => assert!(units.contains(&e.as_str()) && arg == e, "[make]: {e} is no unit and no model"),
+        }
     }
     for (key, name) in [("prove-mutant", &make.prove_mutant), ("prove-sim-mutant", &make.prove_sim_mutant)] {
         let s = specs.iter().find(|s| &s.name == name).unwrap_or_else(|| panic!("[make] {key}: no model {name}"));
@@ -225,12 +232,24 @@ fn models_toml_tags_are_valid_and_complete() {
     let model = |tags: &str| format!("{base}[[model]]\nname = \"a\"\nunit = \"u\"\n{tags}\n");
     let (ok, _) = models::parse(&model("synth = true\nprove = \"fast\"")).expect("a valid list");
     assert!(ok[0].synth && ok[0].prove == Some(Prove::Fast));
+    let with_model = model("prove = \"fast\"\nparams = { lanes = 4, repack = \"median\" }")
+        .replace("synth-macros-only = [\"u\"]", "synth-macros-only = [\"u\", \"a\"]");
+    let (_, make) = models::parse(&with_model).expect("a valid list");
+    assert_eq!(make.synth_macros_only_args, ["u", "a:u:lanes=4,repack=median"]);
     for (bad, why) in [
         (model("prove = \"quick\""), "unknown variant `quick`"),
         (model("synth = \"yes\""), "invalid type"),
         (model("prove = \"slow\""), "prove-mutant = \"a\" is not a model with prove = \"fast\""),
         (model("prove = \"fast\"\nmutant = true"), "unknown field `mutant`"),
         (model("prove = \"fast\"").replace("[\"u\"]\n[[", "[\"v\"]\n[["), "prove-macros-fast: v is not in synth-macros-only"),
+        (
+            model("prove = \"fast\"").replace("synth-macros-only = [\"u\"]", "synth-macros-only = [\"u\", \"w\"]"),
+            "synth-macros-only: w: neither a unit with models nor a model",
+        ),
+        (
+            model("prove = \"fast\"\nparams = { mode = \"a b\" }").replace("synth-macros-only = [\"u\"]", "synth-macros-only = [\"u\", \"a\"]"),
+            "parameter mode = 'a b' must be a plain word",
+        ),
     ] {
         let e = models::parse(&bad).err().unwrap_or_else(|| panic!("accepted:\n{bad}"));
         assert!(e.contains(why), "{e}\n(expected: {why})");
