@@ -738,6 +738,10 @@ reg_logic!(PackKvDecoder;
 
         // ---------------- parser ----------------
         self.take.next = self.k_zero16.val();
+        // `left` after the take, chosen beside `take` rather than computed
+        // from it: the subtraction then runs in parallel with the parser's
+        // choice instead of after it (the decoder's critical path)
+        self.nleft.next = self.left.q.val();
         self.emit.next = false;
         self.emit_end.next = false;
         self.h.next = bit_cast::<32, 512>(self.gbuf.q.val());
@@ -847,6 +851,7 @@ reg_logic!(PackKvDecoder;
             if self.adv.val() {
                 if self.nb.q.val() >= self.k_mw32.val() {
                     self.take.next = self.k_mw32.val();
+                    self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.k_mw32.val());
                     for bb in self._b..(self._b + 1) {
                         for mw in self._mw..(self._mw + 1) {
                             for i in 0..self._b {
@@ -887,6 +892,7 @@ reg_logic!(PackKvDecoder;
                         self.st.d.next = self.k_s[5].val();
                     } else {
                         self.take.next = self.k_lb16.val();
+                        self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.k_lb16.val());
                         for i in 0..self._b {
                             if self.idx.val() == self.k_pidx[i].val() {
                                 self.seen[i].en.next = true;
@@ -929,6 +935,7 @@ reg_logic!(PackKvDecoder;
                         self.st.d.next = self.k_s[5].val();
                     } else {
                         self.take.next = self.k_fneed16.val();
+                        self.nleft.next = self.left.q.val() - self.k_fneed.val();
                         for cc in self._c..(self._c + 1) {
                             for ln in self._lanes..(self._lanes + 1) {
                                 for i in 0..self._c {
@@ -970,6 +977,7 @@ reg_logic!(PackKvDecoder;
                     self.st.d.next = self.k_s[5].val();
                 } else if bit_cast::<32, 16>(self.nb.q.val()) >= self.need.val() {
                     self.take.next = bit_cast::<16, 32>(self.need.val());
+                    self.nleft.next = self.left.q.val() - self.need.val();
                     self.emit.next = true;
                     self.mb.en.next = true;
                     self.mb.d.next = self.mb.q.val() + self.k_one8.val();
@@ -1029,16 +1037,19 @@ reg_logic!(PackKvDecoder;
             if self.adv.val() {
                 if self.toend.q.val() {
                     self.take.next = self.nb.q.val();
+                    self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.nb.q.val());
                     if self.tend.q.val() {
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[6].val();
                     }
                 } else if self.left.q.val() <= bit_cast::<32, 16>(self.nb.q.val()) {
                     self.take.next = bit_cast::<16, 32>(self.left.q.val());
+                    self.nleft.next = self.k_zero32.val();
                     self.st.en.next = true;
                     self.st.d.next = self.k_s[6].val();
                 } else {
                     self.take.next = self.nb.q.val();
+                    self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.nb.q.val());
                     if self.tend.q.val() {
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[6].val();
@@ -1059,7 +1070,6 @@ reg_logic!(PackKvDecoder;
                 self.st.d.next = self.k_s[0].val();
             }
         }
-        self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.take.val());
         if !(self.st.q.val() == self.k_s[0].val()) {
             self.left.en.next = true;
             self.left.d.next = self.nleft.val();
