@@ -685,9 +685,7 @@ pub mod tests {
     pub fn matches_model(gate_level: bool) {
         let (threads, cases) = if gate_level { (1, 12) } else { (3, 40) };
         let f = |info: &'static ModelInfo, cov: &Coverage| check(info, prop::cases(cases), cov);
-        let (cov, _) = models::sweep(UNIT, gate_level, threads, POINTS, f);
-        cov.close_all(|| models::rerun(UNIT, gate_level, &cov, f));
-        cov.check();
+        models::sweep_closed(UNIT, gate_level, threads, POINTS, POINTS, f);
     }
 
     pub const RESET_POINTS: &[&str] = &["reset with outputs owed", "reset with nothing owed"];

@@ -630,11 +630,9 @@ pub mod tests {
     pub fn matches_model(unit: &str, gate_level: bool) {
         let (threads, cases) = if gate_level { (1, 20) } else { (3, 60) };
         let f = |info: &'static ModelInfo, cov: &Coverage| check(info, prop::cases(cases), cov);
-        let (cov, _) = models::sweep(unit, gate_level, threads, POINTS, f);
         let required: Vec<&str> =
             POINTS.iter().copied().filter(|p| !gate_level || *p != "scores on consecutive cycles").collect();
-        cov.close(&required, || models::rerun(unit, gate_level, &cov, f));
-        cov.check_points(&required);
+        models::sweep_closed(unit, gate_level, threads, POINTS, &required, f);
     }
 
     pub const RESET_POINTS: &[&str] = &["reset with scores owed", "reset with nothing owed"];

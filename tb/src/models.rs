@@ -460,16 +460,23 @@ pub fn sweep_as<R: Send>(
     (cov, out)
 }
 
-/// `f` once more on each of the unit's models, counting into `cov` (a round
-/// of `Coverage::close` after `sweep`).
-pub fn rerun<R: Send>(
+/// `sweep`, then `Coverage::close` on `required` (each extra round runs
+/// `f` once more on every model), then the check of `required`.
+pub fn sweep_closed(
     unit: &str,
     gate_level: bool,
-    cov: &crate::coverage::Coverage,
-    f: impl Fn(&'static ModelInfo, &crate::coverage::Coverage) -> R + Sync,
-) {
+    min: usize,
+    points: &[&'static str],
+    required: &[&str],
+    f: impl Fn(&'static ModelInfo, &crate::coverage::Coverage) + Sync,
+) -> crate::coverage::Coverage {
+    let (cov, _) = sweep(unit, gate_level, min, points, &f);
     let infos = of_unit_nonempty(unit, gate_level);
-    crate::build::jobs::map(&infos, |&info| f(info, cov));
+    cov.close(required, || {
+        crate::build::jobs::map(&infos, |&info| f(info, &cov));
+    });
+    cov.check_points(required);
+    cov
 }
 
 /// Model `name` if tb/models.toml lists it (built if needed; a build

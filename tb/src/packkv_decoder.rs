@@ -159,6 +159,9 @@ pub struct Facts {
     pub widthr_packs: u64,
     pub flat_tokens: u64,
     pub nonfinite_blocks: u64,
+    /// Blocks of more than 2^16 bits after the header: `left` past its
+    /// low half (spec §14.14.2's `lbig`).
+    pub long_blocks: u64,
     pub spoils: Vec<Spoil>,
 }
 
@@ -219,6 +222,7 @@ fn pair(p: &DecParams, r: &mut Xorshift, f: &mut Facts) -> [Vec<u32>; 2] {
     let [(kw, _), (vw, _)] = encode_pair(&kp, &kp, &k, &v).expect("quantizer codes never overflow");
     f.perm_blocks += (repack == Repack::Median) as u64;
     f.v_blocks += 1;
+    f.long_blocks += [&kw, &vw].iter().filter(|w| 32 * (w.len() - 1) >= 1 << 16).count() as u64;
     [kw, vw]
 }
 
@@ -487,7 +491,11 @@ pub const POINTS: &[&str] = &[
     "status: bad_length",
     "status: truncated",
     "good block right after a bad one",
+    LONG_BLOCK,
 ];
+
+/// Reached only by sets whose widest block passes 2^16 bits (`h2_l32`).
+pub const LONG_BLOCK: &str = "block of 2^16 bits or more";
 
 const STATUS: [&str; 7] = [
     "status: ok",
@@ -511,6 +519,7 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("pack width r (largest)", f.widthr_packs);
     cov.add("token: max = min (codes 0)", f.flat_tokens);
     cov.add("block: nonfinite", f.nonfinite_blocks);
+    cov.add(LONG_BLOCK, f.long_blocks);
     for &s in &r.statuses {
         cov.hit(STATUS[s as usize]);
     }

@@ -40,9 +40,7 @@ fn rtl_matches_model() {
 fn netlists_match_model() {
     // enough cases that each block kind (the rarest 1 in 12) comes up
     let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(48), cov);
-    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, f);
-    cov.close_all(|| models::rerun(UNIT, true, &cov, f));
-    cov.check();
+    models::sweep_closed(UNIT, true, 1, POINTS, POINTS, f);
 }
 
 const RESET_POINTS: &[&str] = &["reset in pass 1", "reset in pass 2 with beats owed", "reset with nothing owed"];

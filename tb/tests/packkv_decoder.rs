@@ -35,11 +35,10 @@ fn rtl_matches_model() {
 #[test]
 fn netlists_match_model() {
     let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(16), cov);
-    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, f);
-    // every point but multi-word beats: both netlist sets take one word a beat
-    let need: Vec<&str> = POINTS.iter().copied().filter(|&p| p != "beat of several words").collect();
-    cov.close(&need, || models::rerun(UNIT, true, &cov, f));
-    cov.check_points(&need);
+    // every point but multi-word beats (both netlist sets take one word a
+    // beat) and long blocks (their blocks stay below 2^16 bits)
+    let need: Vec<&str> = POINTS.iter().copied().filter(|&p| p != "beat of several words" && p != pd::LONG_BLOCK).collect();
+    models::sweep_closed(UNIT, true, 1, POINTS, &need, f);
 }
 
 const RESET_POINTS: &[&str] = &["reset in flight"];

@@ -50,9 +50,7 @@ fn rtl_matches_model() {
 fn netlists_match_model() {
     let med = tb::coverage::Coverage::new("packkv_encoder median (netlists)", MEDIAN_POINTS);
     let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(16), cov, &med);
-    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, f);
-    cov.close_all(|| models::rerun(UNIT, true, &cov, f));
-    cov.check();
+    models::sweep_closed(UNIT, true, 1, POINTS, POINTS, f);
     med.check_points(&[]);
 }
 

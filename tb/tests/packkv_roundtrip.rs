@@ -14,12 +14,18 @@
 //!   (`quantize_token`, `encode_pair`, `decode_stream`) and lies within the
 //!   §14.8 bound of its sanitised input.
 //!
+//! - Repacked (`repack = median` sets): the K decoder's end beat carries
+//!   the block's permutation; it must be one, order the rows by the rule of
+//!   spec §14.5 (V lower median descending, ties in arrival order), and,
+//!   applied to the decoded rows of K and of V, give back the arrival rows.
+//!
 //! Sets: every encoder model of tb/models.toml whose K and V halves have a
-//! quantizer and a decoder model with the same parameters (at least two).
+//! quantizer and a decoder model with the same parameters (at least two in
+//! arrival order and one repacked).
 
 use proptest::prelude::*;
 use sim::fp16;
-use sim::packkv::codec::{encode_pair, pack_fields, decode_stream, DecodedBlock, TokenBlock};
+use sim::packkv::codec::{decode_stream, encode_pair, lower_median, pack_fields, DecodedBlock, TokenBlock};
 use sim::packkv::params::{raw_bits, Repack};
 use sim::packkv::quantizer::{bound_x2, quantize_token, sanitized_units, TokenGrid};
 use tb::coverage::Coverage;
@@ -40,15 +46,15 @@ struct Set {
     dec: [&'static ModelInfo; 2],
     p: EncParams,
     dp: [DecParams; 2],
+    /// `repack = median`
+    med: bool,
 }
 
 fn sets() -> Vec<Set> {
     let specs = models::specs();
     let mut out = vec![];
-    // arrival order only: the expected rows below are not permuted, so the
-    // repack = median sets stay in packkv_encoder.rs
-    let median = |s: &&models::Spec| s.params.get("repack").and_then(|v| v.as_str()) == Some("median");
-    for e in specs.iter().filter(|s| s.unit == "packkv-encoder" && !median(s)) {
+    let median = |s: &models::Spec| s.params.get("repack").and_then(|v| v.as_str()) == Some("median");
+    for e in specs.iter().filter(|s| s.unit == "packkv-encoder") {
         let p: EncParams = toml::Value::Table(e.params.clone()).try_into().expect("encoder parameters");
         let find = |unit: &str, ok: &dyn Fn(&toml::Table) -> bool| {
             specs.iter().find(|s| s.unit == unit && ok(&s.params)).map(|s| models::get(&s.name))
@@ -67,10 +73,12 @@ fn sets() -> Vec<Set> {
         };
         if let (Some((qk, dk)), Some((qv, dv))) = (side(false), side(true)) {
             let dp = [pd::params_of(&Model::new(dk)), pd::params_of(&Model::new(dv))];
-            out.push(Set { enc: models::get(&e.name), quant: [qk, qv], dec: [dk, dv], p, dp });
+            out.push(Set { enc: models::get(&e.name), quant: [qk, qv], dec: [dk, dv], p, dp, med: median(e) });
         }
     }
-    assert!(out.len() >= 2, "{} PackKV round-trip sets in tb/models.toml, at least 2 expected", out.len());
+    let med = out.iter().filter(|s| s.med).count();
+    assert!(out.len() - med >= 2, "{} PackKV round-trip sets in arrival order in tb/models.toml, at least 2 expected", out.len() - med);
+    assert!(med >= 1, "no repack = median PackKV round-trip set in tb/models.toml");
     out
 }
 
@@ -207,12 +215,52 @@ fn code_blocks(p: &EncParams, c: &Case) -> Vec<[TokenBlock; 2]> {
     }
 }
 
-/// A block's beats out of a decoder: its codes dequantized, then an ok end.
-fn block_beats(dp: &DecParams, b: &TokenBlock) -> Vec<DBeat> {
-    let d = DecodedBlock { meta: b.meta.clone(), rows: b.rows.clone(), perm: None, nonfinite: b.nonfinite, words: 0 };
+/// A block's beats out of a decoder: its codes dequantized with stored row
+/// `i` arrival row `order[i]`, then an ok end (with `order` if `perm`).
+fn block_beats(dp: &DecParams, b: &TokenBlock, order: &[usize], perm: bool) -> Vec<DBeat> {
+    let d = DecodedBlock {
+        meta: order.iter().map(|&a| b.meta[a]).collect(),
+        rows: order.iter().map(|&a| b.rows[a].clone()).collect(),
+        perm: None,
+        nonfinite: b.nonfinite,
+        words: 0,
+    };
     let mut v = pd::data_beats(dp, &d);
-    v.push(DBeat::End { status: 0, nonfinite: b.nonfinite, perm: None });
+    v.push(DBeat::End { status: 0, nonfinite: b.nonfinite, perm: perm.then(|| order.iter().map(|&a| a as u32).collect()) });
     v
+}
+
+/// The row order of each pair: arrival order, or (repacked) the
+/// permutation on the K decoder's end beat, checked against spec §14.5's
+/// rule with the pair's V codes.
+fn orders(s: &Set, blocks: &[[TokenBlock; 2]], k_beats: &[DBeat]) -> Result<Vec<Vec<usize>>, String> {
+    let b = s.p.block;
+    if !s.med {
+        return Ok(vec![(0..b).collect(); blocks.len()]);
+    }
+    let perms: Vec<_> = k_beats.iter().filter_map(|x| if let DBeat::End { perm, .. } = x { Some(perm.clone()) } else { None }).collect();
+    if perms.len() != blocks.len() {
+        return Err(format!("K decoder: {} end beats for {} blocks", perms.len(), blocks.len()));
+    }
+    let mut out = vec![];
+    for (i, (perm, kv)) in perms.into_iter().zip(blocks).enumerate() {
+        let order: Vec<usize> = perm.ok_or(format!("K block {i}: no permutation on a repacked block"))?.iter().map(|&a| a as usize).collect();
+        let mut seen = vec![false; b];
+        for &a in &order {
+            if a >= b || std::mem::replace(&mut seen[a], true) {
+                return Err(format!("K block {i}: {order:?} is not a permutation of 0..{b}"));
+            }
+        }
+        if order.len() != b {
+            return Err(format!("K block {i}: {} indices, {b} expected", order.len()));
+        }
+        let key = |a: usize| (std::cmp::Reverse(lower_median(&kv[1].rows[a])), a);
+        if let Some(w) = order.windows(2).find(|w| key(w[0]) > key(w[1])) {
+            return Err(format!("K block {i}: arrival rows {} then {} break descending V median, ties by arrival", w[0], w[1]));
+        }
+        out.push(order);
+    }
+    Ok(out)
 }
 
 #[derive(Default, Debug)]
@@ -448,6 +496,8 @@ const POINTS: &[&str] = &[
     "transfer of several blocks",
     "decoder beat of several words",
     "encoder last beat of no words (spec §14.14.3, not required)",
+    "repacked pair",
+    "repacked pair, rows reordered",
 ];
 
 /// The points a run must reach (`quantizer`: the chain only).
@@ -459,10 +509,13 @@ fn required(chain: bool) -> Vec<&'static str> {
 fn check_case(s: &Set, c: &Case, run: &Run, cov: &Coverage) -> Result<(), String> {
     let p = &s.p;
     let blocks = code_blocks(p, c);
+    let orders = orders(s, &blocks, &run.beats[0])?;
     for v in 0..2 {
         let dp = &s.dp[v];
-        // lossless on codes: the exact codes and words given, dequantized
-        let want: Vec<Result<Vec<DBeat>, u8>> = blocks.iter().map(|b| Ok(block_beats(dp, &b[v]))).collect();
+        // lossless on codes: the exact codes and words given, dequantized,
+        // in the decoded permutation's order
+        let want: Vec<Result<Vec<DBeat>, u8>> =
+            blocks.iter().zip(&orders).map(|(b, o)| Ok(block_beats(dp, &b[v], o, s.med && v == 0))).collect();
         let side = if v == 0 { "K" } else { "V" };
         let seen = pd::check(dp, &run.beats[v], &want, false).map_err(|e| format!("{side} decoder: {e}"))?;
         if seen.iter().any(|&x| x != 0) {
@@ -479,9 +532,13 @@ fn check_case(s: &Set, c: &Case, run: &Run, cov: &Coverage) -> Result<(), String
         }
     }
     if let Input::Tokens(t) = &c.input {
-        check_chain(s, t, &blocks, run)?;
+        check_chain(s, t, &blocks, &orders, run)?;
     }
     cov.add("blocks (K and V)", 2 * blocks.len() as u64);
+    if s.med {
+        cov.add("repacked pair", blocks.len() as u64);
+        cov.add("repacked pair, rows reordered", orders.iter().filter(|o| o.windows(2).any(|w| w[0] > w[1])).count() as u64);
+    }
     cov.add("quantizer input blocked", run.q_blocked);
     cov.add("quantizer output held", run.q_held);
     cov.add("encoder input blocked", run.e_blocked);
@@ -496,7 +553,7 @@ fn check_case(s: &Set, c: &Case, run: &Run, cov: &Coverage) -> Result<(), String
 
 /// The chain from FP16: `sim`'s own round trip gives the same beats, and
 /// every decoded value is within spec §14.8's bound of its input.
-fn check_chain(s: &Set, tokens: &[[Vec<Vec<u16>>; 2]], blocks: &[[TokenBlock; 2]], run: &Run) -> Result<(), String> {
+fn check_chain(s: &Set, tokens: &[[Vec<Vec<u16>>; 2]], blocks: &[[TokenBlock; 2]], orders: &[Vec<usize>], run: &Run) -> Result<(), String> {
     let p = &s.p;
     for v in 0..2 {
         let dp = &s.dp[v];
@@ -509,10 +566,11 @@ fn check_chain(s: &Set, tokens: &[[Vec<Vec<u16>>; 2]], blocks: &[[TokenBlock; 2]
         for d in decode_stream(&dp.packkv(Repack::None), &words) {
             let d = d.map_err(|e| format!("sim decode_stream: {e:?}"))?;
             sim_beats.extend(pd::data_beats(dp, &d));
-            sim_beats.push(DBeat::End { status: 0, nonfinite: d.nonfinite, perm: None });
+            let perm = d.perm.as_ref().map(|q| q.iter().map(|&i| i as u32).collect());
+            sim_beats.push(DBeat::End { status: 0, nonfinite: d.nonfinite, perm });
         }
         stream::compare(&run.beats[v], &sim_beats, false, |i| format!("beat {i} against sim's chain"))?;
-        // the bound, element by element (stored rows are arrival rows: no repack)
+        // the bound, element by element, each stored row at its arrival row
         let mut bi = 0;
         let mut units: Vec<Vec<i64>> = tokens[0][v].iter().map(|x| sanitized_units(x).0).collect();
         for beat in &run.beats[v] {
@@ -524,7 +582,7 @@ fn check_chain(s: &Set, tokens: &[[Vec<Vec<u16>>; 2]], blocks: &[[TokenBlock; 2]
                 continue;
             };
             for (l, &o) in x.iter().enumerate() {
-                let (ch, row) = (*ch as usize + l / dp.pl(), *row as usize + l % dp.pl());
+                let (ch, row) = (*ch as usize + l / dp.pl(), orders[bi][*row as usize + l % dp.pl()]);
                 let step = TokenGrid::from_meta(blocks[bi][v].meta[row]).step_units;
                 let (xu, ou) = (units[row][ch], fp16::to_units(o));
                 if 2 * (ou - xu).abs() > bound_x2(step, ou) {

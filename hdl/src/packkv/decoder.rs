@@ -173,6 +173,8 @@ pub struct PackKvDecoder {
     row: Reg<Bits<8>>,
     ch: Reg<Bits<16>>,
     left: Reg<Bits<32>>,
+    /// `left >= 2^16`, kept beside `left` so that the parser compares 16 bits
+    lbig: Reg<Bit>,
     toend: Reg<Bit>,
     err: Reg<Bits<4>>,
     wlen: Reg<Bit>,
@@ -200,7 +202,10 @@ pub struct PackKvDecoder {
     fw: Signal<Local, Bits<16>>,
     wbad: Signal<Local, Bit>,
     part: Signal<Local, Bit>,
-    fneed: Signal<Local, Bits<32>>,
+    fneed: Signal<Local, Bits<16>>,
+    l16: Signal<Local, Bits<16>>,
+    need16: Signal<Local, Bits<16>>,
+    hleft: Signal<Local, Bits<32>>,
     wsum: Signal<Local, Bits<16>>,
     need: Signal<Local, Bits<32>>,
     nleft: Signal<Local, Bits<32>>,
@@ -296,9 +301,10 @@ pub struct PackKvDecoder {
     k_bmask: Constant<Bits<8>>,
     k_lb16: Constant<Bits<16>>,
     k_fneed: Constant<Bits<32>>,
+    k_sh16: Constant<Bits<32>>,
     k_fneed16: Constant<Bits<16>>,
     k_fblast: Constant<Bits<16>>,
-    k_fend: Vec<Constant<Bits<32>>>,
+    k_fend: Vec<Constant<Bits<16>>>,
     k_foff: Vec<Constant<Bits<16>>>,
     k_fmask: Constant<Bits<16>>,
     k_rmask: Constant<Bits<16>>,
@@ -383,6 +389,7 @@ impl PackKvDecoder {
             row: Reg::default(),
             ch: Reg::default(),
             left: Reg::default(),
+            lbig: Reg::default(),
             toend: Reg::default(),
             err: Reg::default(),
             wlen: Reg::default(),
@@ -411,6 +418,9 @@ impl PackKvDecoder {
             wbad: Default::default(),
             part: Default::default(),
             fneed: Default::default(),
+            l16: Default::default(),
+            need16: Default::default(),
+            hleft: Default::default(),
             wsum: Default::default(),
             need: Default::default(),
             nleft: Default::default(),
@@ -501,6 +511,7 @@ impl PackKvDecoder {
             k_bmask: k((g.b - 1) as u64),
             k_lb16: k(g.lb as u64),
             k_fneed: k((l * f) as u64),
+            k_sh16: k(16),
             k_fneed16: k((l * f) as u64),
             k_fblast: k((g.c / l - 1) as u64),
             k_fend: consts((0..l).map(|j| ((j + 1) * f) as u64)),
@@ -558,7 +569,7 @@ impl PackKvDecoder {
 }
 
 reg_logic!(PackKvDecoder;
-    regs [gbuf, nb, tend, st, cnt, mb, row, ch, left, toend, err, wlen, hbad, hperm, hnf, bc_blk, cperm];
+    regs [gbuf, nb, tend, st, cnt, mb, row, ch, left, lbig, toend, err, wlen, hbad, hperm, hnf, bc_blk, cperm];
     masks [gbuf & k_bufmask];
     #[hdl_gen]
     fn update(&mut self) {
@@ -764,17 +775,20 @@ reg_logic!(PackKvDecoder;
         }
         // a field beat: `lanes` fields; only those inside the block's length
         // count for a bad width when the beat runs past it
-        self.part.next = self.left.q.val() < self.k_fneed.val();
-        self.fneed.next = self.k_fneed.val();
+        // `left` in 16 bits: every amount the parser compares it with is
+        // below 2^16, so `lbig` stands for the high half (timing, §14.14.2)
+        self.l16.next = bit_cast::<16, 32>(self.left.q.val());
+        self.part.next = !self.lbig.q.val() & (self.l16.val() < self.k_fneed16.val());
+        self.fneed.next = self.k_fneed16.val();
         if self.part.val() {
-            self.fneed.next = self.left.q.val();
+            self.fneed.next = self.l16.val();
         }
         self.wbad.next = false;
         for j in 0..self._lanes {
             self.t512.next = self.gbuf.q.val() >> self.k_foff[j].val();
             self.fv.next = bit_cast::<16, 512>(self.t512.val()) & self.k_fmask.val();
             self.fw.next = self.fv.val() >> self.k_r16.val();
-            if (self.fw.val() > self.k_r16.val()) & (!self.part.val() | (self.left.q.val() >= self.k_fend[j].val())) {
+            if (self.fw.val() > self.k_r16.val()) & (!self.part.val() | (self.l16.val() >= self.k_fend[j].val())) {
                 self.wbad.next = true;
             }
         }
@@ -803,6 +817,8 @@ reg_logic!(PackKvDecoder;
             self.wsum.next = self.wsum.val() + (self.fv.val() >> self.k_r16.val());
         }
         self.need.next = bit_cast::<32, 16>(self.wsum.val()) << self.k_lpl.val();
+        self.need16.next = bit_cast::<16, 32>(self.need.val());
+        self.hleft.next = (self.len.val() << self.k_sh5.val()) - self.k_w32.val();
 
         if self.st.q.val() == self.k_s[0].val() {
             // header
@@ -813,7 +829,9 @@ reg_logic!(PackKvDecoder;
             } else if self.adv.val() & (self.nb.q.val() >= self.k_w16.val()) {
                 self.take.next = self.k_w16.val();
                 self.left.en.next = true;
-                self.left.d.next = (self.len.val() << self.k_sh5.val()) - self.k_w32.val();
+                self.left.d.next = self.hleft.val();
+                self.lbig.en.next = true;
+                self.lbig.d.next = (self.hleft.val() >> self.k_sh16.val()) != self.k_zero32.val();
                 self.toend.en.next = true;
                 self.toend.d.next = self.len.val() == self.k_zero32.val();
                 self.hperm.en.next = true;
@@ -924,7 +942,7 @@ reg_logic!(PackKvDecoder;
         } else if self.st.q.val() == self.k_s[3].val() {
             // pack fields, `lanes` a cycle, shifted in at the top
             if self.adv.val() {
-                if bit_cast::<32, 16>(self.nb.q.val()) >= self.fneed.val() {
+                if self.nb.q.val() >= self.fneed.val() {
                     if self.part.val() | self.wbad.val() {
                         self.err.en.next = true;
                         self.err.d.next = self.k_e[5].val();
@@ -970,12 +988,12 @@ reg_logic!(PackKvDecoder;
         } else if self.st.q.val() == self.k_s[4].val() {
             // payload beats
             if self.adv.val() {
-                if self.need.val() > self.left.q.val() {
+                if !self.lbig.q.val() & (self.need16.val() > self.l16.val()) {
                     self.err.en.next = true;
                     self.err.d.next = self.k_e[5].val();
                     self.st.en.next = true;
                     self.st.d.next = self.k_s[5].val();
-                } else if bit_cast::<32, 16>(self.nb.q.val()) >= self.need.val() {
+                } else if self.nb.q.val() >= self.need16.val() {
                     self.take.next = bit_cast::<16, 32>(self.need.val());
                     self.nleft.next = self.left.q.val() - self.need.val();
                     self.emit.next = true;
@@ -1042,8 +1060,8 @@ reg_logic!(PackKvDecoder;
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[6].val();
                     }
-                } else if self.left.q.val() <= bit_cast::<32, 16>(self.nb.q.val()) {
-                    self.take.next = bit_cast::<16, 32>(self.left.q.val());
+                } else if !self.lbig.q.val() & (self.l16.val() <= self.nb.q.val()) {
+                    self.take.next = self.l16.val();
                     self.nleft.next = self.k_zero32.val();
                     self.st.en.next = true;
                     self.st.d.next = self.k_s[6].val();
@@ -1073,6 +1091,8 @@ reg_logic!(PackKvDecoder;
         if !(self.st.q.val() == self.k_s[0].val()) {
             self.left.en.next = true;
             self.left.d.next = self.nleft.val();
+            self.lbig.en.next = true;
+            self.lbig.d.next = (self.nleft.val() >> self.k_sh16.val()) != self.k_zero32.val();
         }
 
         // ---------------- gearbox update ----------------

@@ -201,6 +201,11 @@ pub struct EncSide {
     pub fld_re: Signal<In, Bit>,
     pub fld_raddr: Signal<In, Bits<32>>,
     pub fld_rdata: Signal<Out, Bits<WMAX>>,
+    /// `repack = median` only (length 1, else 0): the fields pass's writes,
+    /// which replace the fill's (fields over stored rows, spec §14.14.3)
+    pub med_we: Vec<Signal<In, Bit>>,
+    pub med_waddr: Vec<Signal<In, Bits<32>>>,
+    pub med_wdata: Vec<Signal<In, Bits<WMAX>>>,
     code_ram: DpRam<32, WMAX>,
     meta_ram: DpRam<32, 32>,
     run_ram: DpRam<32, 256>,
@@ -314,6 +319,7 @@ pub struct EncSide {
     _lanes: usize,
     _levels: usize,
     _raw: usize,
+    _med: usize,
 }
 
 impl EncSide {
@@ -355,6 +361,9 @@ impl EncSide {
             fld_re: Default::default(),
             fld_raddr: Default::default(),
             fld_rdata: Default::default(),
+            med_we: sigs(g.median as usize),
+            med_waddr: sigs(g.median as usize),
+            med_wdata: sigs(g.median as usize),
             code_ram: DpRam::new(&cm.0, &cm.1, cm.2, cm.3),
             meta_ram: DpRam::new(&mm.0, &mm.1, mm.2, mm.3),
             run_ram: DpRam::new(&rm.0, &rm.1, rm.2, rm.3),
@@ -463,6 +472,7 @@ impl EncSide {
             _lanes: l,
             _levels: lv,
             _raw: r,
+            _med: g.median as usize,
         }
     }
 }
@@ -664,6 +674,11 @@ reg_logic!(EncSide;
         self.fld_ram.we.next = self.i2_v.q.val();
         self.fld_ram.waddr.next = self.faddr.q.val();
         self.fld_ram.wdata.next = self.fw.val();
+        for i in 0..self._med {
+            self.fld_ram.we.next = self.med_we[i].val();
+            self.fld_ram.waddr.next = self.med_waddr[i].val();
+            self.fld_ram.wdata.next = self.med_wdata[i].val();
+        }
         if self.i2_v.q.val() {
             self.faddr.en.next = true;
             self.faddr.d.next = self.faddr.q.val() + self.k_one32.val();
@@ -1584,9 +1599,14 @@ reg_logic!(PackKvEncoder;
             self.md[i].rel_bank.next = self.x_bank.q.val();
             self.mf[i].rel.next = self.ks.rel.val();
             self.mf[i].rel_bank.next = self.x_bank.q.val();
-            self.mf[i].f_re_k.next = self.x_issue.val() & (self.x_state.q.val() == self.k_fld.val()) & !self.x_side.q.val();
-            self.mf[i].f_re_v.next = self.x_issue.val() & (self.x_state.q.val() == self.k_fld.val()) & self.x_side.q.val();
-            self.mf[i].f_raddr.next = self.x_faddr.q.val();
+            // the pass writes the sides' fields memories; the output reads
+            // them as with `none`
+            self.ks.med_we[i].next = self.mf[i].f_we.val();
+            self.vs.med_we[i].next = self.mf[i].f_we.val();
+            self.ks.med_waddr[i].next = self.mf[i].f_waddr.val();
+            self.vs.med_waddr[i].next = self.mf[i].f_waddr.val();
+            self.ks.med_wdata[i].next = self.mf[i].k_fwd.val();
+            self.vs.med_wdata[i].next = self.mf[i].v_fwd.val();
         }
         // a refused pair: nothing to read; R leaves the bank when X releases it
         // (earlier, R could come back to the same refused pair)
@@ -1621,12 +1641,6 @@ reg_logic!(PackKvEncoder;
             if self.x1_side.q.val() {
                 self.chunk.next = self.vs.fld_rdata.val();
                 self.keep.next = self.k_fkeep_v.val();
-            }
-            for i in 0..self._med {
-                self.chunk.next = self.mf[i].k_frd.val();
-                if self.x1_side.q.val() {
-                    self.chunk.next = self.mf[i].v_frd.val();
-                }
             }
         }
         self.zr.clock.next = self.clock.val();

@@ -16,8 +16,10 @@
 //!   pass), the token-word address, and the permutation items.
 //! - `MedFields`: the fields must be taken over the stored pack rows, so a
 //!   second copy of each code memory is read in stored order once the pair
-//!   is sorted, giving the fields memories and the width sums, hence each
-//!   block's header. It runs while the other bank is being sent.
+//!   is sorted, giving each pack's fields (written into the side's fields
+//!   memory, whose fill-time words `median` does not use) and the width
+//!   sums, hence each block's header. It runs while the other bank is
+//!   being sent.
 
 use super::encoder::{EncGeometry, WMAX};
 use crate::prim::ram::{DpRam, MemInfo};
@@ -56,13 +58,11 @@ pub fn memories(g: &EncGeometry, module: &str) -> Vec<MemInfo> {
         depth,
         width,
     };
-    let (b, bt, l, rows) = (g.block, g.beats, g.lanes, g.block / g.pack);
+    let (b, bt, l) = (g.block, g.beats, g.lanes);
     vec![
         m("v_median", 2 * b, g.v.raw),
         m("k_codes_sorted", 2 * b * bt, l * g.k.raw),
-        m("k_fields_sorted", 2 * rows * bt, l * (g.k.raw + g.k.wb)),
         m("v_codes_sorted", 2 * b * bt, l * g.v.raw),
-        m("v_fields_sorted", 2 * rows * bt, l * (g.v.raw + g.v.wb)),
     ]
 }
 
@@ -119,9 +119,14 @@ pub struct MedSort {
     cle: Vec<Reg<Bits<16>>>,
     cn: Vec<Signal<Local, Bits<16>>>,
     cc: Signal<Local, Bits<8>>,
+    /// per `m`, a popcount tree of the beat's `code <= m` (heap order,
+    /// `2 lanes - 1` nodes, leaves at `lanes - 1 + j`)
+    pc: Vec<Signal<Local, Bits<8>>>,
+    pr: Signal<Local, Bits<8>>,
+    /// `ltp[m + 1]`: `cle[m] < ceil(C / 2)`; `ltp[0]` 1, `ltp[2^r_V]` 0
+    ltp: Vec<Signal<Local, Bit>>,
     med: Signal<Local, Bits<8>>,
     s2_v: Reg<Bit>,
-    s2_med: Reg<Bits<8>>,
     s2_addr: Reg<Bits<32>>,
     s2_end: Reg<Bit>,
     s2_bank: Reg<Bit>,
@@ -179,6 +184,7 @@ pub struct MedSort {
     k_place: Constant<Bits<2>>,
     k_wait: Constant<Bits<2>>,
     _lanes: usize,
+    _tn: usize,
     _kc: usize,
     _b: usize,
     _nm: usize,
@@ -234,9 +240,11 @@ impl MedSort {
             cle: regs(kc - 1),
             cn: sigs(kc - 1),
             cc: Default::default(),
+            pc: sigs((kc - 1) * (2 * l - 1)),
+            pr: Default::default(),
+            ltp: sigs(kc + 1),
             med: Default::default(),
             s2_v: Reg::default(),
-            s2_med: Reg::default(),
             s2_addr: Reg::default(),
             s2_end: Reg::default(),
             s2_bank: Reg::default(),
@@ -262,7 +270,7 @@ impl MedSort {
             wptr: Reg::default(),
             wd: Default::default(),
             sofs: consts((0..l).map(|j| (j * rv) as u64)),
-            mval: consts((0..kc - 1).map(|m| m as u64)),
+            mval: consts((0..kc).map(|m| m as u64)),
             hix: consts((0..2 * kc).map(|i| i as u64)),
             pix: consts((0..2 * b).map(|i| i as u64)),
             mulsh: consts(mulsh),
@@ -293,6 +301,7 @@ impl MedSort {
             k_place: c(2),
             k_wait: c(3),
             _lanes: l,
+            _tn: 2 * l - 1,
             _kc: kc,
             _b: b,
             _nm: g.beats.count_ones() as usize,
@@ -302,7 +311,7 @@ impl MedSort {
 }
 
 reg_logic!(MedSort;
-    regs [beat, tok, wbank, s1_v, s1_codes, s1_first, s1_last, s1_end, s1_bank, s1_addr, s2_v, s2_med, s2_addr,
+    regs [beat, tok, wbank, s1_v, s1_codes, s1_first, s1_last, s1_end, s1_bank, s1_addr, s2_v, s2_addr,
           s2_end, s2_bank, pend0, pend1, srt0, srt1, st, sbank, sm, acc, p1_v, p1_t, p1_last, wptr];
     masks [];
     #[hdl_gen]
@@ -360,31 +369,37 @@ reg_logic!(MedSort;
             }
         }
 
-        // ---- S1: cumulative histogram; the lower median on a token's last beat ----
-        self.med.next = self.k_zero8.val();
-        for m in 0..(self._kc - 1) {
-            self.cn[m].next = self.cle[m].q.val();
-            if self.s1_first.q.val() {
-                self.cn[m].next = self.k_zero16.val();
-            }
-            for j in 0..self._lanes {
-                self.cc.next = self.s1_codes.q.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
-                if self.cc.val() <= self.mval[m].val() {
-                    self.cn[m].next = self.cn[m].val() + self.k_one16.val();
+        // ---- S1: cumulative histogram. The beat's count of codes `<= m` is
+        // a popcount tree, not a chain of `lanes` increments (timing) ----
+        for tn in self._tn..(self._tn + 1) {
+            for ln in self._lanes..(self._lanes + 1) {
+                for m in 0..(self._kc - 1) {
+                    for j in 0..self._lanes {
+                        self.cc.next = self.s1_codes.q.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
+                        self.pc[m * tn + ln - 1 + j].next = self.k_zero8.val();
+                        if self.cc.val() <= self.mval[m].val() {
+                            self.pc[m * tn + ln - 1 + j].next = self.k_one8.val();
+                        }
+                    }
+                    // internal nodes, children first
+                    for i in 0..(self._lanes - 1) {
+                        self.pc[m * tn + ln - 2 - i].next =
+                            self.pc[m * tn + 2 * (ln - 2 - i) + 1].val() + self.pc[m * tn + 2 * (ln - 2 - i) + 2].val();
+                    }
+                    self.pr.next = self.pc[m * tn].val();
+                    self.cn[m].next = self.cle[m].q.val() + bit_cast::<16, 8>(self.pr.val());
+                    if self.s1_first.q.val() {
+                        self.cn[m].next = bit_cast::<16, 8>(self.pr.val());
+                    }
+                    if self.s1_v.q.val() {
+                        self.cle[m].en.next = true;
+                        self.cle[m].d.next = self.cn[m].val();
+                    }
                 }
-            }
-            if self.s1_v.q.val() {
-                self.cle[m].en.next = true;
-                self.cle[m].d.next = self.cn[m].val();
-            }
-            if self.cn[m].val() < self.k_need.val() {
-                self.med.next = self.med.val() + self.k_one8.val();
             }
         }
         self.s2_v.en.next = true;
         self.s2_v.d.next = self.s1_v.q.val() & self.s1_last.q.val();
-        self.s2_med.en.next = true;
-        self.s2_med.d.next = self.med.val();
         self.s2_addr.en.next = true;
         self.s2_addr.d.next = self.s1_addr.q.val();
         self.s2_end.en.next = true;
@@ -392,13 +407,30 @@ reg_logic!(MedSort;
         self.s2_bank.en.next = true;
         self.s2_bank.d.next = self.s1_bank.q.val();
 
+        // ---- S2: the lower median from the token's final `cle`: the number
+        // of `m` with `cle[m] < ceil(C / 2)`. `cle` is cumulative, so those
+        // `m` are `0 .. med - 1` (a thermometer code) and `med` is where it
+        // ends: an OR of one-hot terms, not a count ----
+        self.ltp[0].next = true;
+        for m in 0..(self._kc - 1) {
+            self.ltp[m + 1].next = self.cle[m].q.val() < self.k_need.val();
+        }
+        for kk in self._kc..(self._kc + 1) {
+            self.ltp[kk].next = false;
+        }
+        self.med.next = self.k_zero8.val();
+        for m in 0..self._kc {
+            if self.ltp[m].val() & !self.ltp[m + 1].val() {
+                self.med.next = self.med.val() | self.mval[m].val();
+            }
+        }
         // ---- S2: the median into its memory and its bank's key histogram ----
         self.med_ram.we.next = self.s2_v.q.val();
         self.med_ram.waddr.next = self.s2_addr.q.val();
-        self.med_ram.wdata.next = bit_cast::<WMAX, 8>(self.s2_med.q.val());
-        self.hidx.next = bit_cast::<16, 8>(self.s2_med.q.val());
+        self.med_ram.wdata.next = bit_cast::<WMAX, 8>(self.med.val());
+        self.hidx.next = bit_cast::<16, 8>(self.med.val());
         if self.s2_bank.q.val() {
-            self.hidx.next = bit_cast::<16, 8>(self.s2_med.q.val()) + self.k_kk.val();
+            self.hidx.next = bit_cast::<16, 8>(self.med.val()) + self.k_kk.val();
         }
         for i in 0..(2 * self._kc) {
             if self.s2_v.q.val() & (self.hidx.val() == self.hix[i].val()) {
@@ -657,16 +689,14 @@ pub struct MedFields {
     pub x_side: Signal<In, Bit>,
     pub x_nf: Signal<In, Bit>,
     pub x_hdr: Signal<Out, Bits<32>>,
-    /// Fields reads of the output.
-    pub f_re_k: Signal<In, Bit>,
-    pub f_re_v: Signal<In, Bit>,
-    pub f_raddr: Signal<In, Bits<32>>,
-    pub k_frd: Signal<Out, Bits<WMAX>>,
-    pub v_frd: Signal<Out, Bits<WMAX>>,
+    /// A pack's fields, written into the sides' fields memories (whose
+    /// fill-time words are not used with `median`).
+    pub f_we: Signal<Out, Bit>,
+    pub f_waddr: Signal<Out, Bits<32>>,
+    pub k_fwd: Signal<Out, Bits<WMAX>>,
+    pub v_fwd: Signal<Out, Bits<WMAX>>,
     kcode: DpRam<32, WMAX>,
-    kfld: DpRam<32, WMAX>,
     vcode: DpRam<32, WMAX>,
-    vfld: DpRam<32, WMAX>,
     kca: Reg<Bits<32>>,
     vca: Reg<Bits<32>>,
     busy: Reg<Bit>,
@@ -737,15 +767,12 @@ impl MedFields {
             x_side: Default::default(),
             x_nf: Default::default(),
             x_hdr: Default::default(),
-            f_re_k: Default::default(),
-            f_re_v: Default::default(),
-            f_raddr: Default::default(),
-            k_frd: Default::default(),
-            v_frd: Default::default(),
+            f_we: Default::default(),
+            f_waddr: Default::default(),
+            k_fwd: Default::default(),
+            v_fwd: Default::default(),
             kcode: ram(&mem[1]),
-            kfld: ram(&mem[2]),
-            vcode: ram(&mem[3]),
-            vfld: ram(&mem[4]),
+            vcode: ram(&mem[2]),
             kca: Reg::default(),
             vca: Reg::default(),
             busy: Reg::default(),
@@ -797,9 +824,7 @@ reg_logic!(MedFields;
     #[hdl_gen]
     fn update(&mut self) {
         self.kcode.clock.next = self.clock.val();
-        self.kfld.clock.next = self.clock.val();
         self.vcode.clock.next = self.clock.val();
-        self.vfld.clock.next = self.clock.val();
 
         // ---- copies of the code memories, written as the sides write theirs ----
         self.kcode.we.next = self.k_acc.val();
@@ -885,12 +910,10 @@ reg_logic!(MedFields;
         self.vf.tl.next = self.p1_tl.q.val();
         self.vf.clear.next = false;
         self.vf.rdata.next = self.vcode.rdata.val();
-        self.kfld.we.next = self.p1_v.q.val() & self.p1_tl.q.val();
-        self.kfld.waddr.next = self.p1_faddr.q.val();
-        self.kfld.wdata.next = self.kf.fw.val();
-        self.vfld.we.next = self.p1_v.q.val() & self.p1_tl.q.val();
-        self.vfld.waddr.next = self.p1_faddr.q.val();
-        self.vfld.wdata.next = self.vf.fw.val();
+        self.f_we.next = self.p1_v.q.val() & self.p1_tl.q.val();
+        self.f_waddr.next = self.p1_faddr.q.val();
+        self.k_fwd.next = self.kf.fw.val();
+        self.v_fwd.next = self.vf.fw.val();
         self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.kf.ws.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_k.val();
         self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vf.ws.val() << self.k_lp.val())) >> self.k_5.val()))
@@ -960,12 +983,6 @@ reg_logic!(MedFields;
         if self.x_nf.val() {
             self.x_hdr.next = self.x_hdr.val() | self.k_nfb.val();
         }
-        self.kfld.re.next = self.f_re_k.val();
-        self.vfld.re.next = self.f_re_v.val();
-        self.kfld.raddr.next = self.f_raddr.val();
-        self.vfld.raddr.next = self.f_raddr.val();
-        self.k_frd.next = self.kfld.rdata.val();
-        self.v_frd.next = self.vfld.rdata.val();
     }
 );
 
