@@ -719,6 +719,12 @@ pub struct MedFields {
     hv1: Reg<Bits<32>>,
     d0: Reg<Bit>,
     d1: Reg<Bit>,
+    /// the block's last fields word landed one (`e1`) and two (`e2`)
+    /// cycles ago: the widths' sum is complete in `e2`'s cycle
+    e1: Reg<Bit>,
+    e1b: Reg<Bit>,
+    e2: Reg<Bit>,
+    e2b: Reg<Bit>,
     hk: Signal<Local, Bits<32>>,
     hv: Signal<Local, Bits<32>>,
     k_zero32: Constant<Bits<32>>,
@@ -795,6 +801,10 @@ impl MedFields {
             hv1: Reg::default(),
             d0: Reg::default(),
             d1: Reg::default(),
+            e1: Reg::default(),
+            e1b: Reg::default(),
+            e2: Reg::default(),
+            e2b: Reg::default(),
             hk: Default::default(),
             hv: Default::default(),
             k_zero32: c(0),
@@ -819,7 +829,7 @@ impl MedFields {
 
 reg_logic!(MedFields;
     regs [kca, vca, busy, fbank, rho, kk, t, faddr, p1_v, p1_t0, p1_tl, p1_end, p1_bank, p1_faddr, hk0, hk1,
-          hv0, hv1, d0, d1];
+          hv0, hv1, d0, d1, e1, e1b, e2, e2b];
     masks [];
     #[hdl_gen]
     fn update(&mut self) {
@@ -914,14 +924,23 @@ reg_logic!(MedFields;
         self.f_waddr.next = self.p1_faddr.q.val();
         self.k_fwd.next = self.kf.fw.val();
         self.v_fwd.next = self.vf.fw.val();
-        self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.kf.ws.val() << self.k_lp.val())) >> self.k_5.val()))
+        self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.kf.wt.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_k.val();
-        self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vf.ws.val() << self.k_lp.val())) >> self.k_5.val()))
+        self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vf.wt.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_v.val();
 
-        // ---- the block's last fields word: both headers, the bank done ----
-        if self.p1_v.q.val() & self.p1_end.q.val() {
-            if self.p1_bank.q.val() {
+        // ---- two cycles after the block's last fields word (the sums are
+        // pipelined, timing): both headers, the bank done ----
+        self.e1.en.next = true;
+        self.e1.d.next = self.p1_v.q.val() & self.p1_end.q.val();
+        self.e1b.en.next = true;
+        self.e1b.d.next = self.p1_bank.q.val();
+        self.e2.en.next = true;
+        self.e2.d.next = self.e1.q.val();
+        self.e2b.en.next = true;
+        self.e2b.d.next = self.e1b.q.val();
+        if self.e2.q.val() {
+            if self.e2b.q.val() {
                 self.hk1.en.next = true;
                 self.hk1.d.next = self.hk.val();
                 self.hv1.en.next = true;
@@ -946,8 +965,9 @@ reg_logic!(MedFields;
                 self.d0.d.next = false;
             }
         }
-        // start the next bank's pass (after the landing above, so its sums start at 0)
-        if !self.busy.q.val()
+        // start the next bank's pass once the last one's sums are read (its
+        // clear would otherwise meet them in flight)
+        if !self.busy.q.val() & !self.p1_v.q.val() & !self.e1.q.val() & !self.e2.q.val()
             & ((self.go0.val() & !self.d0.q.val() & !self.fbank.q.val()) | (self.go1.val() & !self.d1.q.val() & self.fbank.q.val()))
         {
             self.busy.en.next = true;
@@ -988,8 +1008,8 @@ reg_logic!(MedFields;
 
 /// One side of the fields pass: a pack's per-lane extremes over its `P`
 /// landing words (`t0` starts a pack), its fields word `{width, min}` per
-/// lane, and the block's widths' sum including this word (`clear` starts
-/// a block).
+/// lane, and the block's widths' sum, which counts a pack's last word two
+/// cycles after it lands (`clear` starts a block).
 #[derive(LogicBlock)]
 pub struct SideFields {
     pub clock: Signal<In, Clock>,
@@ -1000,10 +1020,15 @@ pub struct SideFields {
     pub clear: Signal<In, Bit>,
     pub rdata: Signal<In, Bits<WMAX>>,
     pub fw: Signal<Out, Bits<WMAX>>,
-    pub ws: Signal<Out, Bits<32>>,
+    /// the widths' sum of the block's words landed up to two cycles ago
+    pub wt: Signal<Out, Bits<32>>,
     mn: Reg<Bits<WMAX>>,
     mx: Reg<Bits<WMAX>>,
     acc: Reg<Bits<32>>,
+    /// a pack's last word: its widths' sum (a tree over the lanes), added
+    /// to `acc` a cycle later
+    sr: Reg<Bits<16>>,
+    wn: Vec<Signal<Local, Bits<16>>>,
     cc: Signal<Local, Bits<8>>,
     omin: Signal<Local, Bits<8>>,
     omax: Signal<Local, Bits<8>>,
@@ -1014,7 +1039,6 @@ pub struct SideFields {
     nmin_w: Signal<Local, Bits<WMAX>>,
     nmax_w: Signal<Local, Bits<WMAX>>,
     fwl: Signal<Local, Bits<WMAX>>,
-    wsl: Signal<Local, Bits<32>>,
     sofs: Vec<Constant<Bits<32>>>,
     fofs: Vec<Constant<Bits<32>>>,
     fofs_w: Vec<Constant<Bits<32>>>,
@@ -1022,6 +1046,7 @@ pub struct SideFields {
     wval: Vec<Constant<Bits<8>>>,
     k_rmask: Constant<Bits<8>>,
     k_zero8: Constant<Bits<8>>,
+    k_zero16: Constant<Bits<16>>,
     k_zero32: Constant<Bits<32>>,
     _lanes: usize,
     _r: usize,
@@ -1038,10 +1063,12 @@ impl SideFields {
             clear: Default::default(),
             rdata: Default::default(),
             fw: Default::default(),
-            ws: Default::default(),
+            wt: Default::default(),
             mn: Reg::default(),
             mx: Reg::default(),
             acc: Reg::default(),
+            sr: Reg::default(),
+            wn: sigs(2 * l - 1),
             cc: Default::default(),
             omin: Default::default(),
             omax: Default::default(),
@@ -1052,7 +1079,6 @@ impl SideFields {
             nmin_w: Default::default(),
             nmax_w: Default::default(),
             fwl: Default::default(),
-            wsl: Default::default(),
             sofs: consts((0..l).map(|j| (j * r) as u64)),
             fofs: consts((0..l).map(|j| (j * (r + wb)) as u64)),
             fofs_w: consts((0..l).map(|j| (j * (r + wb) + r) as u64)),
@@ -1060,6 +1086,7 @@ impl SideFields {
             wval: consts((0..r).map(|i| i as u64 + 1)),
             k_rmask: c((1 << r) - 1),
             k_zero8: c(0),
+            k_zero16: c(0),
             k_zero32: c(0),
             _lanes: l,
             _r: r,
@@ -1068,14 +1095,14 @@ impl SideFields {
 }
 
 reg_logic!(SideFields;
-    regs [mn, mx, acc];
+    regs [mn, mx, acc, sr];
     masks [];
     #[hdl_gen]
     fn update(&mut self) {
         self.fwl.next = bit_cast::<WMAX, 1>(false.into());
         self.nmin_w.next = bit_cast::<WMAX, 1>(false.into());
         self.nmax_w.next = bit_cast::<WMAX, 1>(false.into());
-        self.wsl.next = self.acc.q.val();
+        for ln in self._lanes..(self._lanes + 1) {
         for j in 0..self._lanes {
             self.cc.next = self.rdata.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
             self.omin.next = self.mn.q.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
@@ -1102,23 +1129,30 @@ reg_logic!(SideFields;
             self.fwl.next = self.fwl.val()
                 | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.fofs[j].val())
                 | (bit_cast::<WMAX, 8>(self.ww.val()) << self.fofs_w[j].val());
-            self.wsl.next = self.wsl.val() + bit_cast::<32, 8>(self.ww.val());
+            self.wn[ln - 1 + j].next = bit_cast::<16, 8>(self.ww.val());
         }
+        // the tree's internal nodes, children first
+        for i in 0..(self._lanes - 1) {
+            self.wn[ln - 2 - i].next = self.wn[2 * (ln - 2 - i) + 1].val() + self.wn[2 * (ln - 2 - i) + 2].val();
+        }
+        }
+        self.sr.en.next = true;
+        self.sr.d.next = self.k_zero16.val();
         if self.v.val() {
             self.mn.en.next = true;
             self.mn.d.next = self.nmin_w.val();
             self.mx.en.next = true;
             self.mx.d.next = self.nmax_w.val();
             if self.tl.val() {
-                self.acc.en.next = true;
-                self.acc.d.next = self.wsl.val();
+                self.sr.d.next = self.wn[0].val();
             }
         }
+        self.acc.en.next = true;
+        self.acc.d.next = self.acc.q.val() + bit_cast::<32, 16>(self.sr.q.val());
         if self.clear.val() {
-            self.acc.en.next = true;
             self.acc.d.next = self.k_zero32.val();
         }
         self.fw.next = self.fwl.val();
-        self.ws.next = self.wsl.val();
+        self.wt.next = self.acc.q.val();
     }
 );
