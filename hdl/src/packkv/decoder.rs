@@ -188,7 +188,7 @@ pub struct PackKvDecoder {
     adv: Signal<Local, Bit>,
     acc: Signal<Local, Bit>,
     take: Signal<Local, Bits<16>>,
-    rem: Signal<Local, Bits<16>>,
+    nbi: Signal<Local, Bits<16>>,
     inw: Signal<Local, Bits<512>>,
     inbits: Signal<Local, Bits<16>>,
     w32: Signal<Local, Bits<32>>,
@@ -202,7 +202,7 @@ pub struct PackKvDecoder {
     fw: Signal<Local, Bits<16>>,
     wbad: Signal<Local, Bit>,
     part: Signal<Local, Bit>,
-    fneed: Signal<Local, Bits<16>>,
+    fhave: Signal<Local, Bit>,
     l16: Signal<Local, Bits<16>>,
     need16: Signal<Local, Bits<16>>,
     hleft: Signal<Local, Bits<32>>,
@@ -403,7 +403,7 @@ impl PackKvDecoder {
             adv: Default::default(),
             acc: Default::default(),
             take: Default::default(),
-            rem: Default::default(),
+            nbi: Default::default(),
             inw: Default::default(),
             inbits: Default::default(),
             w32: Default::default(),
@@ -417,7 +417,7 @@ impl PackKvDecoder {
             fw: Default::default(),
             wbad: Default::default(),
             part: Default::default(),
-            fneed: Default::default(),
+            fhave: Default::default(),
             l16: Default::default(),
             need16: Default::default(),
             hleft: Default::default(),
@@ -779,9 +779,10 @@ reg_logic!(PackKvDecoder;
         // below 2^16, so `lbig` stands for the high half (timing, §14.14.2)
         self.l16.next = bit_cast::<16, 32>(self.left.q.val());
         self.part.next = !self.lbig.q.val() & (self.l16.val() < self.k_fneed16.val());
-        self.fneed.next = self.k_fneed16.val();
+        // `nb >= fneed`, both candidates compared beside `part`
+        self.fhave.next = self.nb.q.val() >= self.k_fneed16.val();
         if self.part.val() {
-            self.fneed.next = self.l16.val();
+            self.fhave.next = self.nb.q.val() >= self.l16.val();
         }
         self.wbad.next = false;
         for j in 0..self._lanes {
@@ -942,7 +943,7 @@ reg_logic!(PackKvDecoder;
         } else if self.st.q.val() == self.k_s[3].val() {
             // pack fields, `lanes` a cycle, shifted in at the top
             if self.adv.val() {
-                if self.nb.q.val() >= self.fneed.val() {
+                if self.fhave.val() {
                     if self.part.val() | self.wbad.val() {
                         self.err.en.next = true;
                         self.err.d.next = self.k_e[5].val();
@@ -1098,13 +1099,18 @@ reg_logic!(PackKvDecoder;
         // ---------------- gearbox update ----------------
         // words go in above the valid bits before the parser's take comes
         // out at the bottom, so the append does not wait for `take`
-        self.rem.next = self.nb.q.val() - self.take.val();
+        // `nb` plus the beat is summed beside the parser, so that only one
+        // subtraction follows `take` (the loop through `nb` is the
+        // decoder's critical path at 32 lanes)
+        self.nbi.next = self.nb.q.val();
         self.t512.next = self.gbuf.q.val();
-        self.nb.en.next = true;
-        self.nb.d.next = self.rem.val();
         if self.acc.val() {
+            self.nbi.next = self.nb.q.val() + self.inbits.val();
             self.t512.next = self.gbuf.q.val() | (self.inw.val() << self.nb.q.val());
-            self.nb.d.next = self.rem.val() + self.inbits.val();
+        }
+        self.nb.en.next = true;
+        self.nb.d.next = self.nbi.val() - self.take.val();
+        if self.acc.val() {
             if self.in_last.val() {
                 self.tend.en.next = true;
                 self.tend.d.next = true;

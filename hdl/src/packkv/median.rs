@@ -151,14 +151,16 @@ pub struct MedSort {
     mul: Signal<Local, Bits<32>>,
     wptr: Reg<Bits<16>>,
     wd: Signal<Local, Bits<WMAX>>,
+    wsel: Signal<Local, Bit>,
+    pm: Signal<Local, Bits<8>>,
     // constants
     sofs: Vec<Constant<Bits<32>>>,
     mval: Vec<Constant<Bits<8>>>,
     hix: Vec<Constant<Bits<16>>>,
     pix: Vec<Constant<Bits<16>>>,
     mulsh: Vec<Constant<Bits<32>>>,
-    eoff: Vec<Constant<Bits<16>>>,
     esh: Vec<Constant<Bits<32>>>,
+    k_wt: Vec<Constant<Bits<16>>>,
     k_rmask: Constant<Bits<8>>,
     k_need: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
@@ -189,6 +191,8 @@ pub struct MedSort {
     _b: usize,
     _nm: usize,
     _epi: usize,
+    _nitems: usize,
+    _elast: usize,
 }
 
 impl MedSort {
@@ -269,12 +273,14 @@ impl MedSort {
             mul: Default::default(),
             wptr: Reg::default(),
             wd: Default::default(),
+            wsel: Default::default(),
+            pm: Default::default(),
+            k_wt: consts((0..perm_items(b)).map(|t| (t * epi) as u64)),
             sofs: consts((0..l).map(|j| (j * rv) as u64)),
             mval: consts((0..kc).map(|m| m as u64)),
             hix: consts((0..2 * kc).map(|i| i as u64)),
             pix: consts((0..2 * b).map(|i| i as u64)),
             mulsh: consts(mulsh),
-            eoff: consts((0..epi).map(|e| e as u64)),
             esh: consts((0..epi).map(|e| (e * lb) as u64)),
             k_rmask: c((1 << rv) - 1),
             k_need: c(g.vector.div_ceil(2) as u64),
@@ -306,6 +312,8 @@ impl MedSort {
             _b: b,
             _nm: g.beats.count_ones() as usize,
             _epi: epi,
+            _nitems: perm_items(b),
+            _elast: last,
         }
     }
 }
@@ -581,9 +589,11 @@ reg_logic!(MedSort;
         }
         self.pa.next = self.k_zero8.val();
         for i in 0..(2 * self._b) {
+            self.pm.next = self.k_zero8.val();
             if self.ia.val() == self.pix[i].val() {
-                self.pa.next = self.perm[i].q.val();
+                self.pm.next = self.perm[i].q.val();
             }
+            self.pa.next = self.pa.val() | self.pm.val();
         }
         self.mul.next = self.a_k.val();
         if self.a_bank.val() {
@@ -600,9 +610,11 @@ reg_logic!(MedSort;
         }
         self.pa.next = self.k_zero8.val();
         for i in 0..(2 * self._b) {
+            self.pm.next = self.k_zero8.val();
             if self.ia.val() == self.pix[i].val() {
-                self.pa.next = self.perm[i].q.val();
+                self.pm.next = self.perm[i].q.val();
             }
+            self.pa.next = self.pa.val() | self.pm.val();
         }
         self.mul.next = self.q_k.val();
         if self.q_bank.val() {
@@ -619,9 +631,11 @@ reg_logic!(MedSort;
         }
         self.pa.next = self.k_zero8.val();
         for i in 0..(2 * self._b) {
+            self.pm.next = self.k_zero8.val();
             if self.ia.val() == self.pix[i].val() {
-                self.pa.next = self.perm[i].q.val();
+                self.pm.next = self.perm[i].q.val();
             }
+            self.pa.next = self.pa.val() | self.pm.val();
         }
         self.m_addr.next = bit_cast::<32, 8>(self.pa.val());
         if self.m_bank.val() {
@@ -629,21 +643,44 @@ reg_logic!(MedSort;
         }
 
         // ---- permutation items: entries wptr .. wptr + per_item - 1 ----
+        // `wptr` only holds multiples of per_item, so the item is one of
+        // ceil(B / per_item) fixed words per bank, selected as AND-OR (a
+        // lookup per entry behind an adder was the median build's critical
+        // path); with one index matching, the lookups above are AND-OR too
         self.wd.next = bit_cast::<WMAX, 1>(false.into());
-        for e in 0..self._epi {
-            self.ia.next = self.wptr.q.val() + self.eoff[e].val();
-            self.pa.next = self.k_zero8.val();
-            if self.ia.val() < self.k_b16.val() {
-                if self.w_bank.val() {
-                    self.ia.next = self.ia.val() + self.k_b16.val();
+        for bb in self._b..(self._b + 1) {
+            for ep in self._epi..(self._epi + 1) {
+                // items before the last hold `per_item` entries
+                for t in 0..(self._nitems - 1) {
+                    self.wsel.next = self.wptr.q.val() == self.k_wt[t].val();
+                    for e in 0..self._epi {
+                        self.pa.next = self.k_zero8.val();
+                        if self.wsel.val() {
+                            if self.w_bank.val() {
+                                self.pa.next = self.perm[bb + t * ep + e].q.val();
+                            } else {
+                                self.pa.next = self.perm[t * ep + e].q.val();
+                            }
+                        }
+                        self.wd.next = self.wd.val() | (bit_cast::<WMAX, 8>(self.pa.val()) << self.esh[e].val());
+                    }
                 }
-                for i in 0..(2 * self._b) {
-                    if self.ia.val() == self.pix[i].val() {
-                        self.pa.next = self.perm[i].q.val();
+                // the last item holds the rest
+                for t in (self._nitems - 1)..self._nitems {
+                    self.wsel.next = self.wptr.q.val() == self.k_wt[t].val();
+                    for e in 0..self._elast {
+                        self.pa.next = self.k_zero8.val();
+                        if self.wsel.val() {
+                            if self.w_bank.val() {
+                                self.pa.next = self.perm[bb + t * ep + e].q.val();
+                            } else {
+                                self.pa.next = self.perm[t * ep + e].q.val();
+                            }
+                        }
+                        self.wd.next = self.wd.val() | (bit_cast::<WMAX, 8>(self.pa.val()) << self.esh[e].val());
                     }
                 }
             }
-            self.wd.next = self.wd.val() | (bit_cast::<WMAX, 8>(self.pa.val()) << self.esh[e].val());
         }
         self.w_data.next = self.wd.val();
         self.w_last.next = (self.wptr.q.val() + self.k_epi.val()) >= self.k_b16.val();
