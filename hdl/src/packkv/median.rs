@@ -110,7 +110,9 @@ pub struct MedSort {
     tok: Reg<Bits<32>>,
     wbank: Reg<Bit>,
     s1_v: Reg<Bit>,
-    s1_codes: Reg<Bits<WMAX>>,
+    /// per `m`, the accepted beat's count of codes `<= m` (its popcount
+    /// tree runs from the input, so S1 only adds)
+    s1_pc: Vec<Reg<Bits<8>>>,
     s1_first: Reg<Bit>,
     s1_last: Reg<Bit>,
     s1_end: Reg<Bit>,
@@ -235,7 +237,7 @@ impl MedSort {
             tok: Reg::default(),
             wbank: Reg::default(),
             s1_v: Reg::default(),
-            s1_codes: Reg::default(),
+            s1_pc: regs(kc - 1),
             s1_first: Reg::default(),
             s1_last: Reg::default(),
             s1_end: Reg::default(),
@@ -319,7 +321,7 @@ impl MedSort {
 }
 
 reg_logic!(MedSort;
-    regs [beat, tok, wbank, s1_v, s1_codes, s1_first, s1_last, s1_end, s1_bank, s1_addr, s2_v, s2_addr,
+    regs [beat, tok, wbank, s1_v, s1_first, s1_last, s1_end, s1_bank, s1_addr, s2_v, s2_addr,
           s2_end, s2_bank, pend0, pend1, srt0, srt1, st, sbank, sm, acc, p1_v, p1_t, p1_last, wptr];
     masks [];
     #[hdl_gen]
@@ -330,6 +332,10 @@ reg_logic!(MedSort;
             self.cle[m].reset.next = self.reset.val();
             self.cle[m].en.next = false;
             self.cle[m].d.next = self.cle[m].q.val();
+            self.s1_pc[m].clock.next = self.clock.val();
+            self.s1_pc[m].reset.next = self.reset.val();
+            self.s1_pc[m].en.next = true;
+            self.s1_pc[m].d.next = self.s1_pc[m].q.val();
         }
         for i in 0..(2 * self._kc) {
             self.hist[i].clock.next = self.clock.val();
@@ -347,8 +353,6 @@ reg_logic!(MedSort;
         // ---- the V fill's position (the same count as the V side's) ----
         self.s1_v.en.next = true;
         self.s1_v.d.next = self.v_acc.val();
-        self.s1_codes.en.next = true;
-        self.s1_codes.d.next = self.v_codes.val();
         self.s1_first.en.next = true;
         self.s1_first.d.next = self.beat.q.val() == self.k_zero32.val();
         self.s1_last.en.next = true;
@@ -378,12 +382,13 @@ reg_logic!(MedSort;
         }
 
         // ---- S1: cumulative histogram. The beat's count of codes `<= m` is
-        // a popcount tree, not a chain of `lanes` increments (timing) ----
+        // a popcount tree, not a chain of `lanes` increments, computed from
+        // the input and registered, so that S1 only adds (timing) ----
         for tn in self._tn..(self._tn + 1) {
             for ln in self._lanes..(self._lanes + 1) {
                 for m in 0..(self._kc - 1) {
                     for j in 0..self._lanes {
-                        self.cc.next = self.s1_codes.q.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
+                        self.cc.next = self.v_codes.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
                         self.pc[m * tn + ln - 1 + j].next = self.k_zero8.val();
                         if self.cc.val() <= self.mval[m].val() {
                             self.pc[m * tn + ln - 1 + j].next = self.k_one8.val();
@@ -394,16 +399,19 @@ reg_logic!(MedSort;
                         self.pc[m * tn + ln - 2 - i].next =
                             self.pc[m * tn + 2 * (ln - 2 - i) + 1].val() + self.pc[m * tn + 2 * (ln - 2 - i) + 2].val();
                     }
-                    self.pr.next = self.pc[m * tn].val();
-                    self.cn[m].next = self.cle[m].q.val() + bit_cast::<16, 8>(self.pr.val());
-                    if self.s1_first.q.val() {
-                        self.cn[m].next = bit_cast::<16, 8>(self.pr.val());
-                    }
-                    if self.s1_v.q.val() {
-                        self.cle[m].en.next = true;
-                        self.cle[m].d.next = self.cn[m].val();
-                    }
+                    self.s1_pc[m].d.next = self.pc[m * tn].val();
                 }
+            }
+        }
+        for m in 0..(self._kc - 1) {
+            self.pr.next = self.s1_pc[m].q.val();
+            self.cn[m].next = self.cle[m].q.val() + bit_cast::<16, 8>(self.pr.val());
+            if self.s1_first.q.val() {
+                self.cn[m].next = bit_cast::<16, 8>(self.pr.val());
+            }
+            if self.s1_v.q.val() {
+                self.cle[m].en.next = true;
+                self.cle[m].d.next = self.cn[m].val();
             }
         }
         self.s2_v.en.next = true;
