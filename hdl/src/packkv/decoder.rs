@@ -189,6 +189,8 @@ pub struct PackKvDecoder {
     acc: Signal<Local, Bit>,
     take: Signal<Local, Bits<16>>,
     nbi: Signal<Local, Bits<16>>,
+    inb: Signal<Local, Bits<16>>,
+    nbn: Signal<Local, Bits<16>>,
     inw: Signal<Local, Bits<512>>,
     inbits: Signal<Local, Bits<16>>,
     w32: Signal<Local, Bits<32>>,
@@ -404,6 +406,8 @@ impl PackKvDecoder {
             acc: Default::default(),
             take: Default::default(),
             nbi: Default::default(),
+            inb: Default::default(),
+            nbn: Default::default(),
             inw: Default::default(),
             inbits: Default::default(),
             w32: Default::default(),
@@ -747,8 +751,19 @@ reg_logic!(PackKvDecoder;
             }
         }
 
+        // `nb` after the take: `nb` plus the beat, less each branch's own
+        // amount, set beside `take` (as `nleft` is), so that no subtraction
+        // follows the parser's choice (the loop through `nb` was the
+        // decoder's critical path at 32 lanes)
+        self.inb.next = self.k_zero16.val();
+        if self.acc.val() {
+            self.inb.next = self.inbits.val();
+        }
+        self.nbi.next = self.nb.q.val() + self.inb.val();
+
         // ---------------- parser ----------------
         self.take.next = self.k_zero16.val();
+        self.nbn.next = self.nbi.val();
         // `left` after the take, chosen beside `take` rather than computed
         // from it: the subtraction then runs in parallel with the parser's
         // choice instead of after it (the decoder's critical path)
@@ -825,10 +840,12 @@ reg_logic!(PackKvDecoder;
             // header
             if self.tend.q.val() & (self.nb.q.val() < self.k_w16.val()) {
                 self.take.next = self.nb.q.val();
+                self.nbn.next = self.inb.val();
                 self.tend.en.next = true;
                 self.tend.d.next = false;
             } else if self.adv.val() & (self.nb.q.val() >= self.k_w16.val()) {
                 self.take.next = self.k_w16.val();
+                self.nbn.next = self.nbi.val() - self.k_w16.val();
                 self.left.en.next = true;
                 self.left.d.next = self.hleft.val();
                 self.lbig.en.next = true;
@@ -870,6 +887,7 @@ reg_logic!(PackKvDecoder;
             if self.adv.val() {
                 if self.nb.q.val() >= self.k_mw32.val() {
                     self.take.next = self.k_mw32.val();
+                    self.nbn.next = self.nbi.val() - self.k_mw32.val();
                     self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.k_mw32.val());
                     for bb in self._b..(self._b + 1) {
                         for mw in self._mw..(self._mw + 1) {
@@ -911,6 +929,7 @@ reg_logic!(PackKvDecoder;
                         self.st.d.next = self.k_s[5].val();
                     } else {
                         self.take.next = self.k_lb16.val();
+                        self.nbn.next = self.nbi.val() - self.k_lb16.val();
                         self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.k_lb16.val());
                         for i in 0..self._b {
                             if self.idx.val() == self.k_pidx[i].val() {
@@ -954,6 +973,7 @@ reg_logic!(PackKvDecoder;
                         self.st.d.next = self.k_s[5].val();
                     } else {
                         self.take.next = self.k_fneed16.val();
+                        self.nbn.next = self.nbi.val() - self.k_fneed16.val();
                         self.nleft.next = self.left.q.val() - self.k_fneed.val();
                         for cc in self._c..(self._c + 1) {
                             for ln in self._lanes..(self._lanes + 1) {
@@ -996,6 +1016,7 @@ reg_logic!(PackKvDecoder;
                     self.st.d.next = self.k_s[5].val();
                 } else if self.nb.q.val() >= self.need16.val() {
                     self.take.next = bit_cast::<16, 32>(self.need.val());
+                    self.nbn.next = self.nbi.val() - self.need16.val();
                     self.nleft.next = self.left.q.val() - self.need.val();
                     self.emit.next = true;
                     self.mb.en.next = true;
@@ -1056,6 +1077,7 @@ reg_logic!(PackKvDecoder;
             if self.adv.val() {
                 if self.toend.q.val() {
                     self.take.next = self.nb.q.val();
+                    self.nbn.next = self.inb.val();
                     self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.nb.q.val());
                     if self.tend.q.val() {
                         self.st.en.next = true;
@@ -1063,11 +1085,13 @@ reg_logic!(PackKvDecoder;
                     }
                 } else if !self.lbig.q.val() & (self.l16.val() <= self.nb.q.val()) {
                     self.take.next = self.l16.val();
+                    self.nbn.next = self.nbi.val() - self.l16.val();
                     self.nleft.next = self.k_zero32.val();
                     self.st.en.next = true;
                     self.st.d.next = self.k_s[6].val();
                 } else {
                     self.take.next = self.nb.q.val();
+                    self.nbn.next = self.inb.val();
                     self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.nb.q.val());
                     if self.tend.q.val() {
                         self.st.en.next = true;
@@ -1099,17 +1123,12 @@ reg_logic!(PackKvDecoder;
         // ---------------- gearbox update ----------------
         // words go in above the valid bits before the parser's take comes
         // out at the bottom, so the append does not wait for `take`
-        // `nb` plus the beat is summed beside the parser, so that only one
-        // subtraction follows `take` (the loop through `nb` is the
-        // decoder's critical path at 32 lanes)
-        self.nbi.next = self.nb.q.val();
         self.t512.next = self.gbuf.q.val();
         if self.acc.val() {
-            self.nbi.next = self.nb.q.val() + self.inbits.val();
             self.t512.next = self.gbuf.q.val() | (self.inw.val() << self.nb.q.val());
         }
         self.nb.en.next = true;
-        self.nb.d.next = self.nbi.val() - self.take.val();
+        self.nb.d.next = self.nbn.val();
         if self.acc.val() {
             if self.in_last.val() {
                 self.tend.en.next = true;

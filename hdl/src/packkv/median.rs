@@ -106,8 +106,10 @@ pub struct MedSort {
     pub w_keep: Signal<Out, Bits<WMAX>>,
     pub w_last: Signal<Out, Bit>,
     med_ram: DpRam<32, WMAX>,
-    beat: Reg<Bits<32>>,
-    tok: Reg<Bits<32>>,
+    /// 16 bits: `beats <= 8192`, `B <= 128` (32-bit ripples were the
+    /// median build's critical path)
+    beat: Reg<Bits<16>>,
+    tok: Reg<Bits<16>>,
     wbank: Reg<Bit>,
     s1_v: Reg<Bit>,
     /// per `m`, the accepted beat's count of codes `<= m` (its popcount
@@ -169,10 +171,8 @@ pub struct MedSort {
     k_zero16: Constant<Bits<16>>,
     k_one8: Constant<Bits<8>>,
     k_zero8: Constant<Bits<8>>,
-    k_one32: Constant<Bits<32>>,
-    k_zero32: Constant<Bits<32>>,
-    k_bt1: Constant<Bits<32>>,
-    k_b1: Constant<Bits<32>>,
+    k_bt1: Constant<Bits<16>>,
+    k_b1: Constant<Bits<16>>,
     k_b32: Constant<Bits<32>>,
     k_b16: Constant<Bits<16>>,
     k_b1_16: Constant<Bits<16>>,
@@ -290,8 +290,6 @@ impl MedSort {
             k_zero16: c(0),
             k_one8: c(1),
             k_zero8: c(0),
-            k_one32: c(1),
-            k_zero32: c(0),
             k_bt1: c((g.beats - 1) as u64),
             k_b1: c((b - 1) as u64),
             k_b32: c(b as u64),
@@ -354,7 +352,7 @@ reg_logic!(MedSort;
         self.s1_v.en.next = true;
         self.s1_v.d.next = self.v_acc.val();
         self.s1_first.en.next = true;
-        self.s1_first.d.next = self.beat.q.val() == self.k_zero32.val();
+        self.s1_first.d.next = self.beat.q.val() == self.k_zero16.val();
         self.s1_last.en.next = true;
         self.s1_last.d.next = self.beat.q.val() == self.k_bt1.val();
         self.s1_end.en.next = true;
@@ -362,19 +360,19 @@ reg_logic!(MedSort;
         self.s1_bank.en.next = true;
         self.s1_bank.d.next = self.wbank.q.val();
         self.s1_addr.en.next = true;
-        self.s1_addr.d.next = self.tok.q.val();
+        self.s1_addr.d.next = bit_cast::<32, 16>(self.tok.q.val());
         if self.wbank.q.val() {
-            self.s1_addr.d.next = self.tok.q.val() + self.k_b32.val();
+            self.s1_addr.d.next = bit_cast::<32, 16>(self.tok.q.val() + self.k_b16.val());
         }
         if self.v_acc.val() {
             self.beat.en.next = true;
-            self.beat.d.next = self.beat.q.val() + self.k_one32.val();
+            self.beat.d.next = self.beat.q.val() + self.k_one16.val();
             if self.beat.q.val() == self.k_bt1.val() {
-                self.beat.d.next = self.k_zero32.val();
+                self.beat.d.next = self.k_zero16.val();
                 self.tok.en.next = true;
-                self.tok.d.next = self.tok.q.val() + self.k_one32.val();
+                self.tok.d.next = self.tok.q.val() + self.k_one16.val();
                 if self.tok.q.val() == self.k_b1.val() {
-                    self.tok.d.next = self.k_zero32.val();
+                    self.tok.d.next = self.k_zero16.val();
                     self.wbank.en.next = true;
                     self.wbank.d.next = !self.wbank.q.val();
                 }
