@@ -175,6 +175,10 @@ pub struct PackKvDecoder {
     left: Reg<Bits<32>>,
     /// `left >= 2^16`, kept beside `left` so that the parser compares 16 bits
     lbig: Reg<Bit>,
+    /// a payload beat's bits, `PL` times the widths at the head of `fld`,
+    /// kept up to date from `fld`'s next value: the data step's compares
+    /// then start at a register, not after the widths' sum (timing)
+    needr: Reg<Bits<16>>,
     toend: Reg<Bit>,
     err: Reg<Bits<4>>,
     wlen: Reg<Bit>,
@@ -311,7 +315,7 @@ pub struct PackKvDecoder {
     k_fmask: Constant<Bits<16>>,
     k_rmask: Constant<Bits<16>>,
     k_r16: Constant<Bits<16>>,
-    k_lpl: Constant<Bits<32>>,
+    k_lpl16: Constant<Bits<16>>,
     k_pblast: Constant<Bits<16>>,
     k_mlast: Constant<Bits<8>>,
     k_rowlast: Constant<Bits<8>>,
@@ -392,6 +396,7 @@ impl PackKvDecoder {
             ch: Reg::default(),
             left: Reg::default(),
             lbig: Reg::default(),
+            needr: Reg::default(),
             toend: Reg::default(),
             err: Reg::default(),
             wlen: Reg::default(),
@@ -523,7 +528,7 @@ impl PackKvDecoder {
             k_fmask: k((1 << f) - 1),
             k_rmask: k((1 << r) - 1),
             k_r16: k(r as u64),
-            k_lpl: k(g.pl.trailing_zeros() as u64),
+            k_lpl16: k(g.pl.trailing_zeros() as u64),
             k_pblast: k((g.c / g.g * g.mpc - 1) as u64),
             k_mlast: k((g.mpc - 1) as u64),
             k_rowlast: k((g.b / g.p - 1) as u64),
@@ -573,7 +578,7 @@ impl PackKvDecoder {
 }
 
 reg_logic!(PackKvDecoder;
-    regs [gbuf, nb, tend, st, cnt, mb, row, ch, left, lbig, toend, err, wlen, hbad, hperm, hnf, bc_blk, cperm];
+    regs [gbuf, nb, tend, st, cnt, mb, row, ch, left, lbig, needr, toend, err, wlen, hbad, hperm, hnf, bc_blk, cperm];
     masks [gbuf & k_bufmask];
     #[hdl_gen]
     fn update(&mut self) {
@@ -827,13 +832,8 @@ reg_logic!(PackKvDecoder;
                 }
             }
         }
-        self.wsum.next = self.k_zero16.val();
-        for gg in 0..self._g {
-            self.fv.next = self.fld[gg].q.val();
-            self.wsum.next = self.wsum.val() + (self.fv.val() >> self.k_r16.val());
-        }
-        self.need.next = bit_cast::<32, 16>(self.wsum.val()) << self.k_lpl.val();
-        self.need16.next = bit_cast::<16, 32>(self.need.val());
+        self.need16.next = self.needr.q.val();
+        self.need.next = bit_cast::<32, 16>(self.needr.q.val());
         self.hleft.next = (self.len.val() << self.k_sh5.val()) - self.k_w32.val();
 
         if self.st.q.val() == self.k_s[0].val() {
@@ -1119,6 +1119,15 @@ reg_logic!(PackKvDecoder;
             self.lbig.en.next = true;
             self.lbig.d.next = (self.nleft.val() >> self.k_sh16.val()) != self.k_zero32.val();
         }
+
+        // the next payload beat's bits, from the fields `fld` holds next
+        self.wsum.next = self.k_zero16.val();
+        for gg in 0..self._g {
+            self.fv.next = self.fld[gg].d.val();
+            self.wsum.next = self.wsum.val() + (self.fv.val() >> self.k_r16.val());
+        }
+        self.needr.en.next = true;
+        self.needr.d.next = self.wsum.val() << self.k_lpl16.val();
 
         // ---------------- gearbox update ----------------
         // words go in above the valid bits before the parser's take comes

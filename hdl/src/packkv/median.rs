@@ -155,7 +155,6 @@ pub struct MedSort {
     mul: Signal<Local, Bits<32>>,
     wptr: Reg<Bits<16>>,
     wd: Signal<Local, Bits<WMAX>>,
-    wsel: Signal<Local, Bit>,
     pm: Signal<Local, Bits<8>>,
     // constants
     sofs: Vec<Constant<Bits<32>>>,
@@ -163,8 +162,10 @@ pub struct MedSort {
     hix: Vec<Constant<Bits<16>>>,
     pix: Vec<Constant<Bits<16>>>,
     mulsh: Vec<Constant<Bits<32>>>,
-    esh: Vec<Constant<Bits<32>>>,
-    k_wt: Vec<Constant<Bits<16>>>,
+    /// per entry `i` of a bank: the first entry of its item (`wptr`'s value
+    /// when the item is sent) and its offset inside the item
+    k_went: Vec<Constant<Bits<16>>>,
+    k_eshe: Vec<Constant<Bits<32>>>,
     k_rmask: Constant<Bits<8>>,
     k_need: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
@@ -192,9 +193,6 @@ pub struct MedSort {
     _kc: usize,
     _b: usize,
     _nm: usize,
-    _epi: usize,
-    _nitems: usize,
-    _elast: usize,
 }
 
 impl MedSort {
@@ -275,15 +273,14 @@ impl MedSort {
             mul: Default::default(),
             wptr: Reg::default(),
             wd: Default::default(),
-            wsel: Default::default(),
             pm: Default::default(),
-            k_wt: consts((0..perm_items(b)).map(|t| (t * epi) as u64)),
+            k_went: consts((0..b).map(|i| (i / epi * epi) as u64)),
+            k_eshe: consts((0..b).map(|i| (i % epi * lb) as u64)),
             sofs: consts((0..l).map(|j| (j * rv) as u64)),
             mval: consts((0..kc).map(|m| m as u64)),
             hix: consts((0..2 * kc).map(|i| i as u64)),
             pix: consts((0..2 * b).map(|i| i as u64)),
             mulsh: consts(mulsh),
-            esh: consts((0..epi).map(|e| (e * lb) as u64)),
             k_rmask: c((1 << rv) - 1),
             k_need: c(g.vector.div_ceil(2) as u64),
             k_one16: c(1),
@@ -311,9 +308,6 @@ impl MedSort {
             _kc: kc,
             _b: b,
             _nm: g.beats.count_ones() as usize,
-            _epi: epi,
-            _nitems: perm_items(b),
-            _elast: last,
         }
     }
 }
@@ -333,7 +327,6 @@ reg_logic!(MedSort;
             self.s1_pc[m].clock.next = self.clock.val();
             self.s1_pc[m].reset.next = self.reset.val();
             self.s1_pc[m].en.next = true;
-            self.s1_pc[m].d.next = self.s1_pc[m].q.val();
         }
         for i in 0..(2 * self._kc) {
             self.hist[i].clock.next = self.clock.val();
@@ -655,37 +648,16 @@ reg_logic!(MedSort;
         // path); with one index matching, the lookups above are AND-OR too
         self.wd.next = bit_cast::<WMAX, 1>(false.into());
         for bb in self._b..(self._b + 1) {
-            for ep in self._epi..(self._epi + 1) {
-                // items before the last hold `per_item` entries
-                for t in 0..(self._nitems - 1) {
-                    self.wsel.next = self.wptr.q.val() == self.k_wt[t].val();
-                    for e in 0..self._epi {
-                        self.pa.next = self.k_zero8.val();
-                        if self.wsel.val() {
-                            if self.w_bank.val() {
-                                self.pa.next = self.perm[bb + t * ep + e].q.val();
-                            } else {
-                                self.pa.next = self.perm[t * ep + e].q.val();
-                            }
-                        }
-                        self.wd.next = self.wd.val() | (bit_cast::<WMAX, 8>(self.pa.val()) << self.esh[e].val());
+            for i in 0..self._b {
+                self.pa.next = self.k_zero8.val();
+                if self.wptr.q.val() == self.k_went[i].val() {
+                    if self.w_bank.val() {
+                        self.pa.next = self.perm[bb + i].q.val();
+                    } else {
+                        self.pa.next = self.perm[i].q.val();
                     }
                 }
-                // the last item holds the rest
-                for t in (self._nitems - 1)..self._nitems {
-                    self.wsel.next = self.wptr.q.val() == self.k_wt[t].val();
-                    for e in 0..self._elast {
-                        self.pa.next = self.k_zero8.val();
-                        if self.wsel.val() {
-                            if self.w_bank.val() {
-                                self.pa.next = self.perm[bb + t * ep + e].q.val();
-                            } else {
-                                self.pa.next = self.perm[t * ep + e].q.val();
-                            }
-                        }
-                        self.wd.next = self.wd.val() | (bit_cast::<WMAX, 8>(self.pa.val()) << self.esh[e].val());
-                    }
-                }
+                self.wd.next = self.wd.val() | (bit_cast::<WMAX, 8>(self.pa.val()) << self.k_eshe[i].val());
             }
         }
         self.w_data.next = self.wd.val();
@@ -744,9 +716,11 @@ pub struct MedFields {
     vca: Reg<Bits<32>>,
     busy: Reg<Bit>,
     fbank: Reg<Bit>,
-    rho: Reg<Bits<32>>,
-    kk: Reg<Bits<32>>,
-    t: Reg<Bits<32>>,
+    // the pass's counters in 16 bits (`t < P`, `kk < BT`, `rho < B / P`):
+    // a 32-bit increment of `t` was the median build's critical path
+    rho: Reg<Bits<16>>,
+    kk: Reg<Bits<16>>,
+    t: Reg<Bits<16>>,
     faddr: Reg<Bits<32>>,
     p1_v: Reg<Bit>,
     p1_t0: Reg<Bit>,
@@ -768,14 +742,18 @@ pub struct MedFields {
     e1b: Reg<Bit>,
     e2: Reg<Bit>,
     e2b: Reg<Bit>,
+    e3: Reg<Bit>,
+    e3b: Reg<Bit>,
     hk: Signal<Local, Bits<32>>,
     hv: Signal<Local, Bits<32>>,
     k_zero32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
     k_cend: Constant<Bits<32>>,
-    k_p1: Constant<Bits<32>>,
-    k_bt1: Constant<Bits<32>>,
-    k_rows1: Constant<Bits<32>>,
+    k_p1: Constant<Bits<16>>,
+    k_bt1: Constant<Bits<16>>,
+    k_rows1: Constant<Bits<16>>,
+    k_one16: Constant<Bits<16>>,
+    k_zero16: Constant<Bits<16>>,
     k_rbt: Constant<Bits<32>>,
     k_lp: Constant<Bits<32>>,
     k_5: Constant<Bits<32>>,
@@ -848,6 +826,8 @@ impl MedFields {
             e1b: Reg::default(),
             e2: Reg::default(),
             e2b: Reg::default(),
+            e3: Reg::default(),
+            e3b: Reg::default(),
             hk: Default::default(),
             hv: Default::default(),
             k_zero32: c(0),
@@ -856,6 +836,8 @@ impl MedFields {
             k_p1: c((g.pack - 1) as u64),
             k_bt1: c((g.beats - 1) as u64),
             k_rows1: c((rows - 1) as u64),
+            k_one16: c(1),
+            k_zero16: c(0),
             k_rbt: c((rows * g.beats) as u64),
             k_lp: c(g.pack.trailing_zeros() as u64),
             k_5: c(5),
@@ -872,7 +854,7 @@ impl MedFields {
 
 reg_logic!(MedFields;
     regs [kca, vca, busy, fbank, rho, kk, t, faddr, p1_v, p1_t0, p1_tl, p1_end, p1_bank, p1_faddr, hk0, hk1,
-          hv0, hv1, d0, d1, e1, e1b, e2, e2b];
+          hv0, hv1, d0, d1, e1, e1b, e2, e2b, e3, e3b];
     masks [];
     #[hdl_gen]
     fn update(&mut self) {
@@ -903,9 +885,9 @@ reg_logic!(MedFields;
 
         // ---- the pass: stored pack rows, beat positions, P rows each ----
         self.q_bank.next = self.fbank.q.val();
-        self.q_rho.next = self.rho.q.val();
-        self.q_t.next = self.t.q.val();
-        self.q_k.next = self.kk.q.val();
+        self.q_rho.next = bit_cast::<32, 16>(self.rho.q.val());
+        self.q_t.next = bit_cast::<32, 16>(self.t.q.val());
+        self.q_k.next = bit_cast::<32, 16>(self.kk.q.val());
         self.kcode.re.next = self.busy.q.val();
         self.vcode.re.next = self.busy.q.val();
         self.kcode.raddr.next = self.q_addr.val();
@@ -913,7 +895,7 @@ reg_logic!(MedFields;
         self.p1_v.en.next = true;
         self.p1_v.d.next = self.busy.q.val();
         self.p1_t0.en.next = true;
-        self.p1_t0.d.next = self.t.q.val() == self.k_zero32.val();
+        self.p1_t0.d.next = self.t.q.val() == self.k_zero16.val();
         self.p1_tl.en.next = true;
         self.p1_tl.d.next = self.t.q.val() == self.k_p1.val();
         self.p1_end.en.next = true;
@@ -926,19 +908,19 @@ reg_logic!(MedFields;
         self.p1_faddr.d.next = self.faddr.q.val();
         if self.busy.q.val() {
             self.t.en.next = true;
-            self.t.d.next = self.t.q.val() + self.k_one32.val();
+            self.t.d.next = self.t.q.val() + self.k_one16.val();
             if self.t.q.val() == self.k_p1.val() {
-                self.t.d.next = self.k_zero32.val();
+                self.t.d.next = self.k_zero16.val();
                 self.faddr.en.next = true;
                 self.faddr.d.next = self.faddr.q.val() + self.k_one32.val();
                 self.kk.en.next = true;
-                self.kk.d.next = self.kk.q.val() + self.k_one32.val();
+                self.kk.d.next = self.kk.q.val() + self.k_one16.val();
                 if self.kk.q.val() == self.k_bt1.val() {
-                    self.kk.d.next = self.k_zero32.val();
+                    self.kk.d.next = self.k_zero16.val();
                     self.rho.en.next = true;
-                    self.rho.d.next = self.rho.q.val() + self.k_one32.val();
+                    self.rho.d.next = self.rho.q.val() + self.k_one16.val();
                     if self.rho.q.val() == self.k_rows1.val() {
-                        self.rho.d.next = self.k_zero32.val();
+                        self.rho.d.next = self.k_zero16.val();
                         self.busy.en.next = true;
                         self.busy.d.next = false;
                         self.fbank.en.next = true;
@@ -972,7 +954,7 @@ reg_logic!(MedFields;
         self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vf.wt.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_v.val();
 
-        // ---- two cycles after the block's last fields word (the sums are
+        // ---- three cycles after the block's last fields word (the sums are
         // pipelined, timing): both headers, the bank done ----
         self.e1.en.next = true;
         self.e1.d.next = self.p1_v.q.val() & self.p1_end.q.val();
@@ -982,8 +964,12 @@ reg_logic!(MedFields;
         self.e2.d.next = self.e1.q.val();
         self.e2b.en.next = true;
         self.e2b.d.next = self.e1b.q.val();
-        if self.e2.q.val() {
-            if self.e2b.q.val() {
+        self.e3.en.next = true;
+        self.e3.d.next = self.e2.q.val();
+        self.e3b.en.next = true;
+        self.e3b.d.next = self.e2b.q.val();
+        if self.e3.q.val() {
+            if self.e3b.q.val() {
                 self.hk1.en.next = true;
                 self.hk1.d.next = self.hk.val();
                 self.hv1.en.next = true;
@@ -1010,17 +996,17 @@ reg_logic!(MedFields;
         }
         // start the next bank's pass once the last one's sums are read (its
         // clear would otherwise meet them in flight)
-        if !self.busy.q.val() & !self.p1_v.q.val() & !self.e1.q.val() & !self.e2.q.val()
+        if !self.busy.q.val() & !self.p1_v.q.val() & !self.e1.q.val() & !self.e2.q.val() & !self.e3.q.val()
             & ((self.go0.val() & !self.d0.q.val() & !self.fbank.q.val()) | (self.go1.val() & !self.d1.q.val() & self.fbank.q.val()))
         {
             self.busy.en.next = true;
             self.busy.d.next = true;
             self.rho.en.next = true;
-            self.rho.d.next = self.k_zero32.val();
+            self.rho.d.next = self.k_zero16.val();
             self.kk.en.next = true;
-            self.kk.d.next = self.k_zero32.val();
+            self.kk.d.next = self.k_zero16.val();
             self.t.en.next = true;
-            self.t.d.next = self.k_zero32.val();
+            self.t.d.next = self.k_zero16.val();
             self.faddr.en.next = true;
             self.faddr.d.next = self.k_zero32.val();
             if self.fbank.q.val() {
@@ -1051,7 +1037,7 @@ reg_logic!(MedFields;
 
 /// One side of the fields pass: a pack's per-lane extremes over its `P`
 /// landing words (`t0` starts a pack), its fields word `{width, min}` per
-/// lane, and the block's widths' sum, which counts a pack's last word two
+/// lane, and the block's widths' sum, which counts a pack's last word three
 /// cycles after it lands (`clear` starts a block).
 #[derive(LogicBlock)]
 pub struct SideFields {
@@ -1063,14 +1049,19 @@ pub struct SideFields {
     pub clear: Signal<In, Bit>,
     pub rdata: Signal<In, Bits<WMAX>>,
     pub fw: Signal<Out, Bits<WMAX>>,
-    /// the widths' sum of the block's words landed up to two cycles ago
+    /// the widths' sum of the block's words landed up to three cycles ago
     pub wt: Signal<Out, Bits<32>>,
     mn: Reg<Bits<WMAX>>,
     mx: Reg<Bits<WMAX>>,
     acc: Reg<Bits<32>>,
-    /// a pack's last word: its widths' sum (a tree over the lanes), added
-    /// to `acc` a cycle later
+    /// a pack's last word: its lanes' widths, `r` bits each at lane `j r`,
+    /// summed by a tree into `sr` a cycle later, added to `acc` a cycle
+    /// after that: the tree runs between registers, after neither the
+    /// extremes' compares nor before `acc`'s add (timing)
+    wr: Reg<Bits<WMAX>>,
     sr: Reg<Bits<16>>,
+    wv: Signal<Local, Bits<WMAX>>,
+    lw: Signal<Local, Bits<8>>,
     wn: Vec<Signal<Local, Bits<16>>>,
     cc: Signal<Local, Bits<8>>,
     omin: Signal<Local, Bits<8>>,
@@ -1089,7 +1080,6 @@ pub struct SideFields {
     wval: Vec<Constant<Bits<8>>>,
     k_rmask: Constant<Bits<8>>,
     k_zero8: Constant<Bits<8>>,
-    k_zero16: Constant<Bits<16>>,
     k_zero32: Constant<Bits<32>>,
     _lanes: usize,
     _r: usize,
@@ -1110,6 +1100,7 @@ impl SideFields {
             mn: Reg::default(),
             mx: Reg::default(),
             acc: Reg::default(),
+            wr: Reg::default(),
             sr: Reg::default(),
             wn: sigs(2 * l - 1),
             cc: Default::default(),
@@ -1122,6 +1113,8 @@ impl SideFields {
             nmin_w: Default::default(),
             nmax_w: Default::default(),
             fwl: Default::default(),
+            wv: Default::default(),
+            lw: Default::default(),
             sofs: consts((0..l).map(|j| (j * r) as u64)),
             fofs: consts((0..l).map(|j| (j * (r + wb)) as u64)),
             fofs_w: consts((0..l).map(|j| (j * (r + wb) + r) as u64)),
@@ -1129,7 +1122,6 @@ impl SideFields {
             wval: consts((0..r).map(|i| i as u64 + 1)),
             k_rmask: c((1 << r) - 1),
             k_zero8: c(0),
-            k_zero16: c(0),
             k_zero32: c(0),
             _lanes: l,
             _r: r,
@@ -1138,13 +1130,14 @@ impl SideFields {
 }
 
 reg_logic!(SideFields;
-    regs [mn, mx, acc, sr];
+    regs [mn, mx, acc, wr, sr];
     masks [];
     #[hdl_gen]
     fn update(&mut self) {
         self.fwl.next = bit_cast::<WMAX, 1>(false.into());
         self.nmin_w.next = bit_cast::<WMAX, 1>(false.into());
         self.nmax_w.next = bit_cast::<WMAX, 1>(false.into());
+        self.wv.next = bit_cast::<WMAX, 1>(false.into());
         for ln in self._lanes..(self._lanes + 1) {
         for j in 0..self._lanes {
             self.cc.next = self.rdata.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
@@ -1172,25 +1165,29 @@ reg_logic!(SideFields;
             self.fwl.next = self.fwl.val()
                 | (bit_cast::<WMAX, 8>(self.nmin.val()) << self.fofs[j].val())
                 | (bit_cast::<WMAX, 8>(self.ww.val()) << self.fofs_w[j].val());
-            self.wn[ln - 1 + j].next = bit_cast::<16, 8>(self.ww.val());
+            self.wv.next = self.wv.val() | (bit_cast::<WMAX, 8>(self.ww.val()) << self.sofs[j].val());
+            self.lw.next = self.wr.q.val().get_bits::<8>(self.sofs[j].val().index()) & self.k_rmask.val();
+            self.wn[ln - 1 + j].next = bit_cast::<16, 8>(self.lw.val());
         }
         // the tree's internal nodes, children first
         for i in 0..(self._lanes - 1) {
             self.wn[ln - 2 - i].next = self.wn[2 * (ln - 2 - i) + 1].val() + self.wn[2 * (ln - 2 - i) + 2].val();
         }
         }
-        self.sr.en.next = true;
-        self.sr.d.next = self.k_zero16.val();
+        self.wr.en.next = true;
+        self.wr.d.next = bit_cast::<WMAX, 1>(false.into());
         if self.v.val() {
             self.mn.en.next = true;
             self.mn.d.next = self.nmin_w.val();
             self.mx.en.next = true;
             self.mx.d.next = self.nmax_w.val();
             if self.tl.val() {
-                self.sr.d.next = self.wn[0].val();
+                self.wr.d.next = self.wv.val();
             }
         }
         self.acc.en.next = true;
+        self.sr.en.next = true;
+        self.sr.d.next = self.wn[0].val();
         self.acc.d.next = self.acc.q.val() + bit_cast::<32, 16>(self.sr.q.val());
         if self.clear.val() {
             self.acc.d.next = self.k_zero32.val();
