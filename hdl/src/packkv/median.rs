@@ -736,8 +736,8 @@ pub struct MedFields {
     hv1: Reg<Bits<32>>,
     d0: Reg<Bit>,
     d1: Reg<Bit>,
-    /// the block's last fields word landed one (`e1`) and two (`e2`)
-    /// cycles ago: the widths' sum is complete in `e2`'s cycle
+    /// the block's last fields word landed one (`e1`), two (`e2`) and
+    /// three (`e3`) cycles ago: the widths' sum is complete in `e3`'s cycle
     e1: Reg<Bit>,
     e1b: Reg<Bit>,
     e2: Reg<Bit>,
