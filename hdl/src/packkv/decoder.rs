@@ -6,8 +6,10 @@
 //! (contract), §14.7 (dequantization, malformed streams), §14.14.2 (ports,
 //! stages). Model: `sim::packkv::codec::decode_stream`, `dequantize_token`.
 //!
+//! - Input register (`rv`): each beat is registered before the bit buffer,
+//!   so no input port reaches the buffer's shifts (timing).
 //! - Gearbox: a bit buffer (`gbuf`, `nb` valid bits, stream bit 0 at bit 0)
-//!   takes up to `wi` words per beat while it holds at most `win` bits, and
+//!   takes the registered beat while it holds at most `win` bits, and
 //!   gives the parser `take` bits per cycle. It holds one transfer's end at
 //!   most (`tend`): a truncated block is found there, never in the next
 //!   transfer.
@@ -135,7 +137,7 @@ pub struct PackKvDecoder {
     pub reset: Signal<In, Bit>,
     /// a word beat is offered
     pub in_valid: Signal<In, Bit>,
-    /// from registers only: high while the bit buffer holds at most {win} bits and no transfer end
+    /// from registers only: high while the input register is empty or drains this cycle
     pub in_ready: Signal<Out, Bit>,
     /// stream words (spec §14.4), word i at [32i+31:32i], the first word in the lowest lanes
     pub in_words: Vec<Signal<In, Bits<32>>>,
@@ -163,7 +165,15 @@ pub struct PackKvDecoder {
     pub out_has_perm: Signal<Out, Bit>,
     /// end beat: arrival index of stored row i at [lb i + lb - 1 : lb i] (0 unless out_has_perm)
     pub out_perm: Signal<Out, Bits<1024>>,
-    // ---- gearbox and parser ----
+    // ---- input register, gearbox and parser ----
+    /// the input register holds a beat: its words packed from bit 0
+    /// (`rw`), their bit count (`rbits`) and its last flag (`rl`); the
+    /// input ports then reach only this register, not the bit buffer's
+    /// shifts (timing, §14.14.2)
+    rv: Reg<Bit>,
+    rw: Reg<Bits<512>>,
+    rbits: Reg<Bits<16>>,
+    rl: Reg<Bit>,
     gbuf: Reg<Bits<512>>,
     nb: Reg<Bits<16>>,
     tend: Reg<Bit>,
@@ -176,9 +186,12 @@ pub struct PackKvDecoder {
     /// `left >= 2^16`, kept beside `left` so that the parser compares 16 bits
     lbig: Reg<Bit>,
     /// a payload beat's bits, `PL` times the widths at the head of `fld`,
-    /// kept up to date from `fld`'s next value: the data step's compares
-    /// then start at a register, not after the widths' sum (timing)
-    needr: Reg<Bits<16>>,
+    /// loaded whenever `fld` moves: the data step's compares then start
+    /// at a register, not after the widths' sum (timing). 8
+    /// bits: the fields are checked (`width <= r`) before the payload, so
+    /// a beat takes `lanes r <= 128` bits at most, and the compares with
+    /// `left` and `nb` narrow to 8 bits beside a zero test of the rest
+    needr: Reg<Bits<8>>,
     toend: Reg<Bit>,
     err: Reg<Bits<4>>,
     wlen: Reg<Bit>,
@@ -210,10 +223,11 @@ pub struct PackKvDecoder {
     part: Signal<Local, Bit>,
     fhave: Signal<Local, Bit>,
     l16: Signal<Local, Bits<16>>,
-    need16: Signal<Local, Bits<16>>,
     hleft: Signal<Local, Bits<32>>,
-    wsum: Signal<Local, Bits<16>>,
+    wpay: Signal<Local, Bits<16>>,
+    wfld: Signal<Local, Bits<16>>,
     need: Signal<Local, Bits<32>>,
+    need16: Signal<Local, Bits<16>>,
     nleft: Signal<Local, Bits<32>>,
     emit: Signal<Local, Bit>,
     emit_end: Signal<Local, Bit>,
@@ -285,6 +299,7 @@ pub struct PackKvDecoder {
     // ---- constants ----
     k_win: Constant<Bits<16>>,
     k_bufmask: Constant<Bits<512>>,
+    k_inmask: Constant<Bits<512>>,
     k_w16: Constant<Bits<16>>,
     k_zero16: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
@@ -360,6 +375,13 @@ pub struct PackKvDecoder {
     _lz: usize,
     _lb: usize,
     _mw: usize,
+    /// of the `G` head fields after a payload shift, those from above (`fld[k + G]`)
+    _pa: usize,
+    /// of the `G` head fields after a field beat, those from above
+    /// (`fld[k + lanes]`); the rest are the beat's first fields
+    _fa: usize,
+    /// `C - lanes`: head field `k >= _fa` is the beat's field `k - _cl`
+    _cl: usize,
 }
 
 impl PackKvDecoder {
@@ -386,6 +408,10 @@ impl PackKvDecoder {
             out_nonfinite: Default::default(),
             out_has_perm: Default::default(),
             out_perm: Default::default(),
+            rv: Reg::default(),
+            rw: Reg::default(),
+            rbits: Reg::default(),
+            rl: Reg::default(),
             gbuf: Reg::default(),
             nb: Reg::default(),
             tend: Reg::default(),
@@ -428,10 +454,11 @@ impl PackKvDecoder {
             part: Default::default(),
             fhave: Default::default(),
             l16: Default::default(),
-            need16: Default::default(),
             hleft: Default::default(),
-            wsum: Default::default(),
+            wpay: Default::default(),
+            wfld: Default::default(),
             need: Default::default(),
+            need16: Default::default(),
             nleft: Default::default(),
             emit: Default::default(),
             emit_end: Default::default(),
@@ -498,6 +525,7 @@ impl PackKvDecoder {
             shnf: regs(DSTAGES + 1),
             k_win: k(g.win as u64),
             k_bufmask: Constant::new((0..g.win + 32 * g.wi).fold(Bits::<512>::default(), |m, i| m.replace_bit(i, true))),
+            k_inmask: Constant::new((0..32 * g.wi).fold(Bits::<512>::default(), |m, i| m.replace_bit(i, true))),
             k_w16: k(32),
             k_zero16: k(0),
             k_one16: k(1),
@@ -573,13 +601,16 @@ impl PackKvDecoder {
             _lz: g.lz,
             _lb: g.lb,
             _mw: g.mw,
+            _pa: g.g.min(g.c - g.g),
+            _fa: g.g.min(g.c - l),
+            _cl: g.c - l,
         }
     }
 }
 
 reg_logic!(PackKvDecoder;
-    regs [gbuf, nb, tend, st, cnt, mb, row, ch, left, lbig, needr, toend, err, wlen, hbad, hperm, hnf, bc_blk, cperm];
-    masks [gbuf & k_bufmask];
+    regs [rv, rw, rbits, rl, gbuf, nb, tend, st, cnt, mb, row, ch, left, lbig, needr, toend, err, wlen, hbad, hperm, hnf, bc_blk, cperm];
+    masks [gbuf & k_bufmask, rw & k_inmask];
     #[hdl_gen]
     fn update(&mut self) {
         // ---------------- register wiring ----------------
@@ -741,8 +772,11 @@ reg_logic!(PackKvDecoder;
         }
 
         // ---------------- gearbox input ----------------
-        self.in_ready.next = !self.tend.q.val() & (self.nb.q.val() <= self.k_win.val());
-        self.acc.next = self.in_valid.val() & !self.tend.q.val() & (self.nb.q.val() <= self.k_win.val());
+        // the register drains into the bit buffer while it holds at most
+        // `win` bits and no transfer's end; a beat enters the register when
+        // it is empty or drains in the same cycle
+        self.acc.next = self.rv.q.val() & !self.tend.q.val() & (self.nb.q.val() <= self.k_win.val());
+        self.in_ready.next = !self.rv.q.val() | (!self.tend.q.val() & (self.nb.q.val() <= self.k_win.val()));
         self.inw.next = bit_cast::<512, 1>(false.into());
         self.inbits.next = self.k_zero16.val();
         self.w32.next = self.k_zero32.val();
@@ -755,6 +789,16 @@ reg_logic!(PackKvDecoder;
                 self.inbits.next = self.inbits.val() + self.k_w16.val();
             }
         }
+        self.rv.en.next = true;
+        self.rv.d.next = (self.in_valid.val() & self.in_ready.val()) | (self.rv.q.val() & !self.acc.val());
+        if self.in_valid.val() & self.in_ready.val() {
+            self.rw.en.next = true;
+            self.rw.d.next = self.inw.val();
+            self.rbits.en.next = true;
+            self.rbits.d.next = self.inbits.val();
+            self.rl.en.next = true;
+            self.rl.d.next = self.in_last.val();
+        }
 
         // `nb` after the take: `nb` plus the beat, less each branch's own
         // amount, set beside `take` (as `nleft` is), so that no subtraction
@@ -762,7 +806,7 @@ reg_logic!(PackKvDecoder;
         // decoder's critical path at 32 lanes)
         self.inb.next = self.k_zero16.val();
         if self.acc.val() {
-            self.inb.next = self.inbits.val();
+            self.inb.next = self.rbits.q.val();
         }
         self.nbi.next = self.nb.q.val() + self.inb.val();
 
@@ -832,8 +876,9 @@ reg_logic!(PackKvDecoder;
                 }
             }
         }
-        self.need16.next = self.needr.q.val();
-        self.need.next = bit_cast::<32, 16>(self.needr.q.val());
+        // `needr` widened for `nb`, `l16` and the 32-bit `left`
+        self.need16.next = bit_cast::<16, 8>(self.needr.q.val());
+        self.need.next = bit_cast::<32, 8>(self.needr.q.val());
         self.hleft.next = (self.len.val() << self.k_sh5.val()) - self.k_w32.val();
 
         if self.st.q.val() == self.k_s[0].val() {
@@ -1120,26 +1165,52 @@ reg_logic!(PackKvDecoder;
             self.lbig.d.next = (self.nleft.val() >> self.k_sh16.val()) != self.k_zero32.val();
         }
 
-        // the next payload beat's bits, from the fields `fld` holds next
-        self.wsum.next = self.k_zero16.val();
-        for gg in 0..self._g {
-            self.fv.next = self.fld[gg].d.val();
-            self.wsum.next = self.wsum.val() + (self.fv.val() >> self.k_r16.val());
+        // the next payload beat's bits: `PL` times the widths of the `G`
+        // fields at `fld`'s head once it moves. Both ways it can move are
+        // summed from registers (a payload shift by `G`; a field beat's
+        // shift by `lanes`, its first fields entering at the top), and
+        // `fld`'s enable picks one at the end: the widths' adders run beside
+        // the parser's choice rather than after it (timing at 32 lanes)
+        self.wpay.next = self.k_zero16.val();
+        self.wfld.next = self.k_zero16.val();
+        for gg in self._g..(self._g + 1) {
+            for k in 0..self._pa {
+                self.fv.next = self.fld[k + gg].q.val();
+                self.wpay.next = self.wpay.val() + (self.fv.val() >> self.k_r16.val());
+            }
         }
-        self.needr.en.next = true;
-        self.needr.d.next = self.wsum.val() << self.k_lpl16.val();
+        for k in self._pa..self._g {
+            self.fv.next = self.fld[k].q.val();
+            self.wpay.next = self.wpay.val() + (self.fv.val() >> self.k_r16.val());
+        }
+        for ln in self._lanes..(self._lanes + 1) {
+            for k in 0..self._fa {
+                self.fv.next = self.fld[k + ln].q.val();
+                self.wfld.next = self.wfld.val() + (self.fv.val() >> self.k_r16.val());
+            }
+        }
+        for cl in self._cl..(self._cl + 1) {
+            for k in self._fa..self._g {
+                self.t512.next = self.gbuf.q.val() >> self.k_foff[k - cl].val();
+                self.fv.next = bit_cast::<16, 512>(self.t512.val()) & self.k_fmask.val();
+                self.wfld.next = self.wfld.val() + (self.fv.val() >> self.k_r16.val());
+            }
+        }
+        self.needr.en.next = self.fld[0].en.val();
+        self.needr.d.next = bit_cast::<8, 16>(self.wpay.val() << self.k_lpl16.val());
+        if self.st.q.val() == self.k_s[3].val() {
+            self.needr.d.next = bit_cast::<8, 16>(self.wfld.val() << self.k_lpl16.val());
+        }
 
         // ---------------- gearbox update ----------------
         // words go in above the valid bits before the parser's take comes
         // out at the bottom, so the append does not wait for `take`
         self.t512.next = self.gbuf.q.val();
-        if self.acc.val() {
-            self.t512.next = self.gbuf.q.val() | (self.inw.val() << self.nb.q.val());
-        }
         self.nb.en.next = true;
         self.nb.d.next = self.nbn.val();
         if self.acc.val() {
-            if self.in_last.val() {
+            self.t512.next = self.gbuf.q.val() | (self.rw.q.val() << self.nb.q.val());
+            if self.rl.q.val() {
                 self.tend.en.next = true;
                 self.tend.d.next = true;
             }
