@@ -66,6 +66,30 @@ impl DecParams {
     pub fn lb(&self) -> usize {
         self.block.trailing_zeros() as usize
     }
+    /// Metadata words a cycle: `wi` rounded down to a power of two.
+    pub fn mw(&self) -> usize {
+        1 << self.wi().ilog2()
+    }
+    /// Permutation indices a cycle: the largest power of two with
+    /// `pk lb <= 32 wi`, at most `B` (spec §14.14.2).
+    pub fn pk(&self) -> usize {
+        (1usize << (32 * self.wi() / self.lb()).ilog2()).min(self.block)
+    }
+    /// Spec §14.14.2's sustained-rate rule: the cycles a good block takes
+    /// with full input beats and no output stall, from its stored widths.
+    pub fn rule_cycles(&self, w: &[u32]) -> u64 {
+        let (b, c, l, pk, r, wb) = (self.block, self.c(), self.lanes, self.pack, self.r(), self.wb());
+        let (f, win) = (r + wb, 32 * self.wi());
+        let perm = w[0] >> 24 & 1 == 1;
+        let mut at = 32 * (1 + b) + if perm { b * self.lb() } else { 0 };
+        let mut t = 3 + b / self.mw() + if perm { b / self.pk() } else { 0 };
+        for _ in 0..b / pk {
+            let s: usize = (0..c).map(|ch| get(w, at + ch * f + r, wb) as usize).sum();
+            at += c * f + pk * s;
+            t += (c / l).max((c * f).div_ceil(win)) + (c * pk / l).max((pk * s).div_ceil(win));
+        }
+        t as u64
+    }
     fn quant(&self) -> QuantParams {
         QuantParams { head_dim: self.head_dim, heads: self.heads, levels: self.levels, lanes: self.lanes }
     }
@@ -106,7 +130,7 @@ pub enum Spoil {
     Width,
     /// A pack minimum raised so that a code passes `N`.
     Code,
-    /// The permutation's second index equal to its first (K blocks).
+    /// A permutation index equal to an earlier one, both drawn (K blocks).
     Permutation,
     /// One word longer than its contents (a zero word inserted).
     LengthLong,
@@ -162,6 +186,10 @@ pub struct Facts {
     /// Blocks of more than 2^16 bits after the header: `left` past its
     /// low half (spec §14.14.2's `lbig`).
     pub long_blocks: u64,
+    /// A repeated permutation index whose first use is in the same
+    /// decoder step (`pk` indices a step), or in an earlier one.
+    pub dup_same_step: u64,
+    pub dup_earlier_step: u64,
     pub spoils: Vec<Spoil>,
 }
 
@@ -240,7 +268,7 @@ fn get(w: &[u32], at: usize, n: usize) -> u64 {
 
 /// Spoils block `b` (the words of one block) in place; `false` if the kind
 /// cannot be made on this block (e.g. no permutation to spoil).
-fn spoil(p: &DecParams, b: &mut Vec<u32>, s: Spoil, r: &mut Xorshift) -> bool {
+fn spoil(p: &DecParams, b: &mut Vec<u32>, s: Spoil, r: &mut Xorshift, f: &mut Facts) -> bool {
     let (bl, r_, wb) = (p.block, p.r(), p.wb());
     let has_perm = b[0] >> 24 & 1 == 1;
     let fields = 32 * (1 + bl + if has_perm { bl * p.lb() / 32 } else { 0 });
@@ -279,9 +307,21 @@ fn spoil(p: &DecParams, b: &mut Vec<u32>, s: Spoil, r: &mut Xorshift) -> bool {
             if !has_perm {
                 return false;
             }
-            let lb = p.lb();
-            let first = get(b, 32 * (1 + bl), lb);
-            put(b, 32 * (1 + bl) + lb, lb, first);
+            // index j repeats index i < j: in the same step half the time
+            let (lb, pk) = (p.lb(), p.pk());
+            let j = 1 + (r.next_u64() as usize) % (bl - 1);
+            let i = if r.next_u64() % 2 == 0 && j % pk > 0 {
+                j - 1 - (r.next_u64() as usize) % (j % pk)
+            } else {
+                (r.next_u64() as usize) % j
+            };
+            if i / pk == j / pk {
+                f.dup_same_step += 1;
+            } else {
+                f.dup_earlier_step += 1;
+            }
+            let first = get(b, 32 * (1 + bl) + i * lb, lb);
+            put(b, 32 * (1 + bl) + j * lb, lb, first);
             true
         }
         Spoil::LengthLong => {
@@ -313,7 +353,7 @@ pub fn case_of(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_
             let at = if kind == Spoil::Permutation || r.next_u64() % 2 == 0 { 2 } else { 1 };
             blocks.push(k1);
             blocks.push(v1);
-            if !spoil(p, &mut blocks[at], kind, &mut r) {
+            if !spoil(p, &mut blocks[at], kind, &mut r, &mut f) {
                 kind = Spoil::None;
             }
             if kind == Spoil::Truncated {
@@ -377,6 +417,19 @@ pub fn data_beats(p: &DecParams, d: &DecodedBlock) -> Vec<OutBeat> {
 }
 
 /// Per block: `Ok(beats)` with the end beat last, or the bad status.
+/// A transfer of good blocks cut at their headers' lengths.
+pub fn blocks_of(t: &[u32]) -> Vec<&[u32]> {
+    let mut out = vec![];
+    let mut at = 0;
+    while at < t.len() {
+        let n = (t[at] & 0xF_FFFF) as usize;
+        assert!(n > 0 && at + n <= t.len(), "a block's length runs past its transfer");
+        out.push(&t[at..at + n]);
+        at += n;
+    }
+    out
+}
+
 pub fn expected(p: &DecParams, c: &Case) -> Vec<Result<Vec<OutBeat>, u8>> {
     let kp = p.packkv(Repack::None);
     let mut out = vec![];
@@ -469,6 +522,8 @@ pub struct Run {
     pub out_cycles: Vec<u64>,
     /// From the first word beat taken to the first data beat out.
     pub first_latency: Option<u64>,
+    /// Cycle of the first word beat taken.
+    pub first_in: Option<u64>,
     pub cut_owed: bool,
 }
 
@@ -491,6 +546,8 @@ pub const POINTS: &[&str] = &[
     "status: bad_length",
     "status: truncated",
     "good block right after a bad one",
+    "repeated index: same step",
+    "repeated index: earlier step",
     LONG_BLOCK,
 ];
 
@@ -520,6 +577,8 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("token: max = min (codes 0)", f.flat_tokens);
     cov.add("block: nonfinite", f.nonfinite_blocks);
     cov.add(LONG_BLOCK, f.long_blocks);
+    cov.add("repeated index: same step", f.dup_same_step);
+    cov.add("repeated index: earlier step", f.dup_earlier_step);
     for &s in &r.statuses {
         cov.hit(STATUS[s as usize]);
     }
@@ -667,6 +726,7 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
         cyc += 1;
     }
     run.cycles = cyc;
+    run.first_in = first_in;
     run.statuses = check(p, &sink.beats, &want, false)?;
     run.after_bad = run.statuses.windows(2).filter(|w| w[0] != 0 && w[1] == 0).count() as u64;
     Ok(run)

@@ -14,8 +14,8 @@
 //!   most (`tend`): a truncated block is found there, never in the next
 //!   transfer.
 //! - Parser (advances on `adv`, as the whole pipeline): header; `B` metadata
-//!   words shifted into a register file; the permutation, one index a cycle
-//!   with a seen bit per row; per pack row `lanes` fields a cycle into a
+//!   words shifted into a register file; the permutation, `pk` indices a
+//!   cycle, checked against a seen bit per row and each other; per pack row `lanes` fields a cycle into a
 //!   field shift register, then payload beats. A payload beat takes the
 //!   widths of its `G = lanes / min(P, lanes)` channels, so its bit count is
 //!   known before the data: the zero-insert shifter (spec §3.1), one bit per
@@ -82,6 +82,9 @@ pub struct Geometry {
     pub win: usize,
     /// Metadata words taken per cycle: `wi` rounded down to a power of two.
     pub mw: usize,
+    /// Permutation indices checked per cycle: the largest power of two
+    /// whose indices fit one input beat (`pk lb <= 32 wi`), at most `B`.
+    pub pk: usize,
     pub latency: usize,
 }
 
@@ -101,6 +104,13 @@ impl Geometry {
         let win = (lanes * f).max(32 * wi) + 32 * wi - 1;
         assert!(win + 32 * wi <= 512, "bit buffer of {} bits", win + 32 * wi);
         let mw = 1 << wi.ilog2();
+        let lb = b.trailing_zeros() as usize;
+        let pk = (1usize << (32 * wi / lb).ilog2()).min(b);
+        let lz_ = lz;
+        // the permutation is caught as the end beat passes C, `lz`
+        // advances after the parser sent it; the next block's permutation
+        // is written no sooner than `1 + B / mw` advances after that
+        assert!(1 + b / mw > lz_, "permutation overwritten before C");
         Geometry {
             c,
             b,
@@ -116,9 +126,10 @@ impl Geometry {
             pl,
             g: lanes / pl,
             mpc: p / pl,
-            lb: b.trailing_zeros() as usize,
+            lb,
             win,
             mw,
+            pk,
             // a payload beat taken by the parser in cycle t is out in t + latency
             latency: lz + 1 + DSTAGES,
         }
@@ -215,8 +226,17 @@ pub struct PackKvDecoder {
     h: Signal<Local, Bits<32>>,
     len: Signal<Local, Bits<32>>,
     hb: Signal<Local, Bit>,
-    idx: Signal<Local, Bits<8>>,
+    /// the `pk` permutation indices at the bottom of the bit buffer
+    idxs: Vec<Signal<Local, Bits<8>>>,
     dup: Signal<Local, Bit>,
+    /// the `lanes` fields at the bottom of the bit buffer (a field beat)
+    gf: Vec<Signal<Local, Bits<16>>>,
+    /// the fields at `fld`'s head after a payload shift by `G` (`hp`) and
+    /// after a field beat (`hf`)
+    hp: Vec<Signal<Local, Bits<16>>>,
+    hf: Vec<Signal<Local, Bits<16>>>,
+    /// the input register drains into the bit buffer this cycle if it holds a beat
+    drain: Signal<Local, Bit>,
     fv: Signal<Local, Bits<16>>,
     fw: Signal<Local, Bits<16>>,
     wbad: Signal<Local, Bit>,
@@ -315,12 +335,10 @@ pub struct PackKvDecoder {
     k_sh5: Constant<Bits<32>>,
     k_s: Vec<Constant<Bits<4>>>,
     k_e: Vec<Constant<Bits<4>>>,
-    k_blast: Constant<Bits<16>>,
     k_mw16: Constant<Bits<16>>,
     k_mw32: Constant<Bits<16>>,
     k_mwlast: Constant<Bits<16>>,
     k_bmask: Constant<Bits<8>>,
-    k_lb16: Constant<Bits<16>>,
     k_fneed: Constant<Bits<32>>,
     k_sh16: Constant<Bits<32>>,
     k_fneed16: Constant<Bits<16>>,
@@ -344,6 +362,13 @@ pub struct PackKvDecoder {
     k_b8: Vec<Constant<Bits<8>>>,
     k_bsh: Vec<Constant<Bits<16>>>,
     k_pidx: Vec<Constant<Bits<8>>>,
+    k_pioff: Vec<Constant<Bits<16>>>,
+    /// `i < j` at `i pk + j`: the pairs of a step's indices compared
+    k_before: Vec<Constant<Bit>>,
+    k_pbits16: Constant<Bits<16>>,
+    k_pbits: Constant<Bits<32>>,
+    k_pk16: Constant<Bits<16>>,
+    k_plast: Constant<Bits<16>>,
     k_poff: Vec<Constant<Bits<16>>>,
     k_j8: Vec<Constant<Bits<8>>>,
     k_woff: Vec<Constant<Bits<16>>>,
@@ -375,6 +400,7 @@ pub struct PackKvDecoder {
     _lz: usize,
     _lb: usize,
     _mw: usize,
+    _pk: usize,
     /// of the `G` head fields after a payload shift, those from above (`fld[k + G]`)
     _pa: usize,
     /// of the `G` head fields after a field beat, those from above
@@ -446,8 +472,12 @@ impl PackKvDecoder {
             h: Default::default(),
             len: Default::default(),
             hb: Default::default(),
-            idx: Default::default(),
+            idxs: sigs(g.pk),
             dup: Default::default(),
+            gf: sigs(l),
+            hp: sigs(g.g),
+            hf: sigs(g.g),
+            drain: Default::default(),
             fv: Default::default(),
             fw: Default::default(),
             wbad: Default::default(),
@@ -541,12 +571,10 @@ impl PackKvDecoder {
             k_sh5: k(5),
             k_s: consts(0..7),
             k_e: consts(0..7),
-            k_blast: k((g.b - 1) as u64),
             k_mw16: k(g.mw as u64),
             k_mw32: k(32 * g.mw as u64),
             k_mwlast: k((g.b - g.mw) as u64),
             k_bmask: k((g.b - 1) as u64),
-            k_lb16: k(g.lb as u64),
             k_fneed: k((l * f) as u64),
             k_sh16: k(16),
             k_fneed16: k((l * f) as u64),
@@ -570,6 +598,12 @@ impl PackKvDecoder {
             k_b8: consts(0..r as u64),
             k_bsh: consts(0..r as u64),
             k_pidx: consts(0..g.b as u64),
+            k_pioff: consts((0..g.pk).map(|j| (j * g.lb) as u64)),
+            k_before: (0..g.pk * g.pk).map(|x| Constant::new(x / g.pk < x % g.pk)).collect(),
+            k_pbits16: k((g.pk * g.lb) as u64),
+            k_pbits: k((g.pk * g.lb) as u64),
+            k_pk16: k(g.pk as u64),
+            k_plast: k((g.b - g.pk) as u64),
             k_poff: consts((0..g.b).map(|j| (j * g.lb) as u64)),
             k_j8: consts(0..g.wi as u64),
             k_woff: consts((0..g.wi).map(|j| 32 * j as u64)),
@@ -601,6 +635,7 @@ impl PackKvDecoder {
             _lz: g.lz,
             _lb: g.lb,
             _mw: g.mw,
+            _pk: g.pk,
             _pa: g.g.min(g.c - g.g),
             _fa: g.g.min(g.c - l),
             _cl: g.c - l,
@@ -775,8 +810,9 @@ reg_logic!(PackKvDecoder;
         // the register drains into the bit buffer while it holds at most
         // `win` bits and no transfer's end; a beat enters the register when
         // it is empty or drains in the same cycle
-        self.acc.next = self.rv.q.val() & !self.tend.q.val() & (self.nb.q.val() <= self.k_win.val());
-        self.in_ready.next = !self.rv.q.val() | (!self.tend.q.val() & (self.nb.q.val() <= self.k_win.val()));
+        self.drain.next = !self.tend.q.val() & (self.nb.q.val() <= self.k_win.val());
+        self.acc.next = self.rv.q.val() & self.drain.val();
+        self.in_ready.next = !self.rv.q.val() | self.drain.val();
         self.inw.next = bit_cast::<512, 1>(false.into());
         self.inbits.next = self.k_zero16.val();
         self.w32.next = self.k_zero32.val();
@@ -830,11 +866,25 @@ reg_logic!(PackKvDecoder;
         } else if self.len.val() < self.k_fix0.val() {
             self.hb.next = true;
         }
-        self.idx.next = bit_cast::<8, 512>(self.gbuf.q.val()) & self.k_bmask.val();
+        // a permutation step: `pk` indices, each checked against the rows
+        // already seen and against the step's earlier indices
         self.dup.next = false;
-        for i in 0..self._b {
-            if self.seen[i].q.val() & (self.idx.val() == self.k_pidx[i].val()) {
-                self.dup.next = true;
+        for j in 0..self._pk {
+            self.t512.next = self.gbuf.q.val() >> self.k_pioff[j].val();
+            self.idxs[j].next = bit_cast::<8, 512>(self.t512.val()) & self.k_bmask.val();
+            for i in 0..self._b {
+                if self.seen[i].q.val() & (self.idxs[j].val() == self.k_pidx[i].val()) {
+                    self.dup.next = true;
+                }
+            }
+        }
+        for pk in self._pk..(self._pk + 1) {
+            for j in 0..self._pk {
+                for i in 0..self._pk {
+                    if self.k_before[i * pk + j].val() & (self.idxs[i].val() == self.idxs[j].val()) {
+                        self.dup.next = true;
+                    }
+                }
             }
         }
         // a field beat: `lanes` fields; only those inside the block's length
@@ -851,8 +901,8 @@ reg_logic!(PackKvDecoder;
         self.wbad.next = false;
         for j in 0..self._lanes {
             self.t512.next = self.gbuf.q.val() >> self.k_foff[j].val();
-            self.fv.next = bit_cast::<16, 512>(self.t512.val()) & self.k_fmask.val();
-            self.fw.next = self.fv.val() >> self.k_r16.val();
+            self.gf[j].next = bit_cast::<16, 512>(self.t512.val()) & self.k_fmask.val();
+            self.fw.next = self.gf[j].val() >> self.k_r16.val();
             if (self.fw.val() > self.k_r16.val()) & (!self.part.val() | (self.l16.val() >= self.k_fend[j].val())) {
                 self.wbad.next = true;
             }
@@ -964,36 +1014,45 @@ reg_logic!(PackKvDecoder;
                 }
             }
         } else if self.st.q.val() == self.k_s[2].val() {
-            // permutation, one index a cycle
+            // permutation, `pk` indices a cycle; the step's bits are taken
+            // even when one repeats (the block is then skipped to its
+            // length, which holds the whole permutation), so `take` does
+            // not wait for the checks
             if self.adv.val() {
-                if self.nb.q.val() >= self.k_lb16.val() {
+                if self.nb.q.val() >= self.k_pbits16.val() {
+                    self.take.next = self.k_pbits16.val();
+                    self.nbn.next = self.nbi.val() - self.k_pbits16.val();
+                    self.nleft.next = self.left.q.val() - self.k_pbits.val();
                     if self.dup.val() {
                         self.err.en.next = true;
                         self.err.d.next = self.k_e[4].val();
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[5].val();
                     } else {
-                        self.take.next = self.k_lb16.val();
-                        self.nbn.next = self.nbi.val() - self.k_lb16.val();
-                        self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.k_lb16.val());
                         for i in 0..self._b {
-                            if self.idx.val() == self.k_pidx[i].val() {
-                                self.seen[i].en.next = true;
-                                self.seen[i].d.next = true;
+                            for j in 0..self._pk {
+                                if self.idxs[j].val() == self.k_pidx[i].val() {
+                                    self.seen[i].en.next = true;
+                                    self.seen[i].d.next = true;
+                                }
                             }
                         }
                         for bb in self._b..(self._b + 1) {
-                            for i in 0..self._b {
-                                self.perm[i].en.next = true;
+                            for pk in self._pk..(self._pk + 1) {
+                                for i in 0..self._b {
+                                    self.perm[i].en.next = true;
+                                }
+                                for i in self._pk..self._b {
+                                    self.perm[i - pk].d.next = self.perm[i].q.val();
+                                }
+                                for j in 0..self._pk {
+                                    self.perm[bb - pk + j].d.next = self.idxs[j].val();
+                                }
                             }
-                            for i in 1..self._b {
-                                self.perm[i - 1].d.next = self.perm[i].q.val();
-                            }
-                            self.perm[bb - 1].d.next = self.idx.val();
                         }
                         self.cnt.en.next = true;
-                        self.cnt.d.next = self.cnt.q.val() + self.k_one16.val();
-                        if self.cnt.q.val() == self.k_blast.val() {
+                        self.cnt.d.next = self.cnt.q.val() + self.k_pk16.val();
+                        if self.cnt.q.val() == self.k_plast.val() {
                             self.cnt.d.next = self.k_zero16.val();
                             self.st.en.next = true;
                             self.st.d.next = self.k_s[3].val();
@@ -1029,8 +1088,7 @@ reg_logic!(PackKvDecoder;
                                     self.fld[i - ln].d.next = self.fld[i].q.val();
                                 }
                                 for j in 0..self._lanes {
-                                    self.t512.next = self.gbuf.q.val() >> self.k_foff[j].val();
-                                    self.fld[cc - ln + j].d.next = bit_cast::<16, 512>(self.t512.val()) & self.k_fmask.val();
+                                    self.fld[cc - ln + j].d.next = self.gf[j].val();
                                 }
                             }
                         }
@@ -1171,30 +1229,29 @@ reg_logic!(PackKvDecoder;
         // shift by `lanes`, its first fields entering at the top), and
         // `fld`'s enable picks one at the end: the widths' adders run beside
         // the parser's choice rather than after it (timing at 32 lanes)
-        self.wpay.next = self.k_zero16.val();
-        self.wfld.next = self.k_zero16.val();
         for gg in self._g..(self._g + 1) {
             for k in 0..self._pa {
-                self.fv.next = self.fld[k + gg].q.val();
-                self.wpay.next = self.wpay.val() + (self.fv.val() >> self.k_r16.val());
+                self.hp[k].next = self.fld[k + gg].q.val();
             }
         }
         for k in self._pa..self._g {
-            self.fv.next = self.fld[k].q.val();
-            self.wpay.next = self.wpay.val() + (self.fv.val() >> self.k_r16.val());
+            self.hp[k].next = self.fld[k].q.val();
         }
         for ln in self._lanes..(self._lanes + 1) {
             for k in 0..self._fa {
-                self.fv.next = self.fld[k + ln].q.val();
-                self.wfld.next = self.wfld.val() + (self.fv.val() >> self.k_r16.val());
+                self.hf[k].next = self.fld[k + ln].q.val();
             }
         }
         for cl in self._cl..(self._cl + 1) {
             for k in self._fa..self._g {
-                self.t512.next = self.gbuf.q.val() >> self.k_foff[k - cl].val();
-                self.fv.next = bit_cast::<16, 512>(self.t512.val()) & self.k_fmask.val();
-                self.wfld.next = self.wfld.val() + (self.fv.val() >> self.k_r16.val());
+                self.hf[k].next = self.gf[k - cl].val();
             }
+        }
+        self.wpay.next = self.k_zero16.val();
+        self.wfld.next = self.k_zero16.val();
+        for k in 0..self._g {
+            self.wpay.next = self.wpay.val() + (self.hp[k].val() >> self.k_r16.val());
+            self.wfld.next = self.wfld.val() + (self.hf[k].val() >> self.k_r16.val());
         }
         self.needr.en.next = self.fld[0].en.val();
         self.needr.d.next = bit_cast::<8, 16>(self.wpay.val() << self.k_lpl16.val());
@@ -1317,7 +1374,8 @@ reg_logic!(PackKvDecoder;
                 self.bc_blk.d.next = true;
             }
             // the permutation, caught as the end beat passes (the parser
-            // writes the next one at least B + 2 advances later)
+            // writes the next one at least `1 + B / mw` advances after
+            // sending it, more than `lz`: asserted in `Geometry::new`)
             self.cperm.en.next = self.adv.val() & self.ze[zl].q.val();
         }
         self.pk.next = self.k_zero1024.val();
