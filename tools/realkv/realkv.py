@@ -203,15 +203,28 @@ def validate(cache, out, slice_path, report):
     rec = kv[0, 0, 0, :len(ids)].astype(np.float32)
     err = float(np.max(np.abs(khf - rec)) / np.max(np.abs(rec)))
     check(err < 2e-3, f"layer 0 K is in Hugging Face rotate-half order: max error {err:.1e} of max |K| (bound 2e-3, FP16 rounding)")
-    # 5. the committed slice is this set's slice, to FP16 rounding (BLAS
-    # order may move a value by one FP16 step from machine to machine)
+    # 5. the committed slice is this set's slice. Layer 0 agrees to an
+    # FP16 step or two; deeper layers inherit BLAS-order differences
+    # through the network (measured 2026-11-27: under 1% of values move,
+    # by up to 49 FP16 steps where a value is near zero, 5e-4 of the
+    # tensor's largest at most). So the bound is on the tensor's scale, per
+    # layer and K/V: no value moves by more than 2^-9 of the largest, and
+    # at most 5% of values move at all (another model, passage or token
+    # range moves nearly every value).
     fresh = os.path.join(out, "slice.kv.npy")
     if slice_path and os.path.exists(slice_path):
         a = np.load(slice_path).astype(np.float32)
         b = np.load(fresh).astype(np.float32)
         same = a.shape == b.shape
-        d = float(np.max(np.abs(a - b) / (np.abs(b) + 2.0 ** -14))) if same else float("inf")
-        check(same and d <= 2.0 ** -9, f"committed slice {os.path.relpath(slice_path)} equals this set's slice: max relative difference {d:.1e} (bound 2^-9, one FP16 step and a half)")
+        worst, moved = float("inf"), 1.0
+        if same:
+            axes = tuple(range(3, a.ndim))
+            scale = np.max(np.abs(b), axis=axes)
+            worst = float(np.max(np.max(np.abs(a - b), axis=axes) / np.where(scale > 0, scale, 1.0)))
+            moved = float(np.max(np.mean(a != b, axis=axes)))
+        check(same and worst <= 2.0 ** -9 and moved <= 0.05,
+              f"committed slice {os.path.relpath(slice_path)} equals this set's slice: per layer and K/V, largest difference "
+              f"{worst:.1e} of the largest value (bound 2^-9), at most {100 * moved:.2f}% of values differ (bound 5%)")
     with open(report, "w") as f:
         f.write(f"# Real KV set: validation\n\nModel {man['model']} ({WHEEL}, sha256 {WHEEL_SHA256[:16]}...), "
                 f"{len(man['passages'])} passages, {total} tokens; set in `{out}`.\n\n| check | result |\n|---|---|\n")

@@ -10,7 +10,8 @@
 //!   so no input port reaches the buffer's shifts (timing).
 //! - Gearbox: a bit buffer (`gbuf`, `nb` valid bits, stream bit 0 at bit 0)
 //!   takes the registered beat while it holds at most `win` bits, and
-//!   gives the parser `take` bits per cycle. It holds one transfer's end at
+//!   gives the parser its state's step (`plan`), all its bits, or none a
+//!   cycle. It holds one transfer's end at
 //!   most (`tend`): a truncated block is found there, never in the next
 //!   transfer.
 //! - Parser (advances on `adv`, as the whole pipeline): header; `B` metadata
@@ -215,9 +216,15 @@ pub struct PackKvDecoder {
     seen: Vec<Reg<Bit>>,
     adv: Signal<Local, Bit>,
     acc: Signal<Local, Bit>,
-    take: Signal<Local, Bits<16>>,
-    nbi: Signal<Local, Bits<16>>,
-    inb: Signal<Local, Bits<16>>,
+    /// the bits the parser's step takes when it goes: set by the state
+    /// alone, so the bit buffer's shift starts early (timing, §14.14.2)
+    plan: Signal<Local, Bits<16>>,
+    /// the step takes `plan` bits
+    go: Signal<Local, Bit>,
+    /// the step takes all `nb` bits
+    tall: Signal<Local, Bit>,
+    /// `nb` plus the registered beat
+    nbr: Signal<Local, Bits<16>>,
     nbn: Signal<Local, Bits<16>>,
     inw: Signal<Local, Bits<512>>,
     inbits: Signal<Local, Bits<16>>,
@@ -339,7 +346,6 @@ pub struct PackKvDecoder {
     k_mw32: Constant<Bits<16>>,
     k_mwlast: Constant<Bits<16>>,
     k_bmask: Constant<Bits<8>>,
-    k_fneed: Constant<Bits<32>>,
     k_sh16: Constant<Bits<32>>,
     k_fneed16: Constant<Bits<16>>,
     k_fblast: Constant<Bits<16>>,
@@ -366,7 +372,6 @@ pub struct PackKvDecoder {
     /// `i < j` at `i pk + j`: the pairs of a step's indices compared
     k_before: Vec<Constant<Bit>>,
     k_pbits16: Constant<Bits<16>>,
-    k_pbits: Constant<Bits<32>>,
     k_pk16: Constant<Bits<16>>,
     k_plast: Constant<Bits<16>>,
     k_poff: Vec<Constant<Bits<16>>>,
@@ -461,9 +466,10 @@ impl PackKvDecoder {
             seen: regs(g.b),
             adv: Default::default(),
             acc: Default::default(),
-            take: Default::default(),
-            nbi: Default::default(),
-            inb: Default::default(),
+            plan: Default::default(),
+            go: Default::default(),
+            tall: Default::default(),
+            nbr: Default::default(),
             nbn: Default::default(),
             inw: Default::default(),
             inbits: Default::default(),
@@ -575,7 +581,6 @@ impl PackKvDecoder {
             k_mw32: k(32 * g.mw as u64),
             k_mwlast: k((g.b - g.mw) as u64),
             k_bmask: k((g.b - 1) as u64),
-            k_fneed: k((l * f) as u64),
             k_sh16: k(16),
             k_fneed16: k((l * f) as u64),
             k_fblast: k((g.c / l - 1) as u64),
@@ -601,7 +606,6 @@ impl PackKvDecoder {
             k_pioff: consts((0..g.pk).map(|j| (j * g.lb) as u64)),
             k_before: (0..g.pk * g.pk).map(|x| Constant::new(x / g.pk < x % g.pk)).collect(),
             k_pbits16: k((g.pk * g.lb) as u64),
-            k_pbits: k((g.pk * g.lb) as u64),
             k_pk16: k(g.pk as u64),
             k_plast: k((g.b - g.pk) as u64),
             k_poff: consts((0..g.b).map(|j| (j * g.lb) as u64)),
@@ -836,23 +840,27 @@ reg_logic!(PackKvDecoder;
             self.rl.d.next = self.in_last.val();
         }
 
-        // `nb` after the take: `nb` plus the beat, less each branch's own
-        // amount, set beside `take` (as `nleft` is), so that no subtraction
-        // follows the parser's choice (the loop through `nb` was the
-        // decoder's critical path at 32 lanes)
-        self.inb.next = self.k_zero16.val();
-        if self.acc.val() {
-            self.inb.next = self.rbits.q.val();
-        }
-        self.nbi.next = self.nb.q.val() + self.inb.val();
-
         // ---------------- parser ----------------
-        self.take.next = self.k_zero16.val();
-        self.nbn.next = self.nbi.val();
-        // `left` after the take, chosen beside `take` rather than computed
-        // from it: the subtraction then runs in parallel with the parser's
-        // choice instead of after it (the decoder's critical path)
-        self.nleft.next = self.left.q.val();
+        // A step takes `plan` bits (`go`), all `nb` bits (`tall`) or none.
+        // `plan` follows from the state alone; the compares decide only
+        // `go` and `tall`, which pick among sums already formed (timing at
+        // 32 lanes: the choice used to come before the shift and the adds).
+        self.go.next = false;
+        self.tall.next = false;
+        self.plan.next = self.k_zero16.val();
+        if self.st.q.val() == self.k_s[0].val() {
+            self.plan.next = self.k_w16.val();
+        } else if self.st.q.val() == self.k_s[1].val() {
+            self.plan.next = self.k_mw32.val();
+        } else if self.st.q.val() == self.k_s[2].val() {
+            self.plan.next = self.k_pbits16.val();
+        } else if self.st.q.val() == self.k_s[3].val() {
+            self.plan.next = self.k_fneed16.val();
+        } else if self.st.q.val() == self.k_s[4].val() {
+            self.plan.next = bit_cast::<16, 8>(self.needr.q.val());
+        } else if self.st.q.val() == self.k_s[5].val() {
+            self.plan.next = bit_cast::<16, 32>(self.left.q.val());
+        }
         self.emit.next = false;
         self.emit_end.next = false;
         self.h.next = bit_cast::<32, 512>(self.gbuf.q.val());
@@ -934,13 +942,11 @@ reg_logic!(PackKvDecoder;
         if self.st.q.val() == self.k_s[0].val() {
             // header
             if self.tend.q.val() & (self.nb.q.val() < self.k_w16.val()) {
-                self.take.next = self.nb.q.val();
-                self.nbn.next = self.inb.val();
+                self.tall.next = true;
                 self.tend.en.next = true;
                 self.tend.d.next = false;
             } else if self.adv.val() & (self.nb.q.val() >= self.k_w16.val()) {
-                self.take.next = self.k_w16.val();
-                self.nbn.next = self.nbi.val() - self.k_w16.val();
+                self.go.next = true;
                 self.left.en.next = true;
                 self.left.d.next = self.hleft.val();
                 self.lbig.en.next = true;
@@ -981,9 +987,7 @@ reg_logic!(PackKvDecoder;
             // in at the top
             if self.adv.val() {
                 if self.nb.q.val() >= self.k_mw32.val() {
-                    self.take.next = self.k_mw32.val();
-                    self.nbn.next = self.nbi.val() - self.k_mw32.val();
-                    self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.k_mw32.val());
+                    self.go.next = true;
                     for bb in self._b..(self._b + 1) {
                         for mw in self._mw..(self._mw + 1) {
                             for i in 0..self._b {
@@ -1020,9 +1024,7 @@ reg_logic!(PackKvDecoder;
             // not wait for the checks
             if self.adv.val() {
                 if self.nb.q.val() >= self.k_pbits16.val() {
-                    self.take.next = self.k_pbits16.val();
-                    self.nbn.next = self.nbi.val() - self.k_pbits16.val();
-                    self.nleft.next = self.left.q.val() - self.k_pbits.val();
+                    self.go.next = true;
                     if self.dup.val() {
                         self.err.en.next = true;
                         self.err.d.next = self.k_e[4].val();
@@ -1076,9 +1078,7 @@ reg_logic!(PackKvDecoder;
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[5].val();
                     } else {
-                        self.take.next = self.k_fneed16.val();
-                        self.nbn.next = self.nbi.val() - self.k_fneed16.val();
-                        self.nleft.next = self.left.q.val() - self.k_fneed.val();
+                        self.go.next = true;
                         for cc in self._c..(self._c + 1) {
                             for ln in self._lanes..(self._lanes + 1) {
                                 for i in 0..self._c {
@@ -1118,9 +1118,7 @@ reg_logic!(PackKvDecoder;
                     self.st.en.next = true;
                     self.st.d.next = self.k_s[5].val();
                 } else if self.nb.q.val() >= self.need16.val() {
-                    self.take.next = bit_cast::<16, 32>(self.need.val());
-                    self.nbn.next = self.nbi.val() - self.need16.val();
-                    self.nleft.next = self.left.q.val() - self.need.val();
+                    self.go.next = true;
                     self.emit.next = true;
                     self.mb.en.next = true;
                     self.mb.d.next = self.mb.q.val() + self.k_one8.val();
@@ -1179,23 +1177,18 @@ reg_logic!(PackKvDecoder;
             // skip to the block's length, or to the transfer's end
             if self.adv.val() {
                 if self.toend.q.val() {
-                    self.take.next = self.nb.q.val();
-                    self.nbn.next = self.inb.val();
-                    self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.nb.q.val());
+                    self.tall.next = true;
                     if self.tend.q.val() {
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[6].val();
                     }
                 } else if !self.lbig.q.val() & (self.l16.val() <= self.nb.q.val()) {
-                    self.take.next = self.l16.val();
-                    self.nbn.next = self.nbi.val() - self.l16.val();
-                    self.nleft.next = self.k_zero32.val();
+                    // `plan` is `left`, which fits 16 bits here
+                    self.go.next = true;
                     self.st.en.next = true;
                     self.st.d.next = self.k_s[6].val();
                 } else {
-                    self.take.next = self.nb.q.val();
-                    self.nbn.next = self.inb.val();
-                    self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.nb.q.val());
+                    self.tall.next = true;
                     if self.tend.q.val() {
                         self.st.en.next = true;
                         self.st.d.next = self.k_s[6].val();
@@ -1215,6 +1208,34 @@ reg_logic!(PackKvDecoder;
                 self.st.en.next = true;
                 self.st.d.next = self.k_s[0].val();
             }
+        }
+        // `nb` and `left` after the step. Every amount is formed from
+        // registers beside the parser's choice, and the beat's acceptance
+        // (a compare of `nb`) picks last, after the adds rather than
+        // before them.
+        self.nbr.next = self.nb.q.val() + self.rbits.q.val();
+        self.nbn.next = self.nb.q.val();
+        if self.acc.val() {
+            self.nbn.next = self.nbr.val();
+        }
+        if self.go.val() {
+            self.nbn.next = self.nb.q.val() - self.plan.val();
+            if self.acc.val() {
+                self.nbn.next = self.nbr.val() - self.plan.val();
+            }
+        }
+        if self.tall.val() {
+            self.nbn.next = self.k_zero16.val();
+            if self.acc.val() {
+                self.nbn.next = self.rbits.q.val();
+            }
+        }
+        self.nleft.next = self.left.q.val();
+        if self.go.val() {
+            self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.plan.val());
+        }
+        if self.tall.val() {
+            self.nleft.next = self.left.q.val() - bit_cast::<32, 16>(self.nb.q.val());
         }
         if !(self.st.q.val() == self.k_s[0].val()) {
             self.left.en.next = true;
@@ -1261,7 +1282,10 @@ reg_logic!(PackKvDecoder;
 
         // ---------------- gearbox update ----------------
         // words go in above the valid bits before the parser's take comes
-        // out at the bottom, so the append does not wait for `take`
+        // out at the bottom, so the append does not wait for the choice.
+        // `plan` is shifted out whatever the choice, and `go` picks after
+        // the shift. Taking all `nb` bits leaves the beat alone: bits at
+        // and above `nb` are zero (reset, appends above `nb`, right shifts)
         self.t512.next = self.gbuf.q.val();
         self.nb.en.next = true;
         self.nb.d.next = self.nbn.val();
@@ -1273,7 +1297,16 @@ reg_logic!(PackKvDecoder;
             }
         }
         self.gbuf.en.next = true;
-        self.gbuf.d.next = self.t512.val() >> self.take.val();
+        self.gbuf.d.next = self.t512.val();
+        if self.go.val() {
+            self.gbuf.d.next = self.t512.val() >> self.plan.val();
+        }
+        if self.tall.val() {
+            self.gbuf.d.next = bit_cast::<512, 1>(false.into());
+            if self.acc.val() {
+                self.gbuf.d.next = self.rw.q.val();
+            }
+        }
 
         // ---------------- zero-insert, side band ----------------
         self.zi.clock.next = self.clock.val();
