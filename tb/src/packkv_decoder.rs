@@ -207,8 +207,8 @@ fn kind_of(r: &mut Xorshift) -> Kind {
 }
 
 /// A K/V pair of blocks of the same tokens, encoded.
-fn pair(p: &DecParams, r: &mut Xorshift, f: &mut Facts) -> [Vec<u32>; 2] {
-    let repack = if r.next_u64() % 2 == 0 { Repack::None } else { Repack::Median };
+fn pair(p: &DecParams, r: &mut Xorshift, f: &mut Facts, median: bool) -> [Vec<u32>; 2] {
+    let repack = if median || r.next_u64() % 2 == 1 { Repack::Median } else { Repack::None };
     let kp = p.packkv(repack);
     let q = p.quant();
     let style = match r.next_u64() % 5 {
@@ -307,13 +307,22 @@ fn spoil(p: &DecParams, b: &mut Vec<u32>, s: Spoil, r: &mut Xorshift, f: &mut Fa
             if !has_perm {
                 return false;
             }
-            // index j repeats index i < j: in the same step half the time
+            // index j repeats an index i < j of the same step or of an
+            // earlier one, each half the time where both can be made
             let (lb, pk) = (p.lb(), p.pk());
-            let j = 1 + (r.next_u64() as usize) % (bl - 1);
-            let i = if r.next_u64() % 2 == 0 && j % pk > 0 {
-                j - 1 - (r.next_u64() as usize) % (j % pk)
+            let earlier = bl > pk && (pk == 1 || r.next_u64() % 2 == 0);
+            let (i, j) = if earlier {
+                let j = pk + (r.next_u64() as usize) % (bl - pk);
+                ((r.next_u64() as usize) % (j - j % pk), j)
             } else {
-                (r.next_u64() as usize) % j
+                // a j that is not the first of its step
+                let j = loop {
+                    let j = 1 + (r.next_u64() as usize) % (bl - 1);
+                    if j % pk > 0 {
+                        break j;
+                    }
+                };
+                (j - 1 - (r.next_u64() as usize) % (j % pk), j)
             };
             if i / pk == j / pk {
                 f.dup_same_step += 1;
@@ -344,11 +353,12 @@ pub fn case_of(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_
     let mut f = Facts::default();
     let mut out = vec![];
     for _ in 0..transfers {
-        let [k0, v0] = pair(p, &mut r, &mut f);
+        let [k0, v0] = pair(p, &mut r, &mut f, false);
         let mut blocks = vec![k0, v0];
         let mut kind = SPOILS[(r.next_u64() % SPOILS.len() as u64) as usize];
         if kind != Spoil::None {
-            let [k1, v1] = pair(p, &mut r, &mut f);
+            // a permutation to spoil needs a median-repacked K block
+            let [k1, v1] = pair(p, &mut r, &mut f, kind == Spoil::Permutation);
             // spoil block 1 (a V block) or 2 (a K block, which may carry a permutation)
             let at = if kind == Spoil::Permutation || r.next_u64() % 2 == 0 { 2 } else { 1 };
             blocks.push(k1);

@@ -34,7 +34,7 @@ fn rtl_matches_model() {
 
 #[test]
 fn netlists_match_model() {
-    let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(16), cov);
+    let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(32), cov);
     // every point but multi-word beats (both netlist sets take one word a
     // beat) and long blocks (their blocks stay below 2^16 bits)
     let need: Vec<&str> = POINTS.iter().copied().filter(|&p| p != "beat of several words" && p != pd::LONG_BLOCK).collect();
