@@ -6,9 +6,9 @@
 use crate::postprocess;
 use crate::GenError;
 use rust_hdl::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Dir {
     In,
@@ -16,7 +16,7 @@ pub enum Dir {
 }
 
 /// A port of the emitted top-level module.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Port {
     pub name: String,
     pub dir: Dir,
@@ -70,7 +70,7 @@ fn conns_are_sliced(raw: &[RawPort], name: &str) -> bool {
 }
 
 /// A memory of the unit, its own Verilog module (the SRAM swap point).
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Memory {
     /// Its role in the unit.
     pub name: String,

@@ -8,7 +8,7 @@ pub mod flow;
 pub mod postprocess;
 pub mod units;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A one-line, user-facing error: bad parameters or an unknown unit.
@@ -38,7 +38,7 @@ impl Default for EmitOptions {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Manifest {
     pub generator: String,
     pub unit: String,
@@ -51,12 +51,13 @@ pub struct Manifest {
     pub clock_ns: f64,
     pub ports: Vec<elaborate::Port>,
     /// Memories, each its own Verilog module (an SRAM can replace it).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memories: Vec<elaborate::Memory>,
     pub files: Vec<String>,
 }
 
 /// Everything emitted for one unit; file names are keys of `files`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Emission {
     pub module: String,
     pub manifest: Manifest,

@@ -9,11 +9,13 @@
 //!   with no warning, and its clock times the netlist's paths.
 //! - FuseSoC: `core show` and `run --target lint` (Verilator 5.049,
 //!   `-Wall` with the waivers of `make lint`) pass.
-//! Default parameters everywhere except where noted.
+//! Default parameters everywhere except where noted. The Yosys, OpenSTA
+//! and FuseSoC runs are kept by `tb::build::memo`, keyed by the tools and
+//! every file they read: a run with no hardware change repeats none.
 
 use rtl_gen::flow::{self, Flow, PLATFORMS};
 use rtl_gen::units::UNITS;
-use rtl_gen::{emit, Emission, EmitOptions};
+use rtl_gen::Emission;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use tb::build::tools;
@@ -52,8 +54,36 @@ fn run(what: &str, cmd: &mut Command) -> Output {
     out
 }
 
+/// Identities of the tools whose runs are kept (`tb::build::memo`).
+struct Ids {
+    yosys: String,
+    sta: String,
+    fusesoc: String,
+}
+
+impl Ids {
+    fn get() -> Ids {
+        let v = |tool: &str, flag: &str| tools::version(tool, flag).unwrap_or_else(|e| panic!("{e}"));
+        let fusesoc = fusesoc();
+        Ids { yosys: v("yosys", "-V"), sta: v("sta", "-version"), fusesoc: v(&fusesoc.to_string_lossy(), "--version") }
+    }
+}
+
+/// `cmd`'s output, from the cache if this exact run (tools, arguments,
+/// `inputs`) passed before; panics with the output if it fails. `n` counts
+/// runs and cache hits.
+fn memo(n: &mut [usize; 2], what: String, cmd: Command, tools: Vec<String>, inputs: Vec<PathBuf>, root: &Path) -> String {
+    let run = tb::build::memo::Run { what, cmd, tools, inputs, root };
+    let (text, outcome) = run.output(models::store()).unwrap_or_else(|e| panic!("{e}"));
+    n[0] += 1;
+    n[1] += (outcome == tb::build::Outcome::Hit) as usize;
+    text
+}
+
+/// rtl-gen's emission (kept in the model cache, keyed by the generator's
+/// sources: `tb::build::emit`).
 fn emit_unit(unit: &str, params: &toml::Table, clock_ns: f64) -> Emission {
-    emit(unit, params, &EmitOptions { clock_ns }).unwrap_or_else(|e| panic!("emit {unit}: {e}"))
+    tb::build::emit::emission(models::store(), unit, params, clock_ns).unwrap_or_else(|e| panic!("emit {unit}: {e}"))
 }
 
 /// The first netlist model of `unit` in this run (tb/models.toml order).
@@ -112,6 +142,7 @@ fn orfs_designs() {
         &["unit", "platform folder", "yosys hierarchy", "memory as macro", "unit without memories", "sta netlist"],
     );
     let root = scratch("orfs");
+    let (ids, mut n) = (Ids::get(), [0; 2]);
     let liberty = tools::liberty();
     let clock_ns = models::clock_ns();
     assert!(UNITS.len() >= 10, "rtl-gen lists {} units", UNITS.len());
@@ -155,7 +186,9 @@ fn orfs_designs() {
             if *p == PLATFORMS[0].1 {
                 let files: Vec<String> = listed.iter().map(|f| f.display().to_string()).collect();
                 let script = format!("read_verilog -sv {}; hierarchy -check -top {m}", files.join(" "));
-                run(&format!("yosys on {m}'s VERILOG_FILES"), Command::new("yosys").args(["-q", "-p", &script]));
+                let mut cmd = Command::new("yosys");
+                cmd.args(["-q", "-p", &script]);
+                memo(&mut n, format!("yosys on {m}'s VERILOG_FILES"), cmd, vec![ids.yosys.clone()], listed.clone(), &root);
                 cov.hit("yosys hierarchy");
             }
             cov.hit("platform folder");
@@ -175,8 +208,10 @@ fn orfs_designs() {
             dir.join("constraint.sdc").display()
         );
         std::fs::write(dir.join("sta.tcl"), tcl).unwrap();
-        let out = run("OpenSTA", Command::new("sta").current_dir(&dir).args(["-no_splash", "-exit", "sta.tcl"]));
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let mut cmd = Command::new("sta");
+        cmd.current_dir(&dir).args(["-no_splash", "-exit", "sta.tcl"]);
+        let inputs = vec![liberty.clone(), net.verilog(), dir.join("constraint.sdc"), dir.join("sta.tcl")];
+        let text = memo(&mut n, format!("OpenSTA on {}", spec.name), cmd, vec![ids.sta.clone()], inputs, &root);
         assert!(
             !text.contains("Warning") && !text.contains("Error"),
             "OpenSTA on {} with the ORFS constraint.sdc:\n{text}",
@@ -188,6 +223,7 @@ fn orfs_designs() {
         cov.hit("sta netlist");
         cov.hit("unit");
     }
+    println!("{} tool runs, {} of them kept from an earlier run (tb/src/build/memo.rs)", n[0], n[1]);
     cov.check();
     let _ = std::fs::remove_dir_all(&root);
 }
@@ -233,9 +269,10 @@ fn fusesoc_cores() {
         assert_eq!(core.contains("  memories:\n"), !e.manifest.memories.is_empty(), "{}: memories fileset", u.name);
         cov.hit_if("memories fileset", !e.manifest.memories.is_empty());
         write(&cores.join(u.name), &files);
-        names.push((format!("kvforge:kvforge:{}:{}", u.name, env!("CARGO_PKG_VERSION")), small));
+        names.push((format!("kvforge:kvforge:{}:{}", u.name, env!("CARGO_PKG_VERSION")), u.name, small));
     }
-    for (name, small) in &names {
+    let (ids, mut n) = (Ids::get(), [0; 2]);
+    for (name, unit, small) in &names {
         let fs = || {
             let mut c = Command::new(&fusesoc);
             c.current_dir(&root).env("PATH", &path).arg("--cores-root").arg(&cores);
@@ -244,22 +281,21 @@ fn fusesoc_cores() {
             }
             c
         };
-        let out = run(&format!("fusesoc core show {name}"), fs().args(["core", "show", name]));
-        let text = String::from_utf8_lossy(&out.stdout);
+        let tools = vec![ids.fusesoc.clone(), v.version.clone()];
+        let mut cmd = fs();
+        cmd.args(["core", "show", name]);
+        let text = memo(&mut n, format!("fusesoc core show {name}"), cmd, tools.clone(), vec![cores.join(unit)], &root);
         assert!(text.contains(&format!("Name:        {name}")) && text.contains("lint"), "core show {name}:\n{text}");
         cov.hit("core show");
-        let out = run(
-            &format!("fusesoc run --target lint {name}"),
-            fs().args(["run", "--build-root"])
-                .arg(root.join("build").join(name.replace(':', "_")))
-                .args(["--target", "lint", name]),
-        );
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let mut cmd = fs();
+        cmd.args(["run", "--build-root"]).arg(root.join("build").join(name.replace(':', "_"))).args(["--target", "lint", name]);
+        let text = memo(&mut n, format!("fusesoc run --target lint {name}"), cmd, tools, vec![cores.join(unit)], &root);
         // Verilator did run, in lint-only mode, and said nothing
         assert!(text.contains("verilator -f"), "{name}: Verilator did not run:\n{text}");
         assert!(!text.contains("%Warning") && !text.contains("%Error"), "{name}:\n{text}");
         cov.hit(if *small { "lint at small parameters" } else { "lint at defaults" });
     }
+    println!("{} tool runs, {} of them kept from an earlier run (tb/src/build/memo.rs)", n[0], n[1]);
     cov.check();
     let _ = std::fs::remove_dir_all(&root);
 }

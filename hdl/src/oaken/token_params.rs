@@ -863,9 +863,24 @@ mod tests {
     }
 
     /// The block against sim's GroupParams::derive, one token per cycle, on
-    /// random and edge-case vectors and threshold sets, both middle modes.
+    /// random and edge-case vectors and threshold sets, in each middle mode
+    /// (one test each, so that they run in parallel).
     #[test]
-    fn matches_group_params() {
+    fn matches_group_params_plain() {
+        matches_group_params(MiddleMode::Plain);
+    }
+
+    #[test]
+    fn matches_group_params_shifted() {
+        matches_group_params(MiddleMode::Shifted);
+    }
+
+    #[test]
+    fn matches_group_params_paper() {
+        matches_group_params(MiddleMode::Paper);
+    }
+
+    fn matches_group_params(mode: MiddleMode) {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut rnd = move || {
             x ^= x << 13;
@@ -873,7 +888,7 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for mode in [MiddleMode::Plain, MiddleMode::Shifted, MiddleMode::Paper] {
+        {
             for ib in 2u32..=8 {
                 if mode == MiddleMode::Shifted && ib < 3 {
                     continue;

@@ -65,15 +65,36 @@ pub fn elaborate(unit: &str, params: &toml::Table, clock_ns: f64) -> Result<Sour
     })
 }
 
-/// The emission of `unit` with `params`, from the cache or elaborated.
-pub fn source(store: &Store, unit: &str, params: &toml::Table, clock_ns: f64) -> Result<Source, String> {
-    let key = super::store::key(&[
-        b"kvforge-emission",
+fn emission_key(what: &[u8], unit: &str, params: &toml::Table, clock_ns: f64) -> Result<String, String> {
+    Ok(super::store::key(&[
+        what,
         GENERATOR_FINGERPRINT.as_bytes(),
         unit.as_bytes(),
         toml::to_string(params).map_err(|e| e.to_string())?.as_bytes(),
         format!("{clock_ns:.6}").as_bytes(),
-    ]);
+    ]))
+}
+
+/// rtl-gen's whole emission of `unit` (every file and the manifest, as
+/// `rtl-gen emit` writes them), from the cache or elaborated.
+pub fn emission(store: &Store, unit: &str, params: &toml::Table, clock_ns: f64) -> Result<rtl_gen::Emission, String> {
+    let key = emission_key(b"kvforge-emission-whole", unit, params, clock_ns)?;
+    let (dir, _) = store.get_or_build("emit", &key, |dir| {
+        let e = {
+            let _slot = jobs::acquire();
+            rtl_gen::emit(unit, params, &rtl_gen::EmitOptions { clock_ns }).map_err(|e| e.to_string())?
+        };
+        std::fs::write(dir.join("emission.json"), serde_json::to_string(&e).unwrap())
+            .map_err(|e| format!("cannot write the emission cache: {e}"))
+    })?;
+    let path = dir.join("emission.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The emission of `unit` with `params`, from the cache or elaborated.
+pub fn source(store: &Store, unit: &str, params: &toml::Table, clock_ns: f64) -> Result<Source, String> {
+    let key = emission_key(b"kvforge-emission", unit, params, clock_ns)?;
     let (dir, _) = store.get_or_build("emit", &key, |dir| {
         let s = elaborate(unit, params, clock_ns)?;
         std::fs::write(dir.join("source.json"), serde_json::to_string(&s).unwrap())

@@ -20,6 +20,7 @@
 pub mod cxx;
 pub mod emit;
 pub mod jobs;
+pub mod memo;
 pub mod shim;
 pub mod store;
 pub mod tools;
