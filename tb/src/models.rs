@@ -139,6 +139,7 @@ struct Entry {
     #[serde(default)]
     synth: bool,
     prove: Option<Prove>,
+    cases: Option<f64>,
     opt: Option<Opt>,
     net_opt: Option<Opt>,
     slow_opt: Option<Opt>,
@@ -160,6 +161,10 @@ pub struct Spec {
     /// `make prove` (`Fast`) or only `make prove-all` (`Slow`) proves its
     /// netlist equal to its RTL (`prove = "fast"` or `"slow"`).
     pub prove: Option<Prove>,
+    /// Scale of every property's case count on this model (`cases = 0.25`;
+    /// 1 if absent), for sets whose cases cost seconds each: the others
+    /// carry the depth (`tb::prop::run_property_on`).
+    pub cases: f64,
     /// g++ -O suffixes: "0".."3" or "s".
     pub opt: String,
     pub net_opt: String,
@@ -193,6 +198,10 @@ pub fn parse(text: &str) -> Result<(Vec<Spec>, MakeLists), String> {
             return Err(format!("model '{}' is listed twice", e.name));
         }
         let netlist = matches!(e.netlist, NetlistTier::Flag(true) | NetlistTier::Extended);
+        let cases = e.cases.unwrap_or(1.0);
+        if !(cases > 0.0 && cases <= 1.0) {
+            return Err(format!("model '{}': cases is a scale in (0, 1], got {cases}", e.name));
+        }
         specs.push(Spec {
             name: e.name,
             unit: e.unit,
@@ -201,6 +210,7 @@ pub fn parse(text: &str) -> Result<(Vec<Spec>, MakeLists), String> {
             extended: e.netlist == NetlistTier::Extended,
             synth: e.synth,
             prove: e.prove,
+            cases,
             opt: e.opt.as_ref().unwrap_or(&d.opt).flag()?,
             net_opt: e.net_opt.as_ref().unwrap_or(&d.net_opt).flag()?,
             slow_opt: e.slow_opt.as_ref().unwrap_or(&d.slow_opt).flag()?,
@@ -253,6 +263,13 @@ fn macros_only_arg(specs: &[Spec], entry: &str) -> Result<String, String> {
 fn file() -> &'static (Vec<Spec>, MakeLists) {
     static S: OnceLock<(Vec<Spec>, MakeLists)> = OnceLock::new();
     S.get_or_init(|| parse(LIST).unwrap_or_else(|e| panic!("tb/models.toml: {e}")))
+}
+
+/// The case-count scale of model `name` (an entry's name, or its netlist's
+/// `<name>_net`): the entry's `cases`, 1 for names not listed.
+pub fn case_scale(name: &str) -> f64 {
+    let entry = name.strip_suffix("_net").unwrap_or(name);
+    specs().iter().find(|s| s.name == entry || s.name == name).map_or(1.0, |s| s.cases)
 }
 
 /// The entries of tb/models.toml.

@@ -94,6 +94,16 @@ pub fn run_property<S>(
     run_property_on(test, &[info], strategy, cases, |m: &mut [Model], v| f(&mut m[0], v))
 }
 
+/// `cases` times the smallest `cases` scale of `infos` in tb/models.toml
+/// (at least 1), unless `KVFORGE_CASES` fixes the count.
+fn scaled(cases: u32, infos: &[&'static ModelInfo]) -> u32 {
+    if std::env::var_os("KVFORGE_CASES").is_some() {
+        return cases;
+    }
+    let s = infos.iter().map(|i| crate::models::case_scale(i.name)).fold(1.0, f64::min);
+    ((cases as f64 * s).ceil() as u32).max(1)
+}
+
 /// `run_property` over several models at once (a unit and what it feeds,
 /// say): each case gets fresh instances of all of them, in the order of
 /// `infos`, and a failure leaves one waveform per model.
@@ -114,14 +124,20 @@ pub fn run_property_on<S>(
     assert!(!infos.is_empty(), "{test}: no models to run on");
     let names: Vec<&str> = infos.iter().map(|i| i.name).collect();
     let on = names.join(" + ");
+    let cases = scaled(cases, infos);
     let (config, rng_seed) = config(cases);
     let mut runner = TestRunner::new(config);
+    let start = std::time::Instant::now();
     let result = runner.run(&(any::<u32>(), strategy), |(seed, input)| {
         let mut ms = fresh(infos, seed);
         f(&mut ms, &input).map_err(TestCaseError::fail)
     });
     let (reason, (seed, input)) = match result {
-        Ok(()) => return,
+        Ok(()) => {
+            // where a test's time goes (shown with --nocapture)
+            println!("{test} on {on}: {cases} cases passed in {:.1} s", start.elapsed().as_secs_f64());
+            return;
+        }
         Err(TestError::Fail(reason, value)) => (reason, value),
         Err(TestError::Abort(reason)) => panic!("{test} on {on}: aborted: {reason}"),
     };

@@ -231,7 +231,9 @@ fn models_toml_tags_are_valid_and_complete() {
                 synth-macros-only = [\"u\"]\nprove-macros-fast = [\"u\"]\n";
     let model = |tags: &str| format!("{base}[[model]]\nname = \"a\"\nunit = \"u\"\n{tags}\n");
     let (ok, _) = models::parse(&model("synth = true\nprove = \"fast\"")).expect("a valid list");
-    assert!(ok[0].synth && ok[0].prove == Some(Prove::Fast));
+    assert!(ok[0].synth && ok[0].prove == Some(Prove::Fast) && ok[0].cases == 1.0);
+    let (ok, _) = models::parse(&model("prove = \"fast\"\ncases = 0.25")).expect("a valid list");
+    assert_eq!(ok[0].cases, 0.25);
     let with_model = model("prove = \"fast\"\nparams = { lanes = 4, repack = \"median\" }")
         .replace("synth-macros-only = [\"u\"]", "synth-macros-only = [\"u\", \"a\"]");
     let (_, make) = models::parse(&with_model).expect("a valid list");
@@ -241,6 +243,8 @@ fn models_toml_tags_are_valid_and_complete() {
         (model("synth = \"yes\""), "invalid type"),
         (model("prove = \"slow\""), "prove-mutant = \"a\" is not a model with prove = \"fast\""),
         (model("prove = \"fast\"\nmutant = true"), "unknown field `mutant`"),
+        (model("prove = \"fast\"\ncases = 0.0"), "cases is a scale in (0, 1], got 0"),
+        (model("prove = \"fast\"\ncases = 2.0"), "cases is a scale in (0, 1], got 2"),
         (model("prove = \"fast\"").replace("[\"u\"]\n[[", "[\"v\"]\n[["), "prove-macros-fast: v is not in synth-macros-only"),
         (
             model("prove = \"fast\"").replace("synth-macros-only = [\"u\"]", "synth-macros-only = [\"u\", \"w\"]"),
