@@ -25,12 +25,13 @@ fn main() {
     for d in ["hdl/src", "rtl-gen/src", "sim/src", "constraints"] {
         files(&root.join(d), &mut list);
     }
-    // Of constraints/, only the templates rtl-gen embeds (`*.in`, the lint
-    // waivers) shape its output; the scripts beside them (synthesis,
-    // proofs, PPA) run on that output and must not re-key it.
+    // Of constraints/, only the files rtl-gen embeds (`*.in`, the lint
+    // waivers, the clock gate's Verilog) shape its output; the scripts
+    // beside them (synthesis, proofs, PPA) run on that output and must not
+    // re-key it.
     list.retain(|p| {
         !p.starts_with(root.join("constraints"))
-            || p.extension().is_some_and(|e| e == "in" || e == "vlt")
+            || p.extension().is_some_and(|e| e == "in" || e == "vlt" || e == "v")
     });
     for p in &list {
         println!("cargo:rerun-if-changed={}", p.display());
