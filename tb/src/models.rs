@@ -266,10 +266,11 @@ fn file() -> &'static (Vec<Spec>, MakeLists) {
 }
 
 /// The case-count scale of model `name` (an entry's name, or its netlist's
-/// `<name>_net`): the entry's `cases`, 1 for names not listed.
+/// `<name>_net`; no entry's name ends in `_net`): the entry's `cases`, 1
+/// for names not listed.
 pub fn case_scale(name: &str) -> f64 {
     let entry = name.strip_suffix("_net").unwrap_or(name);
-    specs().iter().find(|s| s.name == entry || s.name == name).map_or(1.0, |s| s.cases)
+    specs().iter().find(|s| s.name == entry).map_or(1.0, |s| s.cases)
 }
 
 /// The entries of tb/models.toml.

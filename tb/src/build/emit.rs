@@ -11,6 +11,7 @@
 use super::jobs;
 use super::shim::ShimPort;
 use super::store::Store;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// Hash of the generator's sources, from `tb/build.rs`.
@@ -75,32 +76,35 @@ fn emission_key(what: &[u8], unit: &str, params: &toml::Table, clock_ns: f64) ->
     ]))
 }
 
+/// Entry (`emit`, `key`) of the store: `file` parsed, after `make`'s value
+/// is written there if the store does not hold it yet.
+fn cached_json<T: Serialize + DeserializeOwned>(
+    store: &Store,
+    key: &str,
+    file: &str,
+    make: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    let (dir, _) = store.get_or_build("emit", key, |dir| {
+        std::fs::write(dir.join(file), serde_json::to_string(&make()?).unwrap())
+            .map_err(|e| format!("cannot write the emission cache: {e}"))
+    })?;
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// rtl-gen's whole emission of `unit` (every file and the manifest, as
 /// `rtl-gen emit` writes them), from the cache or elaborated.
 pub fn emission(store: &Store, unit: &str, params: &toml::Table, clock_ns: f64) -> Result<rtl_gen::Emission, String> {
     let key = emission_key(b"kvforge-emission-whole", unit, params, clock_ns)?;
-    let (dir, _) = store.get_or_build("emit", &key, |dir| {
-        let e = {
-            let _slot = jobs::acquire();
-            rtl_gen::emit(unit, params, &rtl_gen::EmitOptions { clock_ns }).map_err(|e| e.to_string())?
-        };
-        std::fs::write(dir.join("emission.json"), serde_json::to_string(&e).unwrap())
-            .map_err(|e| format!("cannot write the emission cache: {e}"))
-    })?;
-    let path = dir.join("emission.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    cached_json(store, &key, "emission.json", || {
+        let _slot = jobs::acquire();
+        rtl_gen::emit(unit, params, &rtl_gen::EmitOptions { clock_ns }).map_err(|e| e.to_string())
+    })
 }
 
 /// The emission of `unit` with `params`, from the cache or elaborated.
 pub fn source(store: &Store, unit: &str, params: &toml::Table, clock_ns: f64) -> Result<Source, String> {
     let key = emission_key(b"kvforge-emission", unit, params, clock_ns)?;
-    let (dir, _) = store.get_or_build("emit", &key, |dir| {
-        let s = elaborate(unit, params, clock_ns)?;
-        std::fs::write(dir.join("source.json"), serde_json::to_string(&s).unwrap())
-            .map_err(|e| format!("cannot write the emission cache: {e}"))
-    })?;
-    let path = dir.join("source.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    cached_json(store, &key, "source.json", || elaborate(unit, params, clock_ns))
 }
