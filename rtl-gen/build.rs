@@ -101,9 +101,15 @@ fn collect(module: &str, items: &[syn::Item], out: &mut Vec<(String, Vec<Field>)
 
 fn main() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hdl/src");
-    println!("cargo:rerun-if-changed={}", src.display());
     let mut files = Vec::new();
     rs_files(&src, &mut files);
+    // each file, not the folder: cargo would compare the folders' own times,
+    // which a fresh clone sets to now (.ci/run fixes only the files'); a new
+    // file is named in an existing one's `mod`, so that one changes too
+    println!("cargo:rerun-if-changed=build.rs");
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
     let mut structs = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();

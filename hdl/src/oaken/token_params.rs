@@ -888,20 +888,19 @@ mod tests {
             x ^= x << 17;
             x
         };
-        {
-            for ib in 2u32..=8 {
-                if mode == MiddleMode::Shifted && ib < 3 {
-                    continue;
-                }
-                let p = OakenParams { inlier_bits: ib, outlier_bits: ib + 1, middle_mode: mode, ..Default::default() };
-                let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).levels_minus_one());
-                let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).shifted());
-                let paper = mode == MiddleMode::Paper;
-                let ob = ib as usize + 1;
-                // paper: tokens every cycle, closer than z's latency, and
-                // far enough apart for min and step to wait undelayed
-                let spacings: &[usize] = if paper { &[ob + 5, 3, 1] } else { &[1, 3] };
-                for &spacing in spacings {
+        for ib in 2u32..=8 {
+            if mode == MiddleMode::Shifted && ib < 3 {
+                continue;
+            }
+            let p = OakenParams { inlier_bits: ib, outlier_bits: ib + 1, middle_mode: mode, ..Default::default() };
+            let divisors = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).levels_minus_one());
+            let shifted = [Group::Outer, Group::Middle, Group::Inner].map(|g| p.coding(g).shifted());
+            let paper = mode == MiddleMode::Paper;
+            let ob = ib as usize + 1;
+            // paper: tokens every cycle, closer than z's latency, and
+            // far enough apart for min and step to wait undelayed
+            let spacings: &[usize] = if paper { &[ob + 5, 3, 1] } else { &[1, 3] };
+            for &spacing in spacings {
                 let mut b = TokenParams::new(divisors, shifted, paper, 1, TokenParams::latency(paper, ob) + 1, spacing);
                 b.connect_all();
                 b.reset.next = true;
@@ -986,7 +985,6 @@ mod tests {
                 assert!(seen + lat >= 600, "{seen} results");
                 assert!(tiny > 50 && sat > 10, "tiny {tiny}, saturating {sat}");
                 assert!(!paper || held > 10, "folded values held at -65504: {held}");
-                }
             }
         }
     }
