@@ -99,29 +99,50 @@ build:
 # VARIANTS: a unit whose parameter changes its structure, not only its
 # sizes, is also emitted (and linted) in that form, to $(RTL)/<unit>-<value>.
 VARIANTS     ?= kivi-quantizer:axis=channel packkv-encoder:repack=median hack-quantizer:axis=channel
+# Each emission is kept in $(RTL_CACHE)/<rtl-gen binary's hash>/ (the two
+# newest binaries' folders are kept) and copied from there when the same
+# binary emits the same unit again: a run with no generator change emits
+# nothing (82 s of CPU otherwise).
+RTL_CACHE    ?= $(CACHE_HOME)/kvforge/rtl
+# $(call emit_cached,UNIT,ARGS,DIR)
+emit_cached  = key=$$(printf '%s' "$(1) $(2) --clock-ns $(CLOCK_NS)" | sha256sum | cut -c1-16); \
+	  c=$(RTL_CACHE)/$$bin/$$key; \
+	  if [ ! -d $$c ]; then \
+	    rm -rf $$c.tmp; $(RTLGEN) emit $(1) $(2) --clock-ns $(CLOCK_NS) -o $$c.tmp > /dev/null || exit 1; mv $$c.tmp $$c; \
+	  fi; \
+	  rm -rf $(3); mkdir -p $$(dirname $(3)); cp -r $$c $(3)
 rtl: build
-	@for u in $(UNITS); do \
-	  $(RTLGEN) emit $$u --clock-ns $(CLOCK_NS) -o $(RTL)/$$u > /dev/null; \
+	@bin=$$(sha256sum $(RTLGEN) | cut -c1-16); mkdir -p $(RTL_CACHE)/$$bin; touch $(RTL_CACHE)/$$bin; \
+	ls -1dt $(RTL_CACHE)/*/ | tail -n +3 | xargs -r rm -rf; \
+	for u in $(UNITS); do \
+	  $(call emit_cached,$$u,,$(RTL)/$$u); \
 	  echo "emitted $(RTL)/$$u"; \
-	done
-	@for v in $(VARIANTS); do \
+	done; \
+	for v in $(VARIANTS); do \
 	  u=$${v%%:*}; kv=$${v#*:}; d=$(RTL)/$$u-$${kv#*=}; \
-	  $(RTLGEN) emit $$u --set $$kv --clock-ns $(CLOCK_NS) -o $$d > /dev/null; \
+	  $(call emit_cached,$$u,--set $$kv,$$d); \
 	  echo "emitted $$d ($$kv)"; \
 	done
 
 # verilator -Wall on each emitted unit; warnings fail unless waived in
-# constraints/lint_waivers.vlt (each waiver says why).
+# constraints/lint_waivers.vlt (each waiver says why). A clean lint is
+# remembered in $(LINT_CACHE), keyed by the Verilog, the waivers, the
+# Verilator version and the top module: the same text is not linted twice.
+LINT_CACHE   ?= $(CACHE_HOME)/kvforge/lint
+# $(call lint_one,FILE,MODULE,LABEL)
+lint_one     = key=$$(cat $(1) $(WAIVERS) | sha256sum | cut -c1-16)-$(VERILATOR_PY)-$(2); \
+	  if [ -e $(LINT_CACHE)/$$key ]; then echo "lint clean: $(3) (cached)"; else \
+	    $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(1) --top-module $(2) || exit 1; \
+	    mkdir -p $(LINT_CACHE); touch $(LINT_CACHE)/$$key; echo "lint clean: $(3)"; \
+	  fi
 lint: rtl
 	@for u in $(UNITS); do \
 	  m=$$(tr - _ <<< $$u); \
-	  $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(RTL)/$$u/$$m.v --top-module $$m; \
-	  echo "lint clean: $$u"; \
+	  $(call lint_one,$(RTL)/$$u/$$m.v,$$m,$$u); \
 	done
 	@for v in $(VARIANTS); do \
 	  u=$${v%%:*}; kv=$${v#*:}; m=$$(tr - _ <<< $$u); \
-	  $(VL_ENV) $(VERILATOR) --lint-only --quiet -Wall $(WAIVERS) $(RTL)/$$u-$${kv#*=}/$$m.v --top-module $$m; \
-	  echo "lint clean: $$u ($$kv)"; \
+	  $(call lint_one,$(RTL)/$$u-$${kv#*=}/$$m.v,$$m,$$u ($$kv)); \
 	done
 
 # SAT proof (Yosys) that the zero-insert shifter inverts the zero-remove
@@ -210,7 +231,9 @@ models: deps
 # The whole suite: sim, generator, co-simulation on RTL and OSU018 netlists,
 # cache and harness self-tests, lint, proofs. The models are built (or found
 # in the cache) while cargo compiles the test binaries, which keeps both
-# cores busy through the long single-threaded steps of either.
+# cores busy through the long single-threaded steps of either. The test
+# binaries run two at a time, longest first (constraints/run_tests.py; their
+# times go to build/reports/test-times.txt).
 test: deps
 	@mkdir -p $(BUILD)
 	$(CARGO) build --release -p tb --bin models
@@ -222,7 +245,8 @@ test: deps
 	@# the proofs and the lint run beside the tests (which leave a core idle
 	@# about a third of the time); their log is printed after the tests
 	@{ $(MAKE) --no-print-directory prove && $(MAKE) --no-print-directory lint; } > $(BUILD)/prove.log 2>&1 & pid=$$!; \
-	status=0; KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage $(CARGO) test --release --workspace || status=$$?; \
+	status=0; KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage constraints/run_tests.py --cargo $(CARGO) \
+	  --times $(CACHE_HOME)/kvforge/test-times.json --report $(REPORTS)/test-times.txt -- --release --workspace || status=$$?; \
 	if [ $$status = 0 ]; then echo "---- functional coverage (counts from this run; tb/src/coverage.rs) ----"; cat $(REPORTS)/coverage/*.txt; fi; \
 	echo "---- make prove, make lint ----"; wait $$pid || status=$$?; cat $(BUILD)/prove.log; exit $$status
 

@@ -274,29 +274,6 @@ fn emit_flags_have_help() {
     }
 }
 
-#[test]
-fn every_port_of_every_unit_has_a_doc() {
-    // a port field without a `///` comment fails the emission; the docs
-    // with a placeholder get it filled. Two threads: elaboration is most
-    // of this suite's time.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|sc| {
-        for _ in 0..2 {
-            sc.spawn(|| {
-                while let Some(u) = units::UNITS.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                    let e = rtl_gen::emit(u.name, &toml::Table::new(), &rtl_gen::EmitOptions::default())
-                        .unwrap_or_else(|e| panic!("{}: {e}", u.name));
-                    assert!(!e.manifest.ports.is_empty());
-                    for p in &e.manifest.ports {
-                        assert!(!p.doc.trim().is_empty() && !p.doc.contains("{latency}"), "{}.{}: '{}'", u.name, p.name, p.doc);
-                    }
-                }
-            });
-        }
-    });
-    assert!(next.into_inner() > units::UNITS.len(), "not every unit emitted");
-}
-
 /// `hack-pv-dot`'s rules between parameters: one line naming them, exit 2.
 #[test]
 fn hack_pv_dot_rules() {

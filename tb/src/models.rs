@@ -273,6 +273,20 @@ pub fn case_scale(name: &str) -> f64 {
     specs().iter().find(|s| s.name == entry).map_or(1.0, |s| s.cases)
 }
 
+/// Scale of the cases of a netlist that `make prove` proves equal to its
+/// RTL (`prove = "fast"`): the proof covers every input, so its
+/// co-simulation checks only what the proof assumes (the cell models,
+/// the gated clocks it folds, the netlist simulator), and the RTL's own
+/// sweep carries the depth.
+pub const PROVEN_NETLIST_SCALE: f64 = 0.25;
+
+/// Whether `name` is the netlist model of an entry with `prove = "fast"`.
+pub fn is_proven_netlist(name: &str) -> bool {
+    name.strip_suffix("_net")
+        .and_then(|e| specs().iter().find(|s| s.name == e))
+        .is_some_and(|s| s.prove == Some(Prove::Fast))
+}
+
 /// The entries of tb/models.toml.
 pub fn specs() -> &'static [Spec] {
     &file().0

@@ -349,13 +349,24 @@ fn spoil(p: &DecParams, b: &mut Vec<u32>, s: Spoil, r: &mut Xorshift, f: &mut Fa
 /// Transfers of a few blocks each; at most one spoiled block per transfer,
 /// never its first (so the block after a bad one is checked too).
 pub fn case_of(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_stall: Stall) -> Case {
+    case_with(p, transfers, seed, in_stall, out_stall, true)
+}
+
+/// `case_of` with every transfer one good K/V pair (a rate measurement's
+/// stimulus: drawing spoils and keeping the seeds without any would take
+/// thousands of draws, as 8 in 9 transfers are spoiled).
+pub fn good_case_of(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_stall: Stall) -> Case {
+    case_with(p, transfers, seed, in_stall, out_stall, false)
+}
+
+fn case_with(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_stall: Stall, spoils: bool) -> Case {
     let mut r = Xorshift::new(seed);
     let mut f = Facts::default();
     let mut out = vec![];
     for _ in 0..transfers {
         let [k0, v0] = pair(p, &mut r, &mut f, false);
         let mut blocks = vec![k0, v0];
-        let mut kind = SPOILS[(r.next_u64() % SPOILS.len() as u64) as usize];
+        let mut kind = if spoils { SPOILS[(r.next_u64() % SPOILS.len() as u64) as usize] } else { Spoil::None };
         if kind != Spoil::None {
             // a permutation to spoil needs a median-repacked K block
             let [k1, v1] = pair(p, &mut r, &mut f, kind == Spoil::Permutation);

@@ -94,13 +94,18 @@ pub fn run_property<S>(
     run_property_on(test, &[info], strategy, cases, |m: &mut [Model], v| f(&mut m[0], v))
 }
 
-/// `cases` times the smallest `cases` scale of `infos` in tb/models.toml
-/// (at least 1), unless `KVFORGE_CASES` fixes the count.
+/// `cases` times the smallest `cases` scale of `infos` in tb/models.toml,
+/// and times `PROVEN_NETLIST_SCALE` when every one of them is a netlist
+/// that `make prove` proves (at least 1), unless `KVFORGE_CASES` fixes the
+/// count.
 fn scaled(cases: u32, infos: &[&'static ModelInfo]) -> u32 {
     if std::env::var_os("KVFORGE_CASES").is_some() {
         return cases;
     }
-    let s = infos.iter().map(|i| crate::models::case_scale(i.name)).fold(1.0, f64::min);
+    let mut s = infos.iter().map(|i| crate::models::case_scale(i.name)).fold(1.0, f64::min);
+    if infos.iter().all(|i| crate::models::is_proven_netlist(i.name)) {
+        s *= crate::models::PROVEN_NETLIST_SCALE;
+    }
     ((cases as f64 * s).ceil() as u32).max(1)
 }
 

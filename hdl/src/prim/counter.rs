@@ -100,9 +100,19 @@ mod tests {
         c.count.val().index() as u32
     }
 
+    /// Sets the four chunk registers to `v` between edges (white box:
+    /// reaching the top bits through the port takes 2^32 / 255 edges).
+    fn load(c: &mut StatCounter, v: u32) {
+        c.c0.q.next = ((v & 0xFF) as u64).into();
+        c.c1.q.next = ((v >> 8 & 0xFF) as u64).into();
+        c.c2.q.next = ((v >> 16 & 0xFF) as u64).into();
+        c.c3.q.next = ((v >> 24) as u64).into();
+        assert!(simulate(c, 100));
+        assert_eq!(count(c), v);
+    }
+
     /// The block equals `u32::wrapping_add` of the amounts, every cycle,
-    /// through each chunk's carry and the wrap at 2^32 (reached by a run of
-    /// 255s from a start near the top, loaded through the port itself).
+    /// through each chunk's carry and the wrap at 2^32.
     #[test]
     fn equals_wrapping_sum() {
         let mut c = StatCounter::default();
@@ -112,42 +122,43 @@ mod tests {
         let mut model = 0u32;
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut carries = [0u64; 4];
-        // realistic first: mostly small amounts, idle cycles between
-        for i in 0..300_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let en = x % 4 != 0;
-            let n = match (x >> 8) % 16 {
-                0 => 255,
-                1 => 0,
-                _ => ((x >> 16) % 17) as u8,
-            };
-            // after 200k cycles, jump with 255s toward the top bits
-            let n = if i > 200_000 { 255 } else { n };
-            let before = model;
-            edge(&mut c, false, en, n);
-            if en {
-                model = model.wrapping_add(n as u32);
-            }
-            for (k, cnt) in carries.iter_mut().enumerate() {
-                *cnt += (before >> (8 * k) != model >> (8 * k)) as u64;
-            }
-            assert_eq!(count(&c), model, "cycle {i}: en {en} n {n}");
-        }
-        // chunks 1 and 2 both changed; chunk 3 needs 2^24: covered below
-        assert!(carries[1] > 0 && carries[2] > 0, "carries {carries:?}");
-        // 2^32 / 255 ~ 16.8M edges: from reset, add 255 until the wrap
         let mut wraps = 0;
-        edge(&mut c, true, false, 0);
-        model = 0;
-        for _ in 0..(1u64 << 32) / 255 + 2 {
-            let next = model.wrapping_add(255);
-            wraps += (next < model) as u32;
-            model = next;
-            edge(&mut c, false, true, 255);
-            assert_eq!(count(&c), model);
+        // realistic first (from reset: mostly small amounts, idle cycles
+        // between); then runs from loaded states just below each chunk's
+        // carry and the wrap, mostly 255s
+        // (and with one middle chunk all ones but not the other)
+        let starts = [0x0000_FF00u32, 0x00FF_FF00, 0xFFFF_FF00, 0xFFFF_FFF0, 0x7FFF_FFC0, 0xFEFF_FF80, 0x00FF_00C0, 0x34FF_80C0, 0x0012_FFC0];
+        for (run, len) in std::iter::once((None, 200_000u64)).chain(starts.iter().map(|&v| (Some(v), 3_000))) {
+            if let Some(v) = run {
+                load(&mut c, v);
+                model = v;
+            }
+            for _ in 0..len {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let en = x % 4 != 0;
+                let n = match (x >> 8) % 16 {
+                    0 => 255,
+                    1 => 0,
+                    _ if run.is_some() && (x >> 12) % 8 != 0 => 255,
+                    _ => ((x >> 16) % 17) as u8,
+                };
+                let before = model;
+                edge(&mut c, false, en, n);
+                if en {
+                    model = model.wrapping_add(n as u32);
+                }
+                wraps += (model < before) as u32;
+                for (k, cnt) in carries.iter_mut().enumerate() {
+                    *cnt += (before >> (8 * k) != model >> (8 * k)) as u64;
+                }
+                assert_eq!(count(&c), model, "from {run:x?}: en {en} n {n}, before {before:#x}");
+            }
         }
-        assert_eq!(wraps, 1);
+        assert!(carries.iter().all(|&n| n > 0) && wraps >= 2, "carries {carries:?}, wraps {wraps}");
+        // a reset from a high count
+        edge(&mut c, true, true, 255);
+        assert_eq!(count(&c), 0);
     }
 }

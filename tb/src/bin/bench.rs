@@ -1552,7 +1552,7 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         rate_rows(md, rates, info, "output elements/cycle", p.lanes as f64, &p.lanes.to_string(), |st| {
             let mut m = Model::new(info);
             m.reset(1);
-            let c = pd::Case { full_beats: true, ..pd::case_of(&p, 6, 0x6b6, Stall::Never, st.clone()) };
+            let c = pd::Case { full_beats: true, ..pd::good_case_of(&p, 6, 0x6b6, Stall::Never, st.clone()) };
             let r = pd::run(&mut m, &p, &c)?;
             if *st == Stall::Never {
                 first = r.first_latency;
