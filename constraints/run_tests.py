@@ -99,6 +99,7 @@ def main():
         for n, (code, w, c) in sorted(results.items(), key=lambda kv: -kv[1][1]):
             f.write(f"          {w:6.1f} {c:6.1f}  {n}{'  FAILED' if code else ''}\n")
     if not failed:
+        os.makedirs(os.path.dirname(os.path.abspath(a.times)), exist_ok=True)
         json.dump({n: r[1] for n, r in results.items()}, open(a.times, "w"), indent=0, sort_keys=True)
     print(f"test binaries: {len(results)} run, {len(failed)} failed, {wall:.0f} s ({a.report})")
     if failed or doc != 0:

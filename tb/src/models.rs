@@ -282,9 +282,7 @@ pub const PROVEN_NETLIST_SCALE: f64 = 0.25;
 
 /// Whether `name` is the netlist model of an entry with `prove = "fast"`.
 pub fn is_proven_netlist(name: &str) -> bool {
-    name.strip_suffix("_net")
-        .and_then(|e| specs().iter().find(|s| s.name == e))
-        .is_some_and(|s| s.prove == Some(Prove::Fast))
+    resolve(name).is_ok_and(|(s, level)| level == Level::Netlist && s.prove == Some(Prove::Fast))
 }
 
 /// The entries of tb/models.toml.
