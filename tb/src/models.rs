@@ -500,7 +500,20 @@ pub fn sweep_closed(
     required: &[&str],
     f: impl Fn(&'static ModelInfo, &crate::coverage::Coverage) + Sync,
 ) -> crate::coverage::Coverage {
-    let (cov, _) = sweep(unit, gate_level, min, points, &f);
+    sweep_as_closed(unit, None, gate_level, min, points, required, f)
+}
+
+/// `sweep_closed` under `sweep_as`'s name.
+pub fn sweep_as_closed(
+    unit: &str,
+    what: Option<&str>,
+    gate_level: bool,
+    min: usize,
+    points: &[&'static str],
+    required: &[&str],
+    f: impl Fn(&'static ModelInfo, &crate::coverage::Coverage) + Sync,
+) -> crate::coverage::Coverage {
+    let (cov, _) = sweep_as(unit, what, gate_level, min, points, &f);
     let infos = of_unit_nonempty(unit, gate_level);
     cov.close(required, || {
         crate::build::jobs::map(&infos, |&info| f(info, &cov));

@@ -35,16 +35,14 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage) {
 
 #[test]
 fn rtl_matches_model() {
-    let (cov, _) = models::sweep(UNIT, false, 5, POINTS, |info, cov| check(info, prop::cases(32), cov));
-    cov.check();
+    models::sweep_closed(UNIT, false, 5, POINTS, POINTS, |info, cov| check(info, prop::cases(32), cov));
 }
 
 #[test]
 fn netlists_match_model() {
     // p16_l16 every run; p16_b3_st (stochastic) too in extended runs
     let points = points(&models::of_unit(UNIT, true));
-    let (cov, _) = models::sweep(UNIT, true, 1, &points, |info, cov| check(info, prop::cases(48), cov));
-    cov.check();
+    models::sweep_closed(UNIT, true, 1, &points, &points, |info, cov| check(info, prop::cases(48), cov));
 }
 
 const RESET_POINTS: &[&str] = &["reset in pass 1", "reset in pass 2 with beats owed", "reset with nothing owed"];
@@ -54,7 +52,7 @@ const RESET_POINTS: &[&str] = &["reset in pass 1", "reset in pass 2 with beats o
 /// of reset, its LFSR back at the seed (a new `Quantizer`).
 #[test]
 fn reset_with_traffic_in_flight() {
-    let (cov, _) = models::sweep_as(UNIT, Some("reset in flight"), false, 5, RESET_POINTS, |info, cov| {
+    models::sweep_as_closed(UNIT, Some("reset in flight"), false, 5, RESET_POINTS, RESET_POINTS, |info, cov| {
         let p = params_of(&Model::new(info));
         let strategy = (case(p, 1..3), proptest::prelude::any::<u64>(), 0u64..1000);
         run_property(&format!("{}_reset", info.name), info, strategy, prop::cases(12), |m, (c, seed, at)| {
@@ -71,7 +69,6 @@ fn reset_with_traffic_in_flight() {
             run(m, &p, &after).map(|_| ()).map_err(|e| format!("after the reset: {e}"))
         });
     });
-    cov.check();
 }
 
 /// Spec §15.16.6: with no stalls the input is never refused, blocks back

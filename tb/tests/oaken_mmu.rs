@@ -86,11 +86,10 @@ const DEFAULT_CASES: u32 = 48;
 /// cases); coverage over all of them.
 #[test]
 fn rtl_matches_model() {
-    let (cov, _) = models::sweep(UNIT, false, 3, POINTS, |info, cov| {
+    models::sweep_closed(UNIT, false, 3, POINTS, POINTS, |info, cov| {
         check(info, prop::cases(if info.name == "oaken_mmu" { DEFAULT_CASES } else { 160 }), cov);
         directed(info, cov);
     });
-    cov.check();
 }
 
 /// The OSU018 netlists of this run (`make synth`'s, at 4 ns), on the same
@@ -98,11 +97,10 @@ fn rtl_matches_model() {
 /// reach are required.
 #[test]
 fn netlists_match_model() {
-    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| {
+    models::sweep_closed(UNIT, true, 1, POINTS, NET_POINTS, |info, cov| {
         check(info, prop::cases(24), cov);
         directed(info, cov);
     });
-    cov.check_points(NET_POINTS);
 }
 
 /// The directed case alone, on `sim` (no hardware): at every MMU set with

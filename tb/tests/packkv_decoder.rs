@@ -28,8 +28,7 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage) {
 
 #[test]
 fn rtl_matches_model() {
-    let (cov, _) = models::sweep(UNIT, false, 5, POINTS, |info, cov| check(info, prop::cases(48), cov));
-    cov.check();
+    models::sweep_closed(UNIT, false, 5, POINTS, POINTS, |info, cov| check(info, prop::cases(48), cov));
 }
 
 #[test]
@@ -47,7 +46,7 @@ const RESET_POINTS: &[&str] = &["reset in flight"];
 /// agree with the model, and afterwards the unit decodes a fresh stream.
 #[test]
 fn reset_with_traffic_in_flight() {
-    let (cov, _) = models::sweep_as(UNIT, Some("reset in flight"), false, 3, RESET_POINTS, |info, cov| {
+    models::sweep_as_closed(UNIT, Some("reset in flight"), false, 3, RESET_POINTS, RESET_POINTS, |info, cov| {
         let p = params_of(&Model::new(info));
         let strategy = (case(p, 1..3), proptest::prelude::any::<u64>(), 0u64..1000);
         run_property(&format!("{}_reset", info.name), info, strategy, prop::cases(16), |m, (c, seed, at)| {
@@ -63,7 +62,6 @@ fn reset_with_traffic_in_flight() {
             run(m, &p, &after).map(|_| ()).map_err(|e| format!("after the reset: {e}"))
         });
     });
-    cov.check();
 }
 
 /// Spec §14.14.2: with full input beats and no stalls, good blocks (with

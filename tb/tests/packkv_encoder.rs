@@ -39,10 +39,7 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage, med
 #[test]
 fn rtl_matches_model() {
     let med = tb::coverage::Coverage::new("packkv_encoder median (RTL)", MEDIAN_POINTS);
-    let (cov, _) = models::sweep(UNIT, false, 5, POINTS, |info, cov| {
-        check(info, prop::cases(48), cov, &med)
-    });
-    cov.check();
+    models::sweep_closed(UNIT, false, 5, POINTS, POINTS, |info, cov| check(info, prop::cases(48), cov, &med));
     med.check();
 }
 
@@ -62,11 +59,12 @@ const RESET_POINTS: &[&str] = &["reset with blocks owed", "reset before any bloc
 /// behaves as fresh out of reset.
 #[test]
 fn reset_with_traffic_in_flight() {
-    let (cov, _) = models::sweep_as(
+    models::sweep_as_closed(
         UNIT,
         Some("reset in flight"),
         false,
         5,
+        RESET_POINTS,
         RESET_POINTS,
         |info, cov| {
             let p = params_of(&Model::new(info));
@@ -102,7 +100,6 @@ fn reset_with_traffic_in_flight() {
             );
         },
     );
-    cov.check();
 }
 
 /// Spec §14.14.3: with no stalls, the payload goes out at `lanes` codes per

@@ -28,14 +28,12 @@ fn check(info: &'static ModelInfo, cases: u32, cov: &tb::coverage::Coverage) {
 
 #[test]
 fn rtl_matches_model() {
-    let (cov, _) = models::sweep(UNIT, false, 3, POINTS, |info, cov| check(info, prop::cases(120), cov));
-    cov.check();
+    models::sweep_closed(UNIT, false, 3, POINTS, POINTS, |info, cov| check(info, prop::cases(120), cov));
 }
 
 #[test]
 fn netlists_match_model() {
-    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| check(info, prop::cases(40), cov));
-    cov.check();
+    models::sweep_closed(UNIT, true, 1, POINTS, POINTS, |info, cov| check(info, prop::cases(40), cov));
 }
 
 const RESET_POINTS: &[&str] = &["reset with code beats owed", "reset with nothing owed"];
@@ -46,7 +44,7 @@ const RESET_POINTS: &[&str] = &["reset with code beats owed", "reset with nothin
 /// afterwards the unit behaves as fresh out of reset.
 #[test]
 fn reset_with_traffic_in_flight() {
-    let (cov, _) = models::sweep_as(UNIT, Some("reset in flight"), false, 3, RESET_POINTS, |info, cov| {
+    models::sweep_as_closed(UNIT, Some("reset in flight"), false, 3, RESET_POINTS, RESET_POINTS, |info, cov| {
         let p = params_of(&Model::new(info));
         let strategy = (case(p, 1..5), proptest::prelude::any::<u64>(), 0u64..1000);
         run_property(&format!("{}_reset", info.name), info, strategy, prop::cases(24), |m, (c, seed, at)| {
@@ -60,7 +58,6 @@ fn reset_with_traffic_in_flight() {
             run(m, &p, &after).map(|_| ()).map_err(|e| format!("after the reset: {e}"))
         });
     });
-    cov.check();
 }
 
 /// Spec §14.14.1: with no stalls the input is never refused (`lanes`

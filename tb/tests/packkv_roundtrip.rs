@@ -614,9 +614,13 @@ fn check(s: &Set, chain: bool, cases: u32, cov: &Coverage) {
 #[test]
 fn encoder_to_decoder_is_lossless_on_codes() {
     let cov = Coverage::new("packkv round trip, codes (RTL)", POINTS);
-    for s in sets() {
-        check(&s, false, prop::cases(16), &cov);
-    }
+    let run = || {
+        for s in sets() {
+            check(&s, false, prop::cases(16), &cov);
+        }
+    };
+    run();
+    cov.close(&required(false), run);
     cov.check_points(&required(false));
 }
 
@@ -625,8 +629,12 @@ fn encoder_to_decoder_is_lossless_on_codes() {
 #[test]
 fn quantizer_to_decoder_within_bound() {
     let cov = Coverage::new("packkv round trip, chain (RTL)", POINTS);
-    for s in sets() {
-        check(&s, true, prop::cases(16), &cov);
-    }
+    let run = || {
+        for s in sets() {
+            check(&s, true, prop::cases(16), &cov);
+        }
+    };
+    run();
+    cov.close(&required(true), run);
     cov.check_points(&required(true));
 }

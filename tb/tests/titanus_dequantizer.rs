@@ -72,8 +72,7 @@ fn directed_case_reaches_every_event_on_the_model() {
 
 #[test]
 fn rtl_matches_model() {
-    let (cov, _) = models::sweep(UNIT, false, 3, POINTS, |info, cov| check(info, prop::cases(200), cov));
-    cov.check();
+    models::sweep_closed(UNIT, false, 3, POINTS, POINTS, |info, cov| check(info, prop::cases(200), cov));
 }
 
 /// Points of `reset_with_traffic_in_flight`: what a reset found in flight.
@@ -88,7 +87,7 @@ const RESET_POINTS: &[&str] =
 /// matches a fresh model, its skip counters included.
 #[test]
 fn reset_with_traffic_in_flight() {
-    let (cov, _) = models::sweep_as(UNIT, Some("reset in flight"), false, 3, RESET_POINTS, |info, cov| {
+    models::sweep_as_closed(UNIT, Some("reset in flight"), false, 3, RESET_POINTS, RESET_POINTS, |info, cov| {
         let p = params_of(&Model::new(info));
         let any = || proptest::prelude::any::<u64>();
         let strategy = (case(p, 1..10), any(), 0u64..1000, 0u8..4);
@@ -114,13 +113,11 @@ fn reset_with_traffic_in_flight() {
             run(m, &p, &after).map(|_| ()).map_err(|e| format!("after the reset: {e}"))
         });
     });
-    cov.check();
 }
 
 #[test]
 fn netlists_match_model() {
-    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| check(info, prop::cases(60), cov));
-    cov.check();
+    models::sweep_closed(UNIT, true, 1, POINTS, POINTS, |info, cov| check(info, prop::cases(60), cov));
 }
 
 /// Full rate and latency: with no stalls and no loads between them, one

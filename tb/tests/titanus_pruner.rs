@@ -63,14 +63,12 @@ fn directed_case_reaches_every_event_on_the_model() {
 
 #[test]
 fn rtl_matches_model() {
-    let (cov, _) = models::sweep(UNIT, false, 3, POINTS, |info, cov| check(info, prop::cases(200), cov));
-    cov.check();
+    models::sweep_closed(UNIT, false, 3, POINTS, POINTS, |info, cov| check(info, prop::cases(200), cov));
 }
 
 #[test]
 fn netlists_match_model() {
-    let (cov, _) = models::sweep(UNIT, true, 1, POINTS, |info, cov| check(info, prop::cases(40), cov));
-    cov.check();
+    models::sweep_closed(UNIT, true, 1, POINTS, POINTS, |info, cov| check(info, prop::cases(40), cov));
 }
 
 /// Full rate and latency at the defaults: with no stalls a beat (2 x lanes
