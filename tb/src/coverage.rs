@@ -34,8 +34,14 @@ fn warn_check_off(why: &str) {
     });
 }
 
-/// Extra rounds of random cases `Coverage::close` may run.
+/// Extra rounds of random cases `Coverage::close` always allows.
 pub const CLOSE_ROUNDS: u32 = 2;
+/// Further rounds, up to `CLOSE_MAX_ROUNDS` in all, while the closure has
+/// taken less than this: a cheap sweep (a netlist at a quarter of the
+/// cases, 0.1 s a round) then gets the cases a rare point needs, and a
+/// slow one stops at `CLOSE_ROUNDS`.
+pub const CLOSE_SECONDS: f64 = 20.0;
+pub const CLOSE_MAX_ROUNDS: u32 = 16;
 
 pub struct Coverage {
     name: String,
@@ -132,20 +138,27 @@ impl Coverage {
     /// missed about once in 20 runs), and a suite that fails at random
     /// teaches its readers to ignore it. So while a point of `required` is
     /// at zero, `more` runs again (fresh random cases, counted into this
-    /// table), at most `CLOSE_ROUNDS` times; then `check_points` judges.
-    /// The rounds only add cases, so a bug the first round would catch is
-    /// still caught. A fixed seed (`KVFORGE_SEED`, `PROPTEST_RNG_SEED`)
-    /// replays its run exactly and gets no extra round.
-    pub fn close(&self, required: &[&str], mut more: impl FnMut()) {
+    /// table): `CLOSE_ROUNDS` times, then more while the rounds so far took
+    /// under `CLOSE_SECONDS`, at most `CLOSE_MAX_ROUNDS`; then
+    /// `check_points` judges. The rounds only add cases, so a bug the first
+    /// round would catch is still caught. A fixed seed (`KVFORGE_SEED`,
+    /// `PROPTEST_RNG_SEED`) replays its run exactly and gets no extra round.
+    pub fn close(&self, required: &[&str], more: impl FnMut()) {
+        self.close_within(required, CLOSE_SECONDS, more)
+    }
+
+    /// `close` with `seconds` in place of `CLOSE_SECONDS`.
+    pub fn close_within(&self, required: &[&str], seconds: f64, mut more: impl FnMut()) {
         if check_off().is_some() || crate::prop::seed_is_fixed() {
             return;
         }
-        for round in 1..=CLOSE_ROUNDS {
+        let t = std::time::Instant::now();
+        for round in 1..=CLOSE_MAX_ROUNDS {
             let zero = self.unreached(required);
-            if zero.is_empty() {
+            if zero.is_empty() || (round > CLOSE_ROUNDS && t.elapsed().as_secs_f64() >= seconds) {
                 return;
             }
-            println!("coverage {}: closure round {round} of {CLOSE_ROUNDS} for: {}", self.name, zero.join(", "));
+            println!("coverage {}: closure round {round} for: {}", self.name, zero.join(", "));
             more();
         }
     }

@@ -568,11 +568,12 @@ fn concurrent_builds_do_not_corrupt_the_cache() {
 }
 
 /// Coverage closure: extra rounds run only while a required point is at
-/// zero, stop once it is reached, and never more than `CLOSE_ROUNDS` (the
-/// check then fails as before). A fixed seed gets no extra round.
+/// zero, stop once it is reached, and never more than `CLOSE_MAX_ROUNDS`,
+/// nor more than `CLOSE_ROUNDS` once the closure's time is spent (the check
+/// then fails as before). A fixed seed gets no extra round.
 #[test]
 fn coverage_closure_rounds() {
-    use tb::coverage::{Coverage, CLOSE_ROUNDS};
+    use tb::coverage::{Coverage, CLOSE_MAX_ROUNDS, CLOSE_ROUNDS};
     if tb::coverage::check_off().is_some() || tb::prop::seed_is_fixed() {
         return;
     }
@@ -599,9 +600,13 @@ fn coverage_closure_rounds() {
     let mut rounds = 0;
     cov.close(&["a"], || rounds += 1);
     assert_eq!(rounds, 0);
-    // never reached: CLOSE_ROUNDS rounds, then the check still fails
+    // never reached: rounds up to CLOSE_MAX_ROUNDS while they are quick,
+    // CLOSE_ROUNDS once the time is spent; then the check still fails
     let mut rounds = 0;
     cov.close_all(|| rounds += 1);
+    assert_eq!(rounds, CLOSE_MAX_ROUNDS);
+    let mut rounds = 0;
+    cov.close_within(&["never"], 0.0, || rounds += 1);
     assert_eq!(rounds, CLOSE_ROUNDS);
     let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cov.check())).is_err();
     assert!(failed, "check passed with a point at zero after closure");
