@@ -610,31 +610,29 @@ fn check(s: &Set, chain: bool, cases: u32, cov: &Coverage) {
     });
 }
 
-/// Encoder -> decoder, lossless on codes.
-#[test]
-fn encoder_to_decoder_is_lossless_on_codes() {
-    let cov = Coverage::new("packkv round trip, codes (RTL)", POINTS);
+/// Every set's round trip (`chain`: from FP16 through the quantizer),
+/// its coverage closed and checked.
+fn round_trip(title: &str, chain: bool) {
+    let cov = Coverage::new(title, POINTS);
     let run = || {
         for s in sets() {
-            check(&s, false, prop::cases(16), &cov);
+            check(&s, chain, prop::cases(16), &cov);
         }
     };
     run();
-    cov.close(&required(false), run);
-    cov.check_points(&required(false));
+    cov.close(&required(chain), run);
+    cov.check_points(&required(chain));
+}
+
+/// Encoder -> decoder, lossless on codes.
+#[test]
+fn encoder_to_decoder_is_lossless_on_codes() {
+    round_trip("packkv round trip, codes (RTL)", false);
 }
 
 /// Quantizer -> encoder -> decoder from FP16 tokens: `sim`'s chain bit for
 /// bit, within the §14.8 bound.
 #[test]
 fn quantizer_to_decoder_within_bound() {
-    let cov = Coverage::new("packkv round trip, chain (RTL)", POINTS);
-    let run = || {
-        for s in sets() {
-            check(&s, true, prop::cases(16), &cov);
-        }
-    };
-    run();
-    cov.close(&required(true), run);
-    cov.check_points(&required(true));
+    round_trip("packkv round trip, chain (RTL)", true);
 }
