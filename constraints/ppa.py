@@ -75,7 +75,7 @@ def elements_per_cycle(unit, params):
     if unit == "kivi-quantizer":
         return lanes, "lanes: one beat per cycle (spec §13.14.2)"
     if unit == "packkv-encoder":
-        return lanes, "lanes: codes per payload cycle; the header, token words and fields add about 12% at the defaults (spec §14.14.3)"
+        return lanes, "lanes: codes per cycle once the pipeline is full, the tile reader's pace, where the output's items keep up (spec §14.14.3, tb full_rate)"
     if unit == "packkv-decoder":
         return lanes, "lanes: elements per data beat; fields and metadata words between pack rows lower the block rate (spec §14.14.2's rule)"
     if unit == "packkv-quantizer":

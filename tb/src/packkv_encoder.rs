@@ -293,6 +293,8 @@ pub struct Run {
     pub span: u64,
     /// Cycles in which a word beat transferred.
     pub out_cycles: Vec<u64>,
+    /// The cycle of each block's last beat.
+    pub block_ends: Vec<u64>,
     /// Codes of the pairs sent (not refused).
     pub codes: usize,
     /// A reset cut the run: whole blocks out before it.
@@ -337,9 +339,20 @@ pub fn cover_median(cov: &Coverage, r: &Run) {
     cov.add("median: pair with many medians", r.kinds.iter().filter(|k| **k == Kind::Medians).count() as u64);
 }
 
+/// Payload beats per output item (spec §14.14.3): two when two beats of
+/// `lanes` slots of `r_max` bits fit the shifter's 128 lanes.
+pub fn pay_beats(p: &EncParams) -> usize {
+    let rmax = raw_bits(p.k_levels).max(raw_bits(p.v_levels)) as usize;
+    if 2 * p.lanes * rmax <= 128 {
+        2
+    } else {
+        1
+    }
+}
+
 /// Output items of a block pair with no stall (spec §14.14.3): header,
 /// token words, the permutation's items (median), per pack row the fields
-/// beats and the payload beats.
+/// beats and the payload items.
 pub fn items_per_pair(p: &EncParams) -> usize {
     let perm = if p.repack == Repack::Median {
         // as many log2(B)-bit entries as fit 32 bits per item
@@ -347,7 +360,24 @@ pub fn items_per_pair(p: &EncParams) -> usize {
     } else {
         0
     };
-    2 * (1 + p.block + (p.block / p.pack) * (p.beats() + p.pack * p.beats())) + perm
+    2 * (1 + p.block + (p.block / p.pack) * (p.beats() + p.pack * p.beats() / pay_beats(p))) + perm
+}
+
+/// Cycles per block pair with no stall once the pipeline is full (spec
+/// §14.14.3): the tile reader's one code word a cycle (`2 B BT`), the
+/// output's items, and with `median` a bank's turn: the reader's `2 B BT`,
+/// the output's last tile (`P / pay_beats + 3`), the fill (`B BT`), the
+/// sort (`2^r_V + B + 5`), the fields pass (`B BT + 5`) and 3 cycles of
+/// hand-over, two banks a turn.
+pub fn cycles_per_pair(p: &EncParams) -> f64 {
+    let bbt = p.block * p.beats();
+    let reader = (2 * bbt) as f64;
+    let mut t = reader.max(items_per_pair(p) as f64);
+    if p.repack == Repack::Median {
+        let turn = 2 * bbt + p.pack / pay_beats(p) + 3 + bbt + (1 << raw_bits(p.v_levels)) + p.block + 5 + bbt + 5 + 3;
+        t = t.max(turn as f64 / 2.0);
+    }
+    t
 }
 
 pub fn cover(cov: &Coverage, r: &Run) {
@@ -580,6 +610,7 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
             run.words += n;
             cur.extend(&b.words);
             if b.last {
+                run.block_ends.push(cycle);
                 got.push(OutBlock {
                     words: std::mem::take(&mut cur),
                     overflow: b.overflow,

@@ -19,10 +19,15 @@
 //!   codes each), minus the tile's per-channel minimum, with each slot's
 //!   width mask. The tile's minimum and width are recomputed from `L` (the
 //!   fields memory's one read port serves the output order).
+//! - Queue: `E` moves `pay_beats` beats a cycle into the payload memory, so
+//!   the reader keeps reading while the output sends a block's metadata;
+//!   two beats an item let the output catch up, and the reader's one word
+//!   a cycle (`lanes` codes) sets the pace where the items keep up.
 //! - Output (stalls as a whole on `adv = !out_valid | out_ready`): one item
-//!   per advance (header, token word, fields word, payload beat from `E`,
-//!   or the status beat of a refused block) into the zero-remove shifter at
-//!   one bit per lane, then an accumulator that emits whole 32-bit words.
+//!   per advance (header, token word, fields word, payload row from the
+//!   queue, or the status beat of a refused block) into the zero-remove
+//!   shifter at one bit per lane, then an accumulator that emits whole
+//!   32-bit words.
 
 use crate::prim::ram::{DpRam, MemInfo};
 use crate::prim::reg::{reg_logic, Reg};
@@ -77,6 +82,9 @@ pub struct EncGeometry {
     pub out_words: usize,
     /// `repack = median` (spec §14.5): the sort and the fields pass.
     pub median: bool,
+    /// Payload beats per output item: 2 when two beats fit the shifter
+    /// (`2 lanes r_max <= 128`), else 1.
+    pub pay_beats: usize,
 }
 
 impl EncGeometry {
@@ -100,7 +108,8 @@ impl EncGeometry {
             ));
         }
         let rmax = k.raw.max(v.raw);
-        let chunk = fk.max(fv).max(32).max(lanes * rmax);
+        let pay_beats = if 2 * lanes * rmax <= WMAX { 2 } else { 1 };
+        let chunk = fk.max(fv).max(32).max(pay_beats * lanes * rmax);
         Ok(EncGeometry {
             vector,
             lanes,
@@ -111,9 +120,29 @@ impl EncGeometry {
             nsh: chunk.next_power_of_two(),
             out_words: (31 + chunk).div_ceil(32),
             median: false,
+            pay_beats,
             k,
             v,
         })
+    }
+
+    /// Rows of the payload queue (`pay_beats` beats each): the beats the
+    /// tile reader reads while the output sends a block's header, token
+    /// words, permutation and first fields, and half a tile more; a power
+    /// of two. With one beat an item the output paces the reader, and a
+    /// tile's rows suffice.
+    pub fn pay_depth(&self) -> usize {
+        if self.pay_beats == 1 {
+            return self.pack;
+        }
+        let perm = if self.median { super::median::perm_items(self.block) } else { 0 };
+        let s = 1 + self.block + perm + self.beats;
+        (s.div_ceil(2) + self.pack / 2).next_power_of_two()
+    }
+
+    /// Bits of a payload item: `pay_beats` beats of `lanes` slots.
+    pub fn pay_bits(&self) -> usize {
+        self.pay_beats * self.lanes * self.rmax
     }
 
     pub fn side(&self, v: bool) -> &SideGeom {
@@ -143,9 +172,20 @@ impl EncGeometry {
         ]
     }
 
+    /// The payload queue: per row an item's bits, then its keep mask.
+    pub fn pay_memory(&self, module: &str) -> MemInfo {
+        MemInfo {
+            module: format!("{module}_payload_ram"),
+            name: "payload".into(),
+            depth: self.pay_depth(),
+            width: 2 * self.pay_bits(),
+        }
+    }
+
     pub fn memories(&self, module: &str) -> Vec<MemInfo> {
         let mut v = self.side_memories(module, false);
         v.extend(self.side_memories(module, true));
+        v.push(self.pay_memory(module));
         if self.median {
             v.extend(super::median::memories(self, module));
         }
@@ -844,6 +884,8 @@ pub struct PackKvEncoder {
     r_addr: Reg<Bits<32>>,
     r_ready: Signal<Local, Bit>,
     r_refused: Signal<Local, Bit>,
+    r_done0: Reg<Bit>,
+    r_done1: Reg<Bit>,
     r_issue: Signal<Local, Bit>,
     lbusy: Reg<Bit>,
     lfull: Reg<Bit>,
@@ -874,6 +916,14 @@ pub struct PackKvEncoder {
     e_full: Reg<Bit>,
     e_beat: Reg<Bits<32>>,
     e_take: Signal<Local, Bit>,
+    // ---- the payload queue: E's beats, pay_beats a row, read by X ----
+    pay_ram: DpRam<32, 256>,
+    f_wp: Reg<Bits<32>>,
+    f_rp: Reg<Bits<32>>,
+    f_cnt: Reg<Bits<32>>,
+    f_rd: Signal<Local, Bit>,
+    pw_v: Signal<Local, Bits<WMAX>>,
+    pw_m: Signal<Local, Bits<WMAX>>,
     // ---- output sequencer X ----
     x_bank: Reg<Bit>,
     x_side: Reg<Bit>,
@@ -929,7 +979,6 @@ pub struct PackKvEncoder {
     k_bt1: Constant<Bits<32>>,
     k_p1: Constant<Bits<32>>,
     k_pbt: Constant<Bits<32>>,
-    k_pbt1: Constant<Bits<32>>,
     k_rows1: Constant<Bits<32>>,
     k_b1: Constant<Bits<32>>,
     k_bbt: Constant<Bits<32>>,
@@ -957,6 +1006,15 @@ pub struct PackKvEncoder {
     k_m_b2: Constant<Bits<32>>,
     k_m_f: Constant<Bits<32>>,
     k_m_xi: Constant<Bits<32>>,
+    k_pd: Constant<Bits<32>>,
+    k_pbc: Constant<Bits<32>>,
+    k_plast: Constant<Bits<32>>,
+    k_xpay1: Constant<Bits<32>>,
+    k_lr: Constant<Bits<32>>,
+    k_payn: Constant<Bits<32>>,
+    k_paymask: Constant<Bits<WMAX>>,
+    k_m_pd: Constant<Bits<32>>,
+    k_m_pc: Constant<Bits<32>>,
     // ---- repack = median only (length 1, else 0) ----
     md: Vec<MedSort>,
     mf: Vec<MedFields>,
@@ -966,6 +1024,7 @@ pub struct PackKvEncoder {
     _nsh: usize,
     _ls: usize,
     _med: usize,
+    _pb: usize,
 }
 
 impl PackKvEncoder {
@@ -1017,6 +1076,8 @@ impl PackKvEncoder {
             r_addr: Reg::default(),
             r_ready: Default::default(),
             r_refused: Default::default(),
+            r_done0: Reg::default(),
+            r_done1: Reg::default(),
             r_issue: Default::default(),
             lbusy: Reg::default(),
             lfull: Reg::default(),
@@ -1046,6 +1107,16 @@ impl PackKvEncoder {
             e_full: Reg::default(),
             e_beat: Reg::default(),
             e_take: Default::default(),
+            pay_ram: {
+                let i = g.pay_memory(module);
+                DpRam::new(&i.module, &i.name, i.depth, i.width)
+            },
+            f_wp: Reg::default(),
+            f_rp: Reg::default(),
+            f_cnt: Reg::default(),
+            f_rd: Default::default(),
+            pw_v: Default::default(),
+            pw_m: Default::default(),
             x_bank: Reg::default(),
             x_side: Reg::default(),
             x_state: Reg::default(),
@@ -1098,7 +1169,6 @@ impl PackKvEncoder {
             k_bt1: c((g.beats - 1) as u64),
             k_p1: c((p - 1) as u64),
             k_pbt: c((p * g.beats) as u64),
-            k_pbt1: c((p * g.beats - 1) as u64),
             k_rows1: c((g.block / p - 1) as u64),
             k_b1: c((g.block - 1) as u64),
             k_bbt: c((g.block * g.beats) as u64),
@@ -1126,6 +1196,21 @@ impl PackKvEncoder {
             k_m_b2: c(range_mask(2 * g.block)),
             k_m_f: c(range_mask(2 * (g.block / p) * g.beats)),
             k_m_xi: c(range_mask(g.block.max(p * g.beats))),
+            k_pd: c(g.pay_depth() as u64),
+            k_pbc: c(g.pay_beats as u64),
+            k_plast: c((p - g.pay_beats) as u64),
+            k_xpay1: c((p * g.beats / g.pay_beats - 1) as u64),
+            k_lr: c((l * rm) as u64),
+            k_payn: c(g.pay_bits() as u64),
+            k_paymask: {
+                let mut b = Bits::<WMAX>::default();
+                for i in 0..g.pay_bits() {
+                    b = b | (Bits::<WMAX>::from(1u64) << (i as u64));
+                }
+                Constant::new(b)
+            },
+            k_m_pd: c(range_mask(g.pay_depth())),
+            k_m_pc: c(range_mask(g.pay_depth() + 1)),
             md: (0..g.median as usize).map(|_| MedSort::new(g, module)).collect(),
             mf: (0..g.median as usize).map(|_| MedFields::new(g, module)).collect(),
             k_perm: consts((0..g.median as usize).map(|_| K_PERM)),
@@ -1134,16 +1219,18 @@ impl PackKvEncoder {
             _nsh: g.nsh,
             _ls: ls,
             _med: g.median as usize,
+            _pb: g.pay_beats,
         }
     }
 }
 
 reg_logic!(PackKvEncoder;
-    regs [r_bank, r_side, r_rho, r_k, r_t, r_row, r_base, r_addr, lbusy, lfull, lv, lt, lside, tmin, tmax,
-          e_full, e_beat, x_bank, x_side, x_state, x_i, x_rho, x_maddr, x_faddr, x1_v, x1_kind, x1_side,
+    regs [r_bank, r_side, r_done0, r_done1, r_rho, r_k, r_t, r_row, r_base, r_addr, lbusy, lfull, lv, lt, lside, tmin, tmax,
+          e_full, e_beat, f_wp, f_rp, f_cnt, x_bank, x_side, x_state, x_i, x_rho, x_maddr, x_faddr, x1_v, x1_kind, x1_side,
           x1_flags, x1_data, x1_keep, res, rc, o_v, o_words, o_count, o_last, o_ovf, o_nf];
     masks [r_rho & k_m_rows, r_k & k_m_bt, r_t & k_m_p, lt & k_m_p, e_beat & k_m_p, r_row & k_m_c, r_base & k_m_c,
-           r_addr & k_m_c, x_i & k_m_xi, x_rho & k_m_rows, x_maddr & k_m_b2, x_faddr & k_m_f];
+           r_addr & k_m_c, x_i & k_m_xi, x_rho & k_m_rows, x_maddr & k_m_b2, x_faddr & k_m_f,
+           f_wp & k_m_pd, f_rp & k_m_pd, f_cnt & k_m_pc];
     #[hdl_gen]
     fn update(&mut self) {
         for t in 0..self._p {
@@ -1161,6 +1248,7 @@ reg_logic!(PackKvEncoder;
             self.e_m[t].d.next = self.e_m[t].q.val();
         }
         self.adv.next = !self.o_v.q.val() | self.out_ready.val();
+        self.pay_ram.clock.next = self.clock.val();
         for i in 0..self._ls {
             self.sbf[i].clock.next = self.clock.val();
             self.sbf[i].reset.next = self.reset.val();
@@ -1214,6 +1302,13 @@ reg_logic!(PackKvEncoder;
             } else {
                 self.r_ready.next = self.r_ready.val() & self.mf[i].done0.val();
             }
+        }
+        // the queue lets R run a pair or more ahead of X: a bank R has read
+        // stays done until X releases it, or R would read it again
+        if self.r_bank.q.val() {
+            self.r_ready.next = self.r_ready.val() & !self.r_done1.q.val();
+        } else {
+            self.r_ready.next = self.r_ready.val() & !self.r_done0.q.val();
         }
         // landing: the word read last cycle, to normalised r_max slots
         self.lraw.next = self.ks.code_rdata.val();
@@ -1315,11 +1410,14 @@ reg_logic!(PackKvEncoder;
             self.x_hdr.next = self.mf[i].x_hdr.val();
         }
         self.x_issue.next = self.adv.val() & self.ready.val();
-        if (self.x_state.q.val() == self.k_pay.val()) & !self.e_full.q.val() {
+        if (self.x_state.q.val() == self.k_pay.val()) & (self.f_cnt.q.val() == self.k_zero32.val()) {
             self.x_issue.next = false;
         }
-        self.e_take.next = self.x_issue.val() & (self.x_state.q.val() == self.k_pay.val());
-        self.efree.next = !self.e_full.q.val() | (self.e_take.val() & (self.e_beat.q.val() == self.k_p1.val()));
+        self.f_rd.next = self.x_issue.val() & (self.x_state.q.val() == self.k_pay.val());
+        // E drains into the queue whenever it has room, so the reader does
+        // not wait for the output's metadata items
+        self.e_take.next = self.e_full.q.val() & (self.f_cnt.q.val() != self.k_pd.val());
+        self.efree.next = !self.e_full.q.val() | (self.e_take.val() & (self.e_beat.q.val() == self.k_plast.val()));
         self.xfer.next = (self.lfull.q.val() | self.land_last.val()) & self.efree.val();
 
         // R issues within a tile freely, and a tile's first word once L is
@@ -1381,6 +1479,13 @@ reg_logic!(PackKvEncoder;
                         if self.r_side.q.val() {
                             self.r_bank.en.next = true;
                             self.r_bank.d.next = !self.r_bank.q.val();
+                            if self.r_bank.q.val() {
+                                self.r_done1.en.next = true;
+                                self.r_done1.d.next = true;
+                            } else {
+                                self.r_done0.en.next = true;
+                                self.r_done0.d.next = true;
+                            }
                             self.r_row.d.next = self.k_bbt.val();
                             if self.r_bank.q.val() {
                                 self.r_row.d.next = self.k_zero32.val();
@@ -1407,11 +1512,38 @@ reg_logic!(PackKvEncoder;
             self.lfull.d.next = false;
         }
 
-        // ---- E: load a transposed tile, or shift one beat out ----
+        // ---- E: load a transposed tile, or shift pay_beats beats into the queue ----
+        self.pw_v.next = self.e_v[0].q.val();
+        self.pw_m.next = self.e_m[0].q.val();
+        for q in 1..self._pb {
+            self.pw_v.next = self.e_v[0].q.val() | (self.e_v[q].q.val() << self.k_lr.val());
+            self.pw_m.next = self.e_m[0].q.val() | (self.e_m[q].q.val() << self.k_lr.val());
+        }
+        self.pay_ram.we.next = self.e_take.val();
+        self.pay_ram.waddr.next = self.f_wp.q.val();
+        self.pay_ram.wdata.next = bit_cast::<256, WMAX>(self.pw_v.val()) | (bit_cast::<256, WMAX>(self.pw_m.val()) << self.k_payn.val());
+        self.pay_ram.re.next = self.f_rd.val();
+        self.pay_ram.raddr.next = self.f_rp.q.val();
+        if self.e_take.val() {
+            self.f_wp.en.next = true;
+            self.f_wp.d.next = self.f_wp.q.val() + self.k_one32.val();
+        }
+        if self.f_rd.val() {
+            self.f_rp.en.next = true;
+            self.f_rp.d.next = self.f_rp.q.val() + self.k_one32.val();
+        }
+        if self.e_take.val() & !self.f_rd.val() {
+            self.f_cnt.en.next = true;
+            self.f_cnt.d.next = self.f_cnt.q.val() + self.k_one32.val();
+        }
+        if !self.e_take.val() & self.f_rd.val() {
+            self.f_cnt.en.next = true;
+            self.f_cnt.d.next = self.f_cnt.q.val() - self.k_one32.val();
+        }
         if self.e_take.val() {
             self.e_beat.en.next = true;
-            self.e_beat.d.next = self.e_beat.q.val() + self.k_one32.val();
-            if self.e_beat.q.val() == self.k_p1.val() {
+            self.e_beat.d.next = self.e_beat.q.val() + self.k_pbc.val();
+            if self.e_beat.q.val() == self.k_plast.val() {
                 self.e_full.en.next = true;
                 self.e_full.d.next = false;
             }
@@ -1421,9 +1553,11 @@ reg_logic!(PackKvEncoder;
                 self.e_v[e].d.next = self.k_zero_w.val();
                 self.e_m[e].d.next = self.k_zero_w.val();
             }
-            for e in 1..self._p {
-                self.e_v[e - 1].d.next = self.e_v[e].q.val();
-                self.e_m[e - 1].d.next = self.e_m[e].q.val();
+            for pb in self._pb..(self._pb + 1) {
+                for e in 0..(self._p - self._pb) {
+                    self.e_v[e].d.next = self.e_v[e + pb].q.val();
+                    self.e_m[e].d.next = self.e_m[e + pb].q.val();
+                }
             }
         }
         if self.xfer.val() {
@@ -1478,9 +1612,9 @@ reg_logic!(PackKvEncoder;
         self.x1_flags.en.next = self.adv.val();
         self.x1_flags.d.next = self.k_zero4.val();
         self.x1_data.en.next = self.adv.val();
-        self.x1_data.d.next = self.e_v[0].q.val();
+        self.x1_data.d.next = self.k_zero_w.val();
         self.x1_keep.en.next = self.adv.val();
-        self.x1_keep.d.next = self.e_m[0].q.val();
+        self.x1_keep.d.next = self.k_zero_w.val();
         if self.x_issue.val() {
             if self.x_state.q.val() == self.k_hdr.val() {
                 self.x1_data.d.next = bit_cast::<WMAX, 32>(self.x_hdr.val());
@@ -1547,7 +1681,7 @@ reg_logic!(PackKvEncoder;
             if self.x_state.q.val() == self.k_pay.val() {
                 self.x_i.en.next = true;
                 self.x_i.d.next = self.x_i.q.val() + self.k_one32.val();
-                if self.x_i.q.val() == self.k_pbt1.val() {
+                if self.x_i.q.val() == self.k_xpay1.val() {
                     self.x_i.d.next = self.k_zero32.val();
                     self.x_state.en.next = true;
                     self.x_state.d.next = self.k_fld.val();
@@ -1608,6 +1742,15 @@ reg_logic!(PackKvEncoder;
             self.ks.med_wdata[i].next = self.mf[i].k_fwd.val();
             self.vs.med_wdata[i].next = self.mf[i].v_fwd.val();
         }
+        if self.ks.rel.val() {
+            if self.x_bank.q.val() {
+                self.r_done1.en.next = true;
+                self.r_done1.d.next = false;
+            } else {
+                self.r_done0.en.next = true;
+                self.r_done0.d.next = false;
+            }
+        }
         // a refused pair: nothing to read; R leaves the bank when X releases it
         // (earlier, R could come back to the same refused pair)
         if self.r_ready.val() & self.r_refused.val() & self.ks.rel.val() & (self.r_bank.q.val() == self.x_bank.q.val()) {
@@ -1634,6 +1777,10 @@ reg_logic!(PackKvEncoder;
                 self.chunk.next = bit_cast::<WMAX, 32>(self.vs.meta_rdata.val());
             }
             self.keep.next = self.k_wkeep.val();
+        }
+        if self.x1_kind.q.val() == self.k_pay.val() {
+            self.chunk.next = self.pay_ram.rdata.val().get_bits::<WMAX>(0) & self.k_paymask.val();
+            self.keep.next = self.pay_ram.rdata.val().get_bits::<WMAX>(self.k_payn.val().index());
         }
         if self.x1_kind.q.val() == self.k_fld.val() {
             self.chunk.next = self.ks.fld_rdata.val();

@@ -1579,7 +1579,8 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         "The encoder's driver (`tb::packkv_encoder`) on six pairs of uniform codes, K and V always valid, \
          every block's words checked against `sim` (`encode_pair`). Per cycle in codes: the K and V codes \
          of the pairs over the cycles from the first word beat to the last (spec §14.14.3: `lanes` codes \
-         per payload cycle, less the header, token words and fields).\n"
+         a cycle once the pipeline is full, the tile reader's pace, where the output's items keep up; \
+         `tb/tests/packkv_encoder.rs::full_rate` checks each set's pair time).\n"
     )
     .unwrap();
     rate_header(md, "codes");
