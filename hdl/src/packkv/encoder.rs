@@ -172,20 +172,23 @@ impl EncGeometry {
         ]
     }
 
-    /// The payload queue: per row an item's bits, then its keep mask.
-    pub fn pay_memory(&self, module: &str) -> MemInfo {
+    /// The payload queue: a row is an item's bits (`keep = false`) or its
+    /// keep mask (`keep = true`).
+    pub fn pay_memory(&self, module: &str, keep: bool) -> MemInfo {
+        let what = if keep { "payload_keep" } else { "payload" };
         MemInfo {
-            module: format!("{module}_payload_ram"),
-            name: "payload".into(),
+            module: format!("{module}_{what}_ram"),
+            name: what.into(),
             depth: self.pay_depth(),
-            width: 2 * self.pay_bits(),
+            width: self.pay_bits(),
         }
     }
 
     pub fn memories(&self, module: &str) -> Vec<MemInfo> {
         let mut v = self.side_memories(module, false);
         v.extend(self.side_memories(module, true));
-        v.push(self.pay_memory(module));
+        v.push(self.pay_memory(module, false));
+        v.push(self.pay_memory(module, true));
         if self.median {
             v.extend(super::median::memories(self, module));
         }
@@ -917,7 +920,8 @@ pub struct PackKvEncoder {
     e_beat: Reg<Bits<32>>,
     e_take: Signal<Local, Bit>,
     // ---- the payload queue: E's beats, pay_beats a row, read by X ----
-    pay_ram: DpRam<32, 256>,
+    pay_ram: DpRam<32, WMAX>,
+    pk_ram: DpRam<32, WMAX>,
     f_wp: Reg<Bits<32>>,
     f_rp: Reg<Bits<32>>,
     f_cnt: Reg<Bits<32>>,
@@ -1007,12 +1011,9 @@ pub struct PackKvEncoder {
     k_m_f: Constant<Bits<32>>,
     k_m_xi: Constant<Bits<32>>,
     k_pd: Constant<Bits<32>>,
-    k_pbc: Constant<Bits<32>>,
     k_plast: Constant<Bits<32>>,
     k_xpay1: Constant<Bits<32>>,
     k_lr: Constant<Bits<32>>,
-    k_payn: Constant<Bits<32>>,
-    k_paymask: Constant<Bits<WMAX>>,
     k_m_pd: Constant<Bits<32>>,
     k_m_pc: Constant<Bits<32>>,
     // ---- repack = median only (length 1, else 0) ----
@@ -1108,7 +1109,11 @@ impl PackKvEncoder {
             e_beat: Reg::default(),
             e_take: Default::default(),
             pay_ram: {
-                let i = g.pay_memory(module);
+                let i = g.pay_memory(module, false);
+                DpRam::new(&i.module, &i.name, i.depth, i.width)
+            },
+            pk_ram: {
+                let i = g.pay_memory(module, true);
                 DpRam::new(&i.module, &i.name, i.depth, i.width)
             },
             f_wp: Reg::default(),
@@ -1197,18 +1202,9 @@ impl PackKvEncoder {
             k_m_f: c(range_mask(2 * (g.block / p) * g.beats)),
             k_m_xi: c(range_mask(g.block.max(p * g.beats))),
             k_pd: c(g.pay_depth() as u64),
-            k_pbc: c(g.pay_beats as u64),
-            k_plast: c((p - g.pay_beats) as u64),
+            k_plast: c((p / g.pay_beats - 1) as u64),
             k_xpay1: c((p * g.beats / g.pay_beats - 1) as u64),
             k_lr: c((l * rm) as u64),
-            k_payn: c(g.pay_bits() as u64),
-            k_paymask: {
-                let mut b = Bits::<WMAX>::default();
-                for i in 0..g.pay_bits() {
-                    b = b | (Bits::<WMAX>::from(1u64) << (i as u64));
-                }
-                Constant::new(b)
-            },
             k_m_pd: c(range_mask(g.pay_depth())),
             k_m_pc: c(range_mask(g.pay_depth() + 1)),
             md: (0..g.median as usize).map(|_| MedSort::new(g, module)).collect(),
@@ -1249,6 +1245,7 @@ reg_logic!(PackKvEncoder;
         }
         self.adv.next = !self.o_v.q.val() | self.out_ready.val();
         self.pay_ram.clock.next = self.clock.val();
+        self.pk_ram.clock.next = self.clock.val();
         for i in 0..self._ls {
             self.sbf[i].clock.next = self.clock.val();
             self.sbf[i].reset.next = self.reset.val();
@@ -1521,9 +1518,14 @@ reg_logic!(PackKvEncoder;
         }
         self.pay_ram.we.next = self.e_take.val();
         self.pay_ram.waddr.next = self.f_wp.q.val();
-        self.pay_ram.wdata.next = bit_cast::<256, WMAX>(self.pw_v.val()) | (bit_cast::<256, WMAX>(self.pw_m.val()) << self.k_payn.val());
+        self.pay_ram.wdata.next = self.pw_v.val();
         self.pay_ram.re.next = self.f_rd.val();
         self.pay_ram.raddr.next = self.f_rp.q.val();
+        self.pk_ram.we.next = self.e_take.val();
+        self.pk_ram.waddr.next = self.f_wp.q.val();
+        self.pk_ram.wdata.next = self.pw_m.val();
+        self.pk_ram.re.next = self.f_rd.val();
+        self.pk_ram.raddr.next = self.f_rp.q.val();
         if self.e_take.val() {
             self.f_wp.en.next = true;
             self.f_wp.d.next = self.f_wp.q.val() + self.k_one32.val();
@@ -1542,7 +1544,7 @@ reg_logic!(PackKvEncoder;
         }
         if self.e_take.val() {
             self.e_beat.en.next = true;
-            self.e_beat.d.next = self.e_beat.q.val() + self.k_pbc.val();
+            self.e_beat.d.next = self.e_beat.q.val() + self.k_one32.val();
             if self.e_beat.q.val() == self.k_plast.val() {
                 self.e_full.en.next = true;
                 self.e_full.d.next = false;
@@ -1779,8 +1781,8 @@ reg_logic!(PackKvEncoder;
             self.keep.next = self.k_wkeep.val();
         }
         if self.x1_kind.q.val() == self.k_pay.val() {
-            self.chunk.next = self.pay_ram.rdata.val().get_bits::<WMAX>(0) & self.k_paymask.val();
-            self.keep.next = self.pay_ram.rdata.val().get_bits::<WMAX>(self.k_payn.val().index());
+            self.chunk.next = self.pay_ram.rdata.val();
+            self.keep.next = self.pk_ram.rdata.val();
         }
         if self.x1_kind.q.val() == self.k_fld.val() {
             self.chunk.next = self.ks.fld_rdata.val();
