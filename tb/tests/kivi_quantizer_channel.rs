@@ -37,8 +37,11 @@ fn rtl_matches_model() {
 
 #[test]
 fn netlists_match_model() {
-    // enough cases that each block kind (the rarest 1 in 12) comes up
-    let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(48), cov);
+    // enough cases that each block kind (the rarest 1 in 12) comes up: the
+    // proven netlist runs a quarter, and 12 cases a round missed the
+    // subnormal-step kind through two closure rounds in one CI run
+    // (docs/history.md, seventeenth session); 24 a round miss it 0.2% of runs
+    let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(96), cov);
     models::sweep_closed(UNIT, true, 1, POINTS, POINTS, f);
 }
 
