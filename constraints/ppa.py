@@ -77,7 +77,16 @@ def elements_per_cycle(unit, params):
     if unit == "packkv-encoder":
         return lanes, "lanes: codes per cycle once the pipeline is full, the tile reader's pace, where the output's items keep up (spec §14.14.3, tb full_rate)"
     if unit == "packkv-decoder":
-        return lanes, "lanes: elements per data beat; fields and metadata words between pack rows lower the block rate (spec §14.14.2's rule)"
+        b, pk = params.get("block", 64), params.get("pack", 16)
+        c = params.get("heads", 1) * params.get("head-dim", 128)
+        if params.get("burst", 2) == 2:
+            return b * c / (b * c / lanes + 1), "B C / (B C / lanes + 1): lanes but for one end beat per block, the core of 2 x lanes ahead behind its queue (spec §14.14.2, tb full_rate)"
+        r = params.get("levels", 10).bit_length()
+        f = r + r.bit_length()
+        wi = -(-lanes * r // 32)
+        mw = 1 << (wi.bit_length() - 1)
+        t = 3 + b // mw + (b // pk) * (max(c // lanes, -(-c * f // (32 * wi))) + max(c * pk // lanes, -(-pk * r * c // (32 * wi))))
+        return b * c / t, "B C / T: the one-step parser's rule at full widths, no permutation (spec §14.14.2, burst = 1, tb full_rate)"
     if unit == "packkv-quantizer":
         return lanes, "lanes: one beat per cycle, tokens back to back (spec §14.14.1, tb full_rate_and_latency)"
     if unit in ("hack-qk-dot", "hack-deq-dot"):

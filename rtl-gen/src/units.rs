@@ -315,8 +315,21 @@ const PACKKV_ENC_RULES: &[&str] = &[
     "lanes x (r + wb) <= 128 for K and V (one fields beat through the shifter)",
     "interleave none (gpu is not generated: spec §14.4)",
 ];
-const PACKKV_DEC_RULES: &[&str] =
-    &["heads x head-dim <= 8192", "lanes divides head-dim", "pack divides block", "lanes x r <= 128 (the zero-insert shifter)"];
+const PACKKV_DEC_RULES: &[&str] = &[
+    "heads x head-dim <= 8192",
+    "lanes divides head-dim",
+    "pack divides block",
+    "lanes x r <= 128 (the zero-insert shifter)",
+    "burst 2: 2 x lanes x r <= 128, 2 x lanes divides heads x head-dim, and some input width keeps the lanes busy (spec §14.14.2)",
+];
+/// The decoder's core runs at `burst` times `lanes` behind an output queue
+/// (spec §14.14.2).
+const PACKKV_DEC_BURST: ParamDef = ParamDef {
+    name: "burst",
+    default: Int(2),
+    allowed: Range(1, 2),
+    doc: "1: the core at lanes (below lanes per cycle over whole blocks); 2: a core of 2 x lanes and an output queue (lanes per cycle)",
+};
 /// The HACK parameters `names`, from the shared table (spec §15.1).
 fn hack_defs(names: &[&str]) -> Vec<ParamDef> {
     names.iter().map(|n| *def(sim::hack::params::HACK_PARAMS, n)).collect()
@@ -387,7 +400,9 @@ pub fn param_table(unit: &str) -> Result<ParamTable, GenError> {
             (d, PACKKV_ENC_RULES)
         }
         "packkv-decoder" => {
-            (packkv_defs(&["head-dim", "heads", "levels", "block", "pack", "lanes"]), PACKKV_DEC_RULES)
+            let mut d = packkv_defs(&["head-dim", "heads", "levels", "block", "pack", "lanes"]);
+            d.push(PACKKV_DEC_BURST);
+            (d, PACKKV_DEC_RULES)
         }
         "hack-qk-dot" => (hack_defs(&["head-dim", "partition", "kv-bits", "qp-bits"]), HACK_DOT_RULES),
         "hack-deq-dot" => (hack_defs(&["head-dim", "partition", "kv-bits"]), HACK_DOT_RULES),
@@ -1117,6 +1132,7 @@ pub struct PackKvDecParams {
     pub block: usize,
     pub pack: usize,
     pub lanes: usize,
+    pub burst: usize,
 }
 
 impl Default for PackKvDecParams {
@@ -1129,6 +1145,7 @@ impl Default for PackKvDecParams {
             block: d.block,
             pack: d.pack,
             lanes: d.lanes,
+            burst: 2,
         }
     }
 }
@@ -1153,18 +1170,35 @@ fn packkv_dec_params(t: &toml::Table) -> Result<PackKvDecParams, GenError> {
             p.lanes
         )));
     }
+    ck(u, &[PACKKV_DEC_BURST], "burst", p.burst)?;
+    if p.burst == 2 {
+        hdl::packkv::decoder_burst::BurstGeometry::new(p.heads * p.head_dim, p.block, p.pack, p.levels, p.lanes)
+            .map_err(|e| GenError(format!("{u}: {e}")))?;
+    }
     Ok(p)
 }
 
 fn build_packkv_dec(t: &toml::Table) -> Result<Built, GenError> {
     use hdl::packkv::decoder::{Geometry, PackKvDecoder};
+    use hdl::packkv::decoder_burst::{BurstGeometry, PackKvDecoderBurst};
     let p = packkv_dec_params(t)?;
     let m = "packkv_decoder";
-    let g = Geometry::new(p.heads * p.head_dim, p.block, p.pack, p.levels, p.lanes);
-    let widths = [("out_perm", g.b * g.lb), ("out_row", g.lb), ("in_count", (usize::BITS - g.wi.leading_zeros()) as usize)];
-    let v = [("win", g.win.to_string()), ("wi", g.wi.to_string())];
-    let e = elaborate_with(PackKvDecoder::new(&g), m, &widths, &v)?;
-    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
+    let c = p.heads * p.head_dim;
+    let ports = |g: &Geometry| {
+        [("out_perm", g.b * g.lb), ("out_row", g.lb), ("in_count", (usize::BITS - g.wi.leading_zeros()) as usize)]
+    };
+    let (e, lat) = if p.burst == 2 {
+        let bg = BurstGeometry::new(c, p.block, p.pack, p.levels, p.lanes).map_err(GenError)?;
+        let mut e = elaborate_with(PackKvDecoderBurst::new(&bg, m), m, &ports(&bg.core), &[("wi", bg.core.wi.to_string())])?;
+        let i = bg.memory(m);
+        e.memories = vec![Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width }];
+        (e, bg.latency)
+    } else {
+        let g = Geometry::new(c, p.block, p.pack, p.levels, p.lanes);
+        let v = [("win", g.win.to_string()), ("wi", g.wi.to_string())];
+        (elaborate_with(PackKvDecoder::new(&g), m, &ports(&g), &v)?, g.latency)
+    };
+    Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }
 
 /// Parameters of the HACK dot units (spec §15.1): `lanes`, `axis`,

@@ -19,6 +19,13 @@ fn rules_between_parameters_are_one_line_errors() {
     for (sets, want) in [
         (&["lanes=64", "head-dim=128"][..], "lanes x r (64 x 4) must be at most 128"),
         (&["levels=255", "lanes=32"][..], "lanes x r (32 x 8) must be at most 128"),
+        // burst 2 (the default): the core of 2 x lanes through the same shifter
+        (&["levels=255"][..], "burst 2 needs 2 x lanes x r (32 x 8) at most 128"),
+        (&["lanes=32", "heads=2"][..], "burst 2 needs 2 x lanes x r (64 x 4) at most 128"),
+        (&["lanes=8", "head-dim=8"][..], "burst 2 needs 2 x lanes (16) to divide heads x head-dim (8)"),
+        // the permutation copy: 1 + B / mw advances must pass the shifter
+        (&["block=16"][..], "burst 2 cannot keep 16 lanes busy"),
+        (&["burst=3"][..], "burst must be in 1..=2, got 3"),
         (&["pack=32", "block=16"][..], "pack (32) must divide block (16)"),
         (&["lanes=32", "head-dim=16"][..], "lanes (32) must divide head-dim (16)"),
         (&["heads=64", "head-dim=256"][..], "heads"),

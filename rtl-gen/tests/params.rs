@@ -134,9 +134,13 @@ fn companions(unit: &str, name: &str, v: &toml::Value) -> Vec<(&'static str, tom
         // PackKV: lanes divides head-dim
         ("packkv-quantizer", "head-dim", _) => vec![("lanes", i(1))],
         ("packkv-quantizer", "lanes", _) => vec![("head-dim", i(2 * n.max(1)))],
-        // packkv-decoder: also lanes x r <= 128 (r = 2 at levels 3)
-        ("packkv-decoder", "head-dim", _) => vec![("lanes", i(1))],
-        ("packkv-decoder", "lanes", _) => vec![("head-dim", i(2 * n.max(1))), ("levels", i(3))],
+        // packkv-decoder: also lanes x r <= 128 (r = 2 at levels 3); its
+        // other parameters at burst 1, whose rules they alone decide (burst
+        // 2's own rules: tests/packkv_decoder.rs)
+        ("packkv-decoder", "head-dim", _) => vec![("lanes", i(1)), ("burst", i(1))],
+        ("packkv-decoder", "lanes", _) => vec![("head-dim", i(2 * n.max(1))), ("levels", i(3)), ("burst", i(1))],
+        ("packkv-decoder", "burst", _) => vec![],
+        ("packkv-decoder", _, _) => vec![("burst", i(1))],
         // HACK: a partition is at most head-dim and divides it
         ("hack-qk-dot" | "hack-deq-dot", "head-dim", 16) => vec![("partition", i(16))],
         // hack-pv-dot: the same, and lanes divides partition

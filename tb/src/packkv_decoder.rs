@@ -33,6 +33,9 @@ pub struct DecParams {
     pub block: usize,
     pub pack: usize,
     pub lanes: usize,
+    /// 1: the parser's core at `lanes`; 2: at `2 lanes`, behind an output
+    /// queue (spec §14.14.2, "Burst").
+    pub burst: usize,
 }
 
 impl DecParams {
@@ -57,8 +60,24 @@ impl DecParams {
     pub fn wb(&self) -> usize {
         (32 - (self.r() as u32).leading_zeros()) as usize
     }
+    /// The core's lanes, `burst lanes`.
+    pub fn core_lanes(&self) -> usize {
+        self.burst * self.lanes
+    }
+    /// Words per input beat: `ceil(lanes r / 32)` at `burst = 1`; at
+    /// `burst = 2` the least count from `ceil(2 lanes r / 32)` with which a
+    /// block of full widths with a permutation takes the core no more
+    /// cycles than its `B C / lanes + 1` output beats (spec §14.14.2).
     pub fn wi(&self) -> usize {
-        (self.lanes * self.r()).div_ceil(32)
+        let base = (self.core_lanes() * self.r()).div_ceil(32);
+        if self.burst == 1 {
+            return base;
+        }
+        let (f, out) = (self.r() + self.wb(), self.beats() + 1);
+        (base..)
+            .take_while(|&wi| (self.core_lanes() * f).max(32 * wi) + 64 * wi - 1 <= 512)
+            .find(|&wi| self.core_cycles(wi, &vec![self.r() * self.c(); self.block / self.pack], true) <= out as u64)
+            .expect("a legal burst-2 decoder has an input width")
     }
     pub fn pl(&self) -> usize {
         self.pack.min(self.lanes)
@@ -75,20 +94,55 @@ impl DecParams {
     pub fn pk(&self) -> usize {
         (1usize << (32 * self.wi() / self.lb()).ilog2()).min(self.block)
     }
-    /// Spec §14.14.2's sustained-rate rule: the cycles a good block takes
-    /// with full input beats and no output stall, from its stored widths.
-    pub fn rule_cycles(&self, w: &[u32]) -> u64 {
-        let (b, c, l, pk, r, wb) = (self.block, self.c(), self.lanes, self.pack, self.r(), self.wb());
-        let (f, win) = (r + wb, 32 * self.wi());
-        let perm = w[0] >> 24 & 1 == 1;
-        let mut at = 32 * (1 + b) + if perm { b * self.lb() } else { 0 };
-        let mut t = 3 + b / self.mw() + if perm { b / self.pk() } else { 0 };
-        for _ in 0..b / pk {
-            let s: usize = (0..c).map(|ch| get(w, at + ch * f + r, wb) as usize).sum();
-            at += c * f + pk * s;
+    /// The core's cycles for a good block (spec §14.14.2's rule) whose pack
+    /// rows' width sums are `s`, at `wi` words a beat.
+    fn core_cycles(&self, wi: usize, s: &[usize], perm: bool) -> u64 {
+        let (b, c, l, pk, r, wb) = (self.block, self.c(), self.core_lanes(), self.pack, self.r(), self.wb());
+        let (f, win) = (r + wb, 32 * wi);
+        let mw = 1 << wi.ilog2();
+        let pks = (1usize << (win / self.lb()).ilog2()).min(b);
+        let mut t = 3 + b / mw + if perm { b / pks } else { 0 };
+        for &s in s {
             t += (c / l).max((c * f).div_ceil(win)) + (c * pk / l).max((pk * s).div_ceil(win));
         }
         t as u64
+    }
+    /// Width sums of a stored block's pack rows, and whether it stores a
+    /// permutation.
+    fn row_sums(&self, w: &[u32]) -> (Vec<usize>, bool) {
+        let (b, c, pk, r, wb) = (self.block, self.c(), self.pack, self.r(), self.wb());
+        let f = r + wb;
+        let perm = w[0] >> 24 & 1 == 1;
+        let mut at = 32 * (1 + b) + if perm { b * self.lb() } else { 0 };
+        let mut sums = vec![];
+        for _ in 0..b / pk {
+            let s: usize = (0..c).map(|ch| get(w, at + ch * f + r, wb) as usize).sum();
+            at += c * f + pk * s;
+            sums.push(s);
+        }
+        (sums, perm)
+    }
+    /// Spec §14.14.2's sustained-rate rule: the cycles from the first word
+    /// in to the last data beat out (less the latency) of good blocks sent
+    /// in full beats with no output stall. At `burst = 1` the parser's
+    /// cycles; at `burst = 2` also at least the output's, one beat a cycle
+    /// from the first block's first data beat (an end beat after each block).
+    pub fn rule_cycles(&self, blocks: &[&[u32]]) -> u64 {
+        let core: u64 = blocks
+            .iter()
+            .map(|w| {
+                let (s, perm) = self.row_sums(w);
+                self.core_cycles(self.wi(), &s, perm)
+            })
+            .sum();
+        if self.burst == 1 || blocks.is_empty() {
+            return core;
+        }
+        let (_, perm) = self.row_sums(blocks[0]);
+        let (c, f, win) = (self.c(), self.r() + self.wb(), 32 * self.wi());
+        let first = 2 + self.block / self.mw() + if perm { self.block / self.pk() } else { 0 }
+            + (c / self.core_lanes()).max((c * f).div_ceil(win));
+        core.max((first + blocks.len() * (self.beats() + 1) - 1) as u64)
     }
     fn quant(&self) -> QuantParams {
         QuantParams { head_dim: self.head_dim, heads: self.heads, levels: self.levels, lanes: self.lanes }
@@ -114,6 +168,7 @@ pub fn params_of_spec(params: &toml::Table) -> DecParams {
         block: get("block", d.block),
         pack: get("pack", d.pack),
         lanes: get("lanes", d.lanes),
+        burst: get("burst", 2),
     }
 }
 
@@ -664,6 +719,10 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
         out_ready: g("out_ready"),
     };
     let wi = p.wi();
+    let width = m.port_info(io.in_words).width;
+    if width != 32 * wi {
+        return Err(format!("in_words is {width} bits; spec §14.14.2 gives {wi} words"));
+    }
     let mut rng = Xorshift::new(c.seed ^ 0x5a);
     let mut beats = vec![];
     for t in &c.transfers {

@@ -80,7 +80,8 @@ fn full_rate() {
             .find(|c| c.facts.perm_blocks > 0)
             .unwrap();
         assert!(c.facts.spoils.iter().all(|&s| s == pd::Spoil::None));
-        let rule: u64 = c.transfers.iter().flat_map(|t| pd::blocks_of(t)).map(|b| p.rule_cycles(b)).sum();
+        let blocks: Vec<&[u32]> = c.transfers.iter().flat_map(|t| pd::blocks_of(t)).collect();
+        let rule = p.rule_cycles(&blocks);
         let r = run(&mut m, &p, &c).unwrap();
         let (first, last) = (r.first_data.unwrap(), r.last_data.unwrap());
         // from the first word in to the last data beat out, less the

@@ -1,5 +1,7 @@
 //! `packkv-decoder`: PackKV block bitstreams back to FP16, `lanes` elements
-//! per cycle of payload, every malformed block flagged and skipped.
+//! per cycle of payload, every malformed block flagged and skipped. This is
+//! the unit at `burst = 1` and the core of `decoder_burst.rs` at `burst = 2`
+//! (then built at twice the lanes).
 //!
 //! Paper: PackKV §III-B (bit-packing; decoding inverts packing and
 //! quantization), §III-C. Spec: docs/spec.md §14.4 (format), §14.6
@@ -90,11 +92,22 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The geometry with `ceil(lanes r / 32)` words a beat (spec §14.14.2).
     pub fn new(c: usize, b: usize, p: usize, levels: u32, lanes: usize) -> Geometry {
+        let r = (32 - levels.leading_zeros()) as usize;
+        Self::with_words(c, b, p, levels, lanes, (lanes * r).div_ceil(32)).expect("legal decoder geometry")
+    }
+
+    /// The geometry with `wi` words an input beat (at least `ceil(lanes r /
+    /// 32)`); an error when the bit buffer would pass 512 bits or the
+    /// permutation copy would be overwritten before it is caught.
+    pub fn with_words(c: usize, b: usize, p: usize, levels: u32, lanes: usize, wi: usize) -> Result<Geometry, String> {
         let r = (32 - levels.leading_zeros()) as usize;
         let wb = (32 - (r as u32).leading_zeros()) as usize;
         let f = r + wb;
-        let wi = (lanes * r).div_ceil(32);
+        if 32 * wi < lanes * r {
+            return Err(format!("{wi} words cannot carry a beat of {lanes} x {r} bits"));
+        }
         let zn = (lanes * r).next_power_of_two();
         let lz = ZeroInsert::<1>::latency(zn, ZPIPE);
         let pl = p.min(lanes);
@@ -103,16 +116,19 @@ impl Geometry {
         // input, and one that takes them every cycle leaves room for the next
         // beat (with `win` = the need, field beats ran at 2 beats in 3 cycles)
         let win = (lanes * f).max(32 * wi) + 32 * wi - 1;
-        assert!(win + 32 * wi <= 512, "bit buffer of {} bits", win + 32 * wi);
+        if win + 32 * wi > 512 {
+            return Err(format!("a bit buffer of {} bits (at most 512)", win + 32 * wi));
+        }
         let mw = 1 << wi.ilog2();
         let lb = b.trailing_zeros() as usize;
         let pk = (1usize << (32 * wi / lb).ilog2()).min(b);
-        let lz_ = lz;
         // the permutation is caught as the end beat passes C, `lz`
         // advances after the parser sent it; the next block's permutation
         // is written no sooner than `1 + B / mw` advances after that
-        assert!(1 + b / mw > lz_, "permutation overwritten before C");
-        Geometry {
+        if 1 + b / mw <= lz {
+            return Err(format!("block {b} too short for the shifter's {lz} stages at {mw} metadata words a cycle"));
+        }
+        Ok(Geometry {
             c,
             b,
             p,
@@ -133,7 +149,21 @@ impl Geometry {
             pk,
             // a payload beat taken by the parser in cycle t is out in t + latency
             latency: lz + 1 + DSTAGES,
-        }
+        })
+    }
+
+    /// Spec §14.14.2's sustained-rate rule: cycles of a good block whose
+    /// pack rows' width sums are all `s`, with or without a permutation.
+    pub fn block_cycles(&self, s: usize, perm: bool) -> usize {
+        let (b, c, l, p, w) = (self.b, self.c, self.lanes, self.p, 32 * self.wi);
+        let row = (c / l).max((c * self.f).div_ceil(w)) + (c * p / l).max((p * s).div_ceil(w));
+        3 + b / self.mw + if perm { b / self.pk } else { 0 } + (b / p) * row
+    }
+
+    /// Parser cycles from a block's last data beat to the next block's
+    /// first (skip, end beat, header, metadata, permutation, row 0's fields).
+    pub fn block_gap(&self) -> usize {
+        3 + self.b / self.mw + self.b / self.pk + (self.c / self.lanes).max((self.c * self.f).div_ceil(32 * self.wi))
     }
 }
 

@@ -7,3 +7,4 @@ pub mod median;
 pub mod quantizer;
 pub mod token_step;
 pub mod decoder;
+pub mod decoder_burst;

@@ -1536,9 +1536,10 @@ fn units_section(args: &Args, md: &mut String, rates: &mut Vec<Rate>) {
         md,
         "`tb::packkv_decoder`'s driver on `case_of` data (K/V pairs of quantized tokens, with and without \
          median repacking, flat and random blocks, one spoiled block in most transfers), full input beats of \
-         `ceil(lanes r / 32)` words, every beat checked against `sim` (`decode_stream`, `TokenGrid::decode`). \
+         `wi` words (spec §14.14.2), every beat checked against `sim` (`decode_stream`, `TokenGrid::decode`). \
          Per cycle in elements out, from the first data beat to the last, over whole blocks (header, metadata \
-         words, permutation and fields included; spec §14.14.2).\n"
+         words, permutation, fields and end beats included; at `burst = 2` the core parses them while its queue \
+         feeds the output; spec §14.14.2).\n"
     )
     .unwrap();
     rate_header(md, "beats");
