@@ -366,7 +366,7 @@ fn hardware_units_follow_rtl_gen() {
     let r = report();
     let find = |u: &str| r.hardware.iter().flat_map(|h| h.units.iter()).find(|c| c.unit == u).unwrap().clone();
     assert_eq!(find("hack-pv-dot").source, "hack_pv_dot, memories as macros");
-    assert_eq!(find("packkv-decoder").source, "packkv_decoder");
+    assert_eq!(find("packkv-decoder").source, "packkv_decoder_defaults, memories as macros");
     assert!(find("packkv-decoder").nand2_eq.is_some());
     let tq = find("titanus-quantizer");
     assert_eq!((tq.nand2_eq.map(f64::round), tq.memory_bits, tq.elements_per_cycle), (Some(137899.0), Some(1179648), Some(16.0)));
