@@ -84,6 +84,13 @@ pub struct Memory {
     pub bits: u64,
 }
 
+/// The manifest's entry for a memory the hdl block declared.
+impl From<hdl::prim::ram::MemInfo> for Memory {
+    fn from(i: hdl::prim::ram::MemInfo) -> Memory {
+        Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width }
+    }
+}
+
 pub struct Elaborated {
     pub verilog: String,
     pub ports: Vec<Port>,

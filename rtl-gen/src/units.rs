@@ -697,7 +697,7 @@ fn build_quantizer(t: &toml::Table) -> Result<Built, GenError> {
     e.memories = g
         .memories(m)
         .into_iter()
-        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .map(Memory::from)
         .collect();
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
 }
@@ -733,7 +733,7 @@ fn build_mmu(t: &toml::Table) -> Result<Built, GenError> {
     let memories = MmuGeometry::new(&p)
         .memories(m)
         .into_iter()
-        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .map(Memory::from)
         .collect();
     let mut e = elaborate_with(OakenMmu::new(&p, m), m, &[("rsp_addr", p.addr_bits as usize)], &[])?;
     e.memories = memories;
@@ -825,7 +825,7 @@ fn build_titanus_deq(t: &toml::Table) -> Result<Built, GenError> {
     let mut e = elaborate(TitanusDequantizer::new(p.channels, p.lanes, p.max_levels, m), m)?;
     e.memories = hdl::titanus::dequantizer::memories(m, p.channels, p.lanes, p.max_levels)
         .into_iter()
-        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .map(Memory::from)
         .collect();
     let lat = TitanusDequantizer::LATENCY as u32;
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat) })
@@ -882,7 +882,7 @@ fn build_titanus_quant(t: &toml::Table) -> Result<Built, GenError> {
     let memories = g
         .memories(m)
         .into_iter()
-        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .map(Memory::from)
         .collect();
     let mut e = elaborate(TitanusQuantizer::new(&g, m), m)?;
     e.memories = memories;
@@ -961,7 +961,7 @@ fn build_kivi_quant(t: &toml::Table) -> Result<Built, GenError> {
         let mut e = elaborate_with(Kc::new(m, n, p.group, b, p.lanes), m, &[], &subst)?;
         e.memories = memories(m, n, p.lanes)
             .into_iter()
-            .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+            .map(Memory::from)
             .collect();
         return Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) });
     }
@@ -1019,7 +1019,7 @@ fn build_packkv_quant(t: &toml::Table) -> Result<Built, GenError> {
     e.memories = g
         .memories(m)
         .into_iter()
-        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .map(Memory::from)
         .collect();
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(g.latency as u32) })
 }
@@ -1115,7 +1115,7 @@ fn build_packkv_enc(t: &toml::Table) -> Result<Built, GenError> {
     e.memories = g
         .memories(m)
         .into_iter()
-        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .map(Memory::from)
         .collect();
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }
@@ -1190,8 +1190,7 @@ fn build_packkv_dec(t: &toml::Table) -> Result<Built, GenError> {
     let (e, lat) = if p.burst == 2 {
         let bg = BurstGeometry::new(c, p.block, p.pack, p.levels, p.lanes).map_err(GenError)?;
         let mut e = elaborate_with(PackKvDecoderBurst::new(&bg, m), m, &ports(&bg.core), &[("wi", bg.core.wi.to_string())])?;
-        let i = bg.memory(m);
-        e.memories = vec![Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width }];
+        e.memories = vec![Memory::from(bg.memory(m))];
         (e, bg.latency)
     } else {
         let g = Geometry::new(c, p.block, p.pack, p.levels, p.lanes);
@@ -1380,7 +1379,7 @@ fn build_hack_quant(t: &toml::Table) -> Result<Built, GenError> {
         let mut e = elaborate_with(Hc::new(m, p.head_dim, p.partition, b, p.lanes, opts), m, &[], &subst)?;
         e.memories = memories_with(m, p.head_dim, p.lanes, true)
             .into_iter()
-            .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+            .map(Memory::from)
             .collect();
         return Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) });
     }
@@ -1445,7 +1444,7 @@ fn build_hack_pv(t: &toml::Table) -> Result<Built, GenError> {
     e.memories = g
         .memories(m)
         .into_iter()
-        .map(|i| Memory { bits: i.bits(), name: i.name, module: i.module, depth: i.depth, width: i.width })
+        .map(Memory::from)
         .collect();
     Ok(Built { module: m.into(), params: json(&p), elaborated: e, latency: Some(lat as u32) })
 }

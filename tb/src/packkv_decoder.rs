@@ -87,21 +87,25 @@ impl DecParams {
     }
     /// Metadata words a cycle: `wi` rounded down to a power of two.
     pub fn mw(&self) -> usize {
-        1 << self.wi().ilog2()
+        Self::mw_at(self.wi())
+    }
+    fn mw_at(wi: usize) -> usize {
+        1 << wi.ilog2()
     }
     /// Permutation indices a cycle: the largest power of two with
     /// `pk lb <= 32 wi`, at most `B` (spec §14.14.2).
     pub fn pk(&self) -> usize {
-        (1usize << (32 * self.wi() / self.lb()).ilog2()).min(self.block)
+        self.pk_at(self.wi())
+    }
+    fn pk_at(&self, wi: usize) -> usize {
+        (1usize << (32 * wi / self.lb()).ilog2()).min(self.block)
     }
     /// The core's cycles for a good block (spec §14.14.2's rule) whose pack
     /// rows' width sums are `s`, at `wi` words a beat.
     fn core_cycles(&self, wi: usize, s: &[usize], perm: bool) -> u64 {
         let (b, c, l, pk, r, wb) = (self.block, self.c(), self.core_lanes(), self.pack, self.r(), self.wb());
         let (f, win) = (r + wb, 32 * wi);
-        let mw = 1 << wi.ilog2();
-        let pks = (1usize << (win / self.lb()).ilog2()).min(b);
-        let mut t = 3 + b / mw + if perm { b / pks } else { 0 };
+        let mut t = 3 + b / Self::mw_at(wi) + if perm { b / self.pk_at(wi) } else { 0 };
         for &s in s {
             t += (c / l).max((c * f).div_ceil(win)) + (c * pk / l).max((pk * s).div_ceil(win));
         }

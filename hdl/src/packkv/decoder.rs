@@ -156,14 +156,19 @@ impl Geometry {
     /// pack rows' width sums are all `s`, with or without a permutation.
     pub fn block_cycles(&self, s: usize, perm: bool) -> usize {
         let (b, c, l, p, w) = (self.b, self.c, self.lanes, self.p, 32 * self.wi);
-        let row = (c / l).max((c * self.f).div_ceil(w)) + (c * p / l).max((p * s).div_ceil(w));
+        let row = self.field_cycles() + (c * p / l).max((p * s).div_ceil(w));
         3 + b / self.mw + if perm { b / self.pk } else { 0 } + (b / p) * row
     }
 
     /// Parser cycles from a block's last data beat to the next block's
     /// first (skip, end beat, header, metadata, permutation, row 0's fields).
     pub fn block_gap(&self) -> usize {
-        3 + self.b / self.mw + self.b / self.pk + (self.c / self.lanes).max((self.c * self.f).div_ceil(32 * self.wi))
+        3 + self.b / self.mw + self.b / self.pk + self.field_cycles()
+    }
+
+    /// A pack row's field beats: `C / lanes` steps, or the input's pace.
+    fn field_cycles(&self) -> usize {
+        (self.c / self.lanes).max((self.c * self.f).div_ceil(32 * self.wi))
     }
 }
 
