@@ -350,6 +350,17 @@ pub fn pay_beats(p: &EncParams) -> usize {
     }
 }
 
+/// Beat positions the `median` fields pass reads a cycle (spec §14.14.3):
+/// 2 when a token has an even number of beats and two beats fit a copy
+/// row (`pay_beats` is 2), else 1.
+pub fn pass_width(p: &EncParams) -> usize {
+    if p.beats() % 2 == 0 {
+        pay_beats(p)
+    } else {
+        1
+    }
+}
+
 /// Output items of a block pair with no stall (spec §14.14.3): header,
 /// token words, the permutation's items (median), per pack row the fields
 /// beats and the payload items.
@@ -367,14 +378,14 @@ pub fn items_per_pair(p: &EncParams) -> usize {
 /// §14.14.3): the tile reader's one code word a cycle (`2 B BT`), the
 /// output's items, and with `median` a bank's turn: the reader's `2 B BT`,
 /// the output's last tile (`P / pay_beats + 3`), the fill (`B BT`), the
-/// sort (`2^r_V + B + 5`), the fields pass (`B BT + 5`) and 3 cycles of
-/// hand-over, two banks a turn.
+/// sort (`2^r_V + B + 5`), the fields pass (`B BT / pass_width + 6`) and 3
+/// cycles of hand-over, two banks a turn.
 pub fn cycles_per_pair(p: &EncParams) -> f64 {
     let bbt = p.block * p.beats();
     let reader = (2 * bbt) as f64;
     let mut t = reader.max(items_per_pair(p) as f64);
     if p.repack == Repack::Median {
-        let turn = 2 * bbt + p.pack / pay_beats(p) + 3 + bbt + (1 << raw_bits(p.v_levels)) + p.block + 5 + bbt + 5 + 3;
+        let turn = 2 * bbt + p.pack / pay_beats(p) + 3 + bbt + (1 << raw_bits(p.v_levels)) + p.block + 5 + bbt / pass_width(p) + 6 + 3;
         t = t.max(turn as f64 / 2.0);
     }
     t

@@ -50,6 +50,18 @@ pub fn perm_items(block: usize) -> usize {
     block.div_ceil(perm_per_item(block))
 }
 
+/// Beat positions the fields pass reads a cycle (spec §14.14.3, Fields
+/// pass): 2 when a token has an even number of beats and two beats of the
+/// wider side fit one copy row (`2 lanes r_max <= 128`), else 1. Each copy
+/// row then holds a token's beats `2j` and `2j + 1`.
+pub fn pass_width(g: &EncGeometry) -> usize {
+    if g.beats % 2 == 0 && 2 * g.lanes * g.rmax <= WMAX {
+        2
+    } else {
+        1
+    }
+}
+
 /// The memories median repacking adds, manifest order.
 pub fn memories(g: &EncGeometry, module: &str) -> Vec<MemInfo> {
     let m = |what: &str, depth: usize, width: usize| MemInfo {
@@ -58,11 +70,11 @@ pub fn memories(g: &EncGeometry, module: &str) -> Vec<MemInfo> {
         depth,
         width,
     };
-    let (b, bt, l) = (g.block, g.beats, g.lanes);
+    let (b, bt, l, pw) = (g.block, g.beats, g.lanes, pass_width(g));
     vec![
         m("v_median", 2 * b, g.v.raw),
-        m("k_codes_sorted", 2 * b * bt, l * g.k.raw),
-        m("v_codes_sorted", 2 * b * bt, l * g.v.raw),
+        m("k_codes_sorted", 2 * b * bt / pw, pw * l * g.k.raw),
+        m("v_codes_sorted", 2 * b * bt / pw, pw * l * g.v.raw),
     ]
 }
 
@@ -730,6 +742,25 @@ pub struct MedFields {
     p1_faddr: Reg<Bits<32>>,
     kf: SideFields,
     vf: SideFields,
+    // ---- pass width 2 only (length 1, else 0): the odd beat positions ----
+    /// a token's even beat, held until its odd beat writes the copy row
+    kh: Vec<Reg<Bits<WMAX>>>,
+    vh: Vec<Reg<Bits<WMAX>>>,
+    /// the extremes and fields of the row's high half
+    kf2: Vec<SideFields>,
+    vf2: Vec<SideFields>,
+    /// its fields word, written the cycle after the low half's (one write
+    /// port; the next pack's comes `P >= 2` cycles later)
+    f2: Vec<Reg<Bit>>,
+    f2a: Vec<Reg<Bits<32>>>,
+    kw2: Vec<Reg<Bits<WMAX>>>,
+    vw2: Vec<Reg<Bits<WMAX>>>,
+    /// the block's widths' sums, both halves, registered before the header
+    /// arithmetic (its path stays that of one sum)
+    ksum: Reg<Bits<32>>,
+    vsum: Reg<Bits<32>>,
+    e4: Reg<Bit>,
+    e4b: Reg<Bit>,
     hk0: Reg<Bits<32>>,
     hk1: Reg<Bits<32>>,
     hv0: Reg<Bits<32>>,
@@ -764,6 +795,15 @@ pub struct MedFields {
     k_rhdr_k: Constant<Bits<32>>,
     k_rhdr_v: Constant<Bits<32>>,
     k_nfb: Constant<Bits<32>>,
+    k_pw16: Constant<Bits<16>>,
+    k_pw32: Constant<Bits<32>>,
+    k_pwsh: Constant<Bits<32>>,
+    // pass width 2 only (length 1, else 0)
+    k_lr_k: Vec<Constant<Bits<32>>>,
+    k_lr_v: Vec<Constant<Bits<32>>>,
+    k_mask_k: Vec<Constant<Bits<WMAX>>>,
+    k_mask_v: Vec<Constant<Bits<WMAX>>>,
+    _pw1: usize,
 }
 
 impl MedFields {
@@ -772,6 +812,7 @@ impl MedFields {
         let (l, b, rows) = (g.lanes, g.block, g.block / g.pack);
         let (k, v) = (&g.k, &g.v);
         let pw = b * b.trailing_zeros() as usize / 32;
+        let qw = pass_width(g);
         MedFields {
             clock: Default::default(),
             reset: Default::default(),
@@ -816,6 +857,18 @@ impl MedFields {
             p1_faddr: Reg::default(),
             kf: SideFields::new(l, k.raw, k.wb),
             vf: SideFields::new(l, v.raw, v.wb),
+            kh: regs(qw - 1),
+            vh: regs(qw - 1),
+            kf2: (1..qw).map(|_| SideFields::new(l, k.raw, k.wb)).collect(),
+            vf2: (1..qw).map(|_| SideFields::new(l, v.raw, v.wb)).collect(),
+            f2: regs(qw - 1),
+            f2a: regs(qw - 1),
+            kw2: regs(qw - 1),
+            vw2: regs(qw - 1),
+            ksum: Reg::default(),
+            vsum: Reg::default(),
+            e4: Reg::default(),
+            e4b: Reg::default(),
             hk0: Reg::default(),
             hk1: Reg::default(),
             hv0: Reg::default(),
@@ -834,7 +887,7 @@ impl MedFields {
             k_one32: c(1),
             k_cend: c((2 * b * g.beats - 1) as u64),
             k_p1: c((g.pack - 1) as u64),
-            k_bt1: c((g.beats - 1) as u64),
+            k_bt1: c((g.beats - qw) as u64),
             k_rows1: c((rows - 1) as u64),
             k_one16: c(1),
             k_zero16: c(0),
@@ -848,13 +901,21 @@ impl MedFields {
             k_rhdr_k: c((k.raw as u64) << 20 | 1 << 24),
             k_rhdr_v: c((v.raw as u64) << 20),
             k_nfb: c(1 << 25),
+            k_pw16: c(qw as u64),
+            k_pw32: c(qw as u64),
+            k_pwsh: c(qw.trailing_zeros() as u64),
+            k_lr_k: consts((1..qw).map(|_| (l * k.raw) as u64)),
+            k_lr_v: consts((1..qw).map(|_| (l * v.raw) as u64)),
+            k_mask_k: (1..qw).map(|_| low_ones(l * k.raw)).collect(),
+            k_mask_v: (1..qw).map(|_| low_ones(l * v.raw)).collect(),
+            _pw1: qw - 1,
         }
     }
 }
 
 reg_logic!(MedFields;
-    regs [kca, vca, busy, fbank, rho, kk, t, faddr, p1_v, p1_t0, p1_tl, p1_end, p1_bank, p1_faddr, hk0, hk1,
-          hv0, hv1, d0, d1, e1, e1b, e2, e2b, e3, e3b];
+    regs [kca, vca, busy, fbank, rho, kk, t, faddr, p1_v, p1_t0, p1_tl, p1_end, p1_bank, p1_faddr, ksum, vsum,
+          hk0, hk1, hv0, hv1, d0, d1, e1, e1b, e2, e2b, e3, e3b, e4, e4b];
     masks [];
     #[hdl_gen]
     fn update(&mut self) {
@@ -868,6 +929,32 @@ reg_logic!(MedFields;
         self.vcode.we.next = self.v_acc.val();
         self.vcode.waddr.next = self.vca.q.val();
         self.vcode.wdata.next = self.v_codes.val();
+        for i in 0..self._pw1 {
+            // pass width 2: row `a / 2` holds beats `a` (low) and `a + 1`
+            // (high); `BT` even, so a row never spans two tokens
+            self.kh[i].clock.next = self.clock.val();
+            self.kh[i].reset.next = self.reset.val();
+            self.kh[i].en.next = false;
+            self.kh[i].d.next = self.kh[i].q.val();
+            self.vh[i].clock.next = self.clock.val();
+            self.vh[i].reset.next = self.reset.val();
+            self.vh[i].en.next = false;
+            self.vh[i].d.next = self.vh[i].q.val();
+            self.kcode.we.next = self.k_acc.val() & self.kca.q.val().get_bit(0);
+            self.kcode.waddr.next = self.kca.q.val() >> self.k_one32.val();
+            self.kcode.wdata.next = ((self.k_codes.val() & self.k_mask_k[i].val()) << self.k_lr_k[i].val()) | self.kh[i].q.val();
+            self.vcode.we.next = self.v_acc.val() & self.vca.q.val().get_bit(0);
+            self.vcode.waddr.next = self.vca.q.val() >> self.k_one32.val();
+            self.vcode.wdata.next = ((self.v_codes.val() & self.k_mask_v[i].val()) << self.k_lr_v[i].val()) | self.vh[i].q.val();
+            if self.k_acc.val() & !self.kca.q.val().get_bit(0) {
+                self.kh[i].en.next = true;
+                self.kh[i].d.next = self.k_codes.val() & self.k_mask_k[i].val();
+            }
+            if self.v_acc.val() & !self.vca.q.val().get_bit(0) {
+                self.vh[i].en.next = true;
+                self.vh[i].d.next = self.v_codes.val() & self.k_mask_v[i].val();
+            }
+        }
         if self.k_acc.val() {
             self.kca.en.next = true;
             self.kca.d.next = self.kca.q.val() + self.k_one32.val();
@@ -890,8 +977,8 @@ reg_logic!(MedFields;
         self.q_k.next = bit_cast::<32, 16>(self.kk.q.val());
         self.kcode.re.next = self.busy.q.val();
         self.vcode.re.next = self.busy.q.val();
-        self.kcode.raddr.next = self.q_addr.val();
-        self.vcode.raddr.next = self.q_addr.val();
+        self.kcode.raddr.next = self.q_addr.val() >> self.k_pwsh.val();
+        self.vcode.raddr.next = self.q_addr.val() >> self.k_pwsh.val();
         self.p1_v.en.next = true;
         self.p1_v.d.next = self.busy.q.val();
         self.p1_t0.en.next = true;
@@ -912,9 +999,9 @@ reg_logic!(MedFields;
             if self.t.q.val() == self.k_p1.val() {
                 self.t.d.next = self.k_zero16.val();
                 self.faddr.en.next = true;
-                self.faddr.d.next = self.faddr.q.val() + self.k_one32.val();
+                self.faddr.d.next = self.faddr.q.val() + self.k_pw32.val();
                 self.kk.en.next = true;
-                self.kk.d.next = self.kk.q.val() + self.k_one16.val();
+                self.kk.d.next = self.kk.q.val() + self.k_pw16.val();
                 if self.kk.q.val() == self.k_bt1.val() {
                     self.kk.d.next = self.k_zero16.val();
                     self.rho.en.next = true;
@@ -949,13 +1036,58 @@ reg_logic!(MedFields;
         self.f_waddr.next = self.p1_faddr.q.val();
         self.k_fwd.next = self.kf.fw.val();
         self.v_fwd.next = self.vf.fw.val();
-        self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.kf.wt.val() << self.k_lp.val())) >> self.k_5.val()))
+        self.ksum.en.next = true;
+        self.ksum.d.next = self.kf.wt.val();
+        self.vsum.en.next = true;
+        self.vsum.d.next = self.vf.wt.val();
+        for i in 0..self._pw1 {
+            self.kf2[i].clock.next = self.clock.val();
+            self.kf2[i].reset.next = self.reset.val();
+            self.kf2[i].v.next = self.p1_v.q.val();
+            self.kf2[i].t0.next = self.p1_t0.q.val();
+            self.kf2[i].tl.next = self.p1_tl.q.val();
+            self.kf2[i].clear.next = false;
+            self.kf2[i].rdata.next = self.kcode.rdata.val() >> self.k_lr_k[i].val();
+            self.vf2[i].clock.next = self.clock.val();
+            self.vf2[i].reset.next = self.reset.val();
+            self.vf2[i].v.next = self.p1_v.q.val();
+            self.vf2[i].t0.next = self.p1_t0.q.val();
+            self.vf2[i].tl.next = self.p1_tl.q.val();
+            self.vf2[i].clear.next = false;
+            self.vf2[i].rdata.next = self.vcode.rdata.val() >> self.k_lr_v[i].val();
+            self.f2[i].clock.next = self.clock.val();
+            self.f2[i].reset.next = self.reset.val();
+            self.f2[i].en.next = true;
+            self.f2[i].d.next = self.p1_v.q.val() & self.p1_tl.q.val();
+            self.f2a[i].clock.next = self.clock.val();
+            self.f2a[i].reset.next = self.reset.val();
+            self.f2a[i].en.next = true;
+            self.f2a[i].d.next = self.p1_faddr.q.val() + self.k_one32.val();
+            self.kw2[i].clock.next = self.clock.val();
+            self.kw2[i].reset.next = self.reset.val();
+            self.kw2[i].en.next = true;
+            self.kw2[i].d.next = self.kf2[i].fw.val();
+            self.vw2[i].clock.next = self.clock.val();
+            self.vw2[i].reset.next = self.reset.val();
+            self.vw2[i].en.next = true;
+            self.vw2[i].d.next = self.vf2[i].fw.val();
+            if self.f2[i].q.val() {
+                self.f_we.next = true;
+                self.f_waddr.next = self.f2a[i].q.val();
+                self.k_fwd.next = self.kw2[i].q.val();
+                self.v_fwd.next = self.vw2[i].q.val();
+            }
+            self.ksum.d.next = self.kf.wt.val() + self.kf2[i].wt.val();
+            self.vsum.d.next = self.vf.wt.val() + self.vf2[i].wt.val();
+        }
+        self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.ksum.q.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_k.val();
-        self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vf.wt.val() << self.k_lp.val())) >> self.k_5.val()))
+        self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vsum.q.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_v.val();
 
-        // ---- three cycles after the block's last fields word (the sums are
-        // pipelined, timing): both headers, the bank done ----
+        // ---- four cycles after the block's last fields word (the sums are
+        // pipelined, timing; both halves' added in `e3`'s cycle): both
+        // headers, the bank done ----
         self.e1.en.next = true;
         self.e1.d.next = self.p1_v.q.val() & self.p1_end.q.val();
         self.e1b.en.next = true;
@@ -968,8 +1100,12 @@ reg_logic!(MedFields;
         self.e3.d.next = self.e2.q.val();
         self.e3b.en.next = true;
         self.e3b.d.next = self.e2b.q.val();
-        if self.e3.q.val() {
-            if self.e3b.q.val() {
+        self.e4.en.next = true;
+        self.e4.d.next = self.e3.q.val();
+        self.e4b.en.next = true;
+        self.e4b.d.next = self.e3b.q.val();
+        if self.e4.q.val() {
+            if self.e4b.q.val() {
                 self.hk1.en.next = true;
                 self.hk1.d.next = self.hk.val();
                 self.hv1.en.next = true;
@@ -996,7 +1132,7 @@ reg_logic!(MedFields;
         }
         // start the next bank's pass once the last one's sums are read (its
         // clear would otherwise meet them in flight)
-        if !self.busy.q.val() & !self.p1_v.q.val() & !self.e1.q.val() & !self.e2.q.val() & !self.e3.q.val()
+        if !self.busy.q.val() & !self.p1_v.q.val() & !self.e1.q.val() & !self.e2.q.val() & !self.e3.q.val() & !self.e4.q.val()
             & ((self.go0.val() & !self.d0.q.val() & !self.fbank.q.val()) | (self.go1.val() & !self.d1.q.val() & self.fbank.q.val()))
         {
             self.busy.en.next = true;
@@ -1014,6 +1150,10 @@ reg_logic!(MedFields;
             }
             self.kf.clear.next = true;
             self.vf.clear.next = true;
+            for i in 0..self._pw1 {
+                self.kf2[i].clear.next = true;
+                self.vf2[i].clear.next = true;
+            }
         }
         self.done0.next = self.d0.q.val();
         self.done1.next = self.d1.q.val();
