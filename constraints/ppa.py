@@ -75,7 +75,19 @@ def elements_per_cycle(unit, params):
     if unit == "kivi-quantizer":
         return lanes, "lanes: one beat per cycle (spec §13.14.2)"
     if unit == "packkv-encoder":
-        return lanes, "lanes: codes per cycle once the pipeline is full, the tile reader's pace, where the output's items keep up (spec §14.14.3, tb full_rate)"
+        b, pk = params.get("block", 64), params.get("pack", 16)
+        c = params.get("heads", 1) * params.get("head-dim", 128)
+        rk, rv = params.get("k-levels", 10).bit_length(), params.get("v-levels", 5).bit_length()
+        bt = c // lanes
+        pb = 2 if 2 * lanes * max(rk, rv) <= 128 else 1
+        med = params.get("repack", "none") == "median"
+        perm = -(-b // (32 // (b.bit_length() - 1))) if med else 0
+        items = 2 * (1 + b + (b // pk) * (bt + pk * bt // pb)) + perm
+        t = max(2 * b * bt, items)
+        if med:
+            pw = 2 if bt % 2 == 0 and pb == 2 else 1
+            t = max(t, (3 * b * bt + b * bt // pw + b + (1 << rv) + pk // pb + 17) / 2)
+        return 2 * b * c / t, "2 B C / max(2 B BT, I, T_b / 2): the tile reader's lanes a cycle unless the items or the median bank turn are slower (spec §14.14.3, tb full_rate)"
     if unit == "packkv-decoder":
         b, pk = params.get("block", 64), params.get("pack", 16)
         c = params.get("heads", 1) * params.get("head-dim", 128)
