@@ -85,12 +85,29 @@ impl DecParams {
     pub fn lb(&self) -> usize {
         self.block.trailing_zeros() as usize
     }
-    /// Metadata words a cycle: `wi` rounded down to a power of two.
+    /// Metadata words a cycle: `wi` rounded down to a power of two, halved
+    /// while `1 + B / mw` advances do not pass the shifter's `Lz` (spec
+    /// §14.14.2).
     pub fn mw(&self) -> usize {
-        Self::mw_at(self.wi())
+        self.mw_at(self.wi())
     }
-    fn mw_at(wi: usize) -> usize {
-        1 << wi.ilog2()
+    fn mw_at(&self, wi: usize) -> usize {
+        let mut mw = 1 << wi.ilog2();
+        while mw > 1 && 1 + self.block / mw <= self.lz() {
+            mw /= 2;
+        }
+        mw
+    }
+    /// The zero-insert shifter's latency (spec §3.1, `k = 3`) over
+    /// `N = next_pow2(core lanes r)` one-bit lanes: `1 + s + ceil((2
+    /// log2 N - 1) / 3)`, `s = 1` from `N = 32`.
+    fn lz(&self) -> usize {
+        let n = (self.core_lanes() * self.r()).next_power_of_two();
+        let ln = n.trailing_zeros() as usize;
+        if n == 1 {
+            return 1;
+        }
+        1 + (ln >= 5) as usize + (2 * ln - 1).div_ceil(3)
     }
     /// Permutation indices a cycle: the largest power of two with
     /// `pk lb <= 32 wi`, at most `B` (spec §14.14.2).
@@ -105,7 +122,7 @@ impl DecParams {
     fn core_cycles(&self, wi: usize, s: &[usize], perm: bool) -> u64 {
         let (b, c, l, pk, r, wb) = (self.block, self.c(), self.core_lanes(), self.pack, self.r(), self.wb());
         let (f, win) = (r + wb, 32 * wi);
-        let mut t = 3 + b / Self::mw_at(wi) + if perm { b / self.pk_at(wi) } else { 0 };
+        let mut t = 3 + b / self.mw_at(wi) + if perm { b / self.pk_at(wi) } else { 0 };
         for &s in s {
             t += (c / l).max((c * f).div_ceil(win)) + (c * pk / l).max((pk * s).div_ceil(win));
         }
@@ -238,6 +255,8 @@ pub struct Facts {
     pub blocks: u64,
     pub perm_blocks: u64,
     pub v_blocks: u64,
+    /// Transfers of K blocks only, each with a permutation.
+    pub k_runs: u64,
     pub width0_packs: u64,
     pub widthr_packs: u64,
     pub flat_tokens: u64,
@@ -265,8 +284,9 @@ fn kind_of(r: &mut Xorshift) -> Kind {
     }
 }
 
-/// A K/V pair of blocks of the same tokens, encoded.
-fn pair(p: &DecParams, r: &mut Xorshift, f: &mut Facts, median: bool) -> [Vec<u32>; 2] {
+/// A K/V pair of blocks of the same tokens, encoded; `with_v` false: the
+/// caller keeps only the K block, and `f` counts only its facts.
+fn pair(p: &DecParams, r: &mut Xorshift, f: &mut Facts, median: bool, with_v: bool) -> [Vec<u32>; 2] {
     let repack = if median || r.next_u64() % 2 == 1 { Repack::Median } else { Repack::None };
     let kp = p.packkv(repack);
     let q = p.quant();
@@ -298,8 +318,8 @@ fn pair(p: &DecParams, r: &mut Xorshift, f: &mut Facts, median: bool) -> [Vec<u3
         }
     };
     let k = tb(f);
-    let v = tb(f);
-    for b in [&k, &v] {
+    let v = if with_v { tb(f) } else { tb(&mut Facts::default()) };
+    for b in [&k, &v].into_iter().take(1 + with_v as usize) {
         for row in pack_fields(&kp, &b.rows) {
             f.width0_packs += row.iter().filter(|x| x.1 == 0).count() as u64;
             f.widthr_packs += row.iter().filter(|x| x.1 as usize == p.r()).count() as u64;
@@ -308,8 +328,8 @@ fn pair(p: &DecParams, r: &mut Xorshift, f: &mut Facts, median: bool) -> [Vec<u3
     }
     let [(kw, _), (vw, _)] = encode_pair(&kp, &kp, &k, &v).expect("quantizer codes never overflow");
     f.perm_blocks += (repack == Repack::Median) as u64;
-    f.v_blocks += 1;
-    f.long_blocks += [&kw, &vw].iter().filter(|w| 32 * (w.len() - 1) >= 1 << 16).count() as u64;
+    f.v_blocks += with_v as u64;
+    f.long_blocks += [&kw, &vw].iter().take(1 + with_v as usize).filter(|w| 32 * (w.len() - 1) >= 1 << 16).count() as u64;
     [kw, vw]
 }
 
@@ -423,12 +443,23 @@ fn case_with(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_st
     let mut f = Facts::default();
     let mut out = vec![];
     for _ in 0..transfers {
-        let [k0, v0] = pair(p, &mut r, &mut f, false);
+        if spoils && r.next_u64() % 4 == 0 {
+            // one side's own stream (a decoder per side, §14.6): K blocks
+            // with permutations back to back, so that a block's permutation
+            // copy meets the next one's writes (spec §14.14.2, Memories)
+            let blocks: Vec<Vec<u32>> = (0..3).map(|_| pair(p, &mut r, &mut f, true, false)[0].clone()).collect();
+            f.k_runs += 1;
+            f.spoils.push(Spoil::None);
+            f.blocks += blocks.len() as u64;
+            out.push(blocks.concat());
+            continue;
+        }
+        let [k0, v0] = pair(p, &mut r, &mut f, false, true);
         let mut blocks = vec![k0, v0];
         let mut kind = if spoils { SPOILS[(r.next_u64() % SPOILS.len() as u64) as usize] } else { Spoil::None };
         if kind != Spoil::None {
             // a permutation to spoil needs a median-repacked K block
-            let [k1, v1] = pair(p, &mut r, &mut f, kind == Spoil::Permutation);
+            let [k1, v1] = pair(p, &mut r, &mut f, kind == Spoil::Permutation, true);
             // spoil block 1 (a V block) or 2 (a K block, which may carry a permutation)
             let at = if kind == Spoil::Permutation || r.next_u64() % 2 == 0 { 2 } else { 1 };
             blocks.push(k1);
@@ -614,6 +645,7 @@ pub const POINTS: &[&str] = &[
     "beat of several words",
     "block: K with permutation",
     "block: V (no permutation)",
+    "permutation blocks back to back",
     "pack width 0",
     "pack width r (largest)",
     "token: max = min (codes 0)",
@@ -652,6 +684,7 @@ pub fn cover(cov: &Coverage, r: &Run) {
     let f = &r.facts;
     cov.add("block: K with permutation", f.perm_blocks);
     cov.add("block: V (no permutation)", f.v_blocks);
+    cov.add("permutation blocks back to back", f.k_runs);
     cov.add("pack width 0", f.width0_packs);
     cov.add("pack width r (largest)", f.widthr_packs);
     cov.add("token: max = min (codes 0)", f.flat_tokens);

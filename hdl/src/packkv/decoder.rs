@@ -119,12 +119,16 @@ impl Geometry {
         if win + 32 * wi > 512 {
             return Err(format!("a bit buffer of {} bits (at most 512)", win + 32 * wi));
         }
-        let mw = 1 << wi.ilog2();
         let lb = b.trailing_zeros() as usize;
         let pk = (1usize << (32 * wi / lb).ilog2()).min(b);
         // the permutation is caught as the end beat passes C, `lz`
         // advances after the parser sent it; the next block's permutation
-        // is written no sooner than `1 + B / mw` advances after that
+        // is written no sooner than `1 + B / mw` advances after that: a
+        // short block takes fewer metadata words a cycle
+        let mut mw = 1 << wi.ilog2();
+        while mw > 1 && 1 + b / mw <= lz {
+            mw /= 2;
+        }
         if 1 + b / mw <= lz {
             return Err(format!("block {b} too short for the shifter's {lz} stages at {mw} metadata words a cycle"));
         }
