@@ -740,16 +740,15 @@ pub struct MedFields {
     p1_end: Reg<Bit>,
     p1_bank: Reg<Bit>,
     p1_faddr: Reg<Bits<32>>,
-    kf: SideFields,
-    vf: SideFields,
+    /// per side, one per beat position of a copy row (`pw`): half `i` reads
+    /// the row's bits from `i lanes r`
+    kf: Vec<SideFields>,
+    vf: Vec<SideFields>,
     // ---- pass width 2 only (length 1, else 0): the odd beat positions ----
     /// a token's even beat, held until its odd beat writes the copy row
     kh: Vec<Reg<Bits<WMAX>>>,
     vh: Vec<Reg<Bits<WMAX>>>,
-    /// the extremes and fields of the row's high half
-    kf2: Vec<SideFields>,
-    vf2: Vec<SideFields>,
-    /// its fields word, written the cycle after the low half's (one write
+    /// the high half's fields word, written the cycle after the low half's (one write
     /// port; the next pack's comes `P >= 2` cycles later)
     f2: Vec<Reg<Bit>>,
     f2a: Vec<Reg<Bits<32>>>,
@@ -798,11 +797,13 @@ pub struct MedFields {
     k_pw16: Constant<Bits<16>>,
     k_pw32: Constant<Bits<32>>,
     k_pwsh: Constant<Bits<32>>,
+    /// half `i`'s offset in a copy row, `i lanes r` (length `pw`)
+    k_half_k: Vec<Constant<Bits<32>>>,
+    k_half_v: Vec<Constant<Bits<32>>>,
     // pass width 2 only (length 1, else 0)
-    k_lr_k: Vec<Constant<Bits<32>>>,
-    k_lr_v: Vec<Constant<Bits<32>>>,
     k_mask_k: Vec<Constant<Bits<WMAX>>>,
     k_mask_v: Vec<Constant<Bits<WMAX>>>,
+    _pw: usize,
     _pw1: usize,
 }
 
@@ -855,12 +856,10 @@ impl MedFields {
             p1_end: Reg::default(),
             p1_bank: Reg::default(),
             p1_faddr: Reg::default(),
-            kf: SideFields::new(l, k.raw, k.wb),
-            vf: SideFields::new(l, v.raw, v.wb),
+            kf: (0..qw).map(|_| SideFields::new(l, k.raw, k.wb)).collect(),
+            vf: (0..qw).map(|_| SideFields::new(l, v.raw, v.wb)).collect(),
             kh: regs(qw - 1),
             vh: regs(qw - 1),
-            kf2: (1..qw).map(|_| SideFields::new(l, k.raw, k.wb)).collect(),
-            vf2: (1..qw).map(|_| SideFields::new(l, v.raw, v.wb)).collect(),
             f2: regs(qw - 1),
             f2a: regs(qw - 1),
             kw2: regs(qw - 1),
@@ -904,10 +903,11 @@ impl MedFields {
             k_pw16: c(qw as u64),
             k_pw32: c(qw as u64),
             k_pwsh: c(qw.trailing_zeros() as u64),
-            k_lr_k: consts((1..qw).map(|_| (l * k.raw) as u64)),
-            k_lr_v: consts((1..qw).map(|_| (l * v.raw) as u64)),
+            k_half_k: consts((0..qw).map(|i| (i * l * k.raw) as u64)),
+            k_half_v: consts((0..qw).map(|i| (i * l * v.raw) as u64)),
             k_mask_k: (1..qw).map(|_| low_ones(l * k.raw)).collect(),
             k_mask_v: (1..qw).map(|_| low_ones(l * v.raw)).collect(),
+            _pw: qw,
             _pw1: qw - 1,
         }
     }
@@ -942,10 +942,10 @@ reg_logic!(MedFields;
             self.vh[i].d.next = self.vh[i].q.val();
             self.kcode.we.next = self.k_acc.val() & self.kca.q.val().get_bit(0);
             self.kcode.waddr.next = self.kca.q.val() >> self.k_one32.val();
-            self.kcode.wdata.next = ((self.k_codes.val() & self.k_mask_k[i].val()) << self.k_lr_k[i].val()) | self.kh[i].q.val();
+            self.kcode.wdata.next = ((self.k_codes.val() & self.k_mask_k[i].val()) << self.k_half_k[i + 1].val()) | self.kh[i].q.val();
             self.vcode.we.next = self.v_acc.val() & self.vca.q.val().get_bit(0);
             self.vcode.waddr.next = self.vca.q.val() >> self.k_one32.val();
-            self.vcode.wdata.next = ((self.v_codes.val() & self.k_mask_v[i].val()) << self.k_lr_v[i].val()) | self.vh[i].q.val();
+            self.vcode.wdata.next = ((self.v_codes.val() & self.k_mask_v[i].val()) << self.k_half_v[i + 1].val()) | self.vh[i].q.val();
             if self.k_acc.val() & !self.kca.q.val().get_bit(0) {
                 self.kh[i].en.next = true;
                 self.kh[i].d.next = self.k_codes.val() & self.k_mask_k[i].val();
@@ -1018,43 +1018,33 @@ reg_logic!(MedFields;
         }
 
         // ---- landing: per-side extremes; a pack's last row writes its fields ----
-        self.kf.clock.next = self.clock.val();
-        self.kf.reset.next = self.reset.val();
-        self.kf.v.next = self.p1_v.q.val();
-        self.kf.t0.next = self.p1_t0.q.val();
-        self.kf.tl.next = self.p1_tl.q.val();
-        self.kf.clear.next = false;
-        self.kf.rdata.next = self.kcode.rdata.val();
-        self.vf.clock.next = self.clock.val();
-        self.vf.reset.next = self.reset.val();
-        self.vf.v.next = self.p1_v.q.val();
-        self.vf.t0.next = self.p1_t0.q.val();
-        self.vf.tl.next = self.p1_tl.q.val();
-        self.vf.clear.next = false;
-        self.vf.rdata.next = self.vcode.rdata.val();
+        self.ksum.en.next = true;
+        self.ksum.d.next = self.k_zero32.val();
+        self.vsum.en.next = true;
+        self.vsum.d.next = self.k_zero32.val();
+        for i in 0..self._pw {
+            self.kf[i].clock.next = self.clock.val();
+            self.kf[i].reset.next = self.reset.val();
+            self.kf[i].v.next = self.p1_v.q.val();
+            self.kf[i].t0.next = self.p1_t0.q.val();
+            self.kf[i].tl.next = self.p1_tl.q.val();
+            self.kf[i].clear.next = false;
+            self.kf[i].rdata.next = self.kcode.rdata.val() >> self.k_half_k[i].val();
+            self.vf[i].clock.next = self.clock.val();
+            self.vf[i].reset.next = self.reset.val();
+            self.vf[i].v.next = self.p1_v.q.val();
+            self.vf[i].t0.next = self.p1_t0.q.val();
+            self.vf[i].tl.next = self.p1_tl.q.val();
+            self.vf[i].clear.next = false;
+            self.vf[i].rdata.next = self.vcode.rdata.val() >> self.k_half_v[i].val();
+            self.ksum.d.next = self.ksum.d.val() + self.kf[i].wt.val();
+            self.vsum.d.next = self.vsum.d.val() + self.vf[i].wt.val();
+        }
         self.f_we.next = self.p1_v.q.val() & self.p1_tl.q.val();
         self.f_waddr.next = self.p1_faddr.q.val();
-        self.k_fwd.next = self.kf.fw.val();
-        self.v_fwd.next = self.vf.fw.val();
-        self.ksum.en.next = true;
-        self.ksum.d.next = self.kf.wt.val();
-        self.vsum.en.next = true;
-        self.vsum.d.next = self.vf.wt.val();
+        self.k_fwd.next = self.kf[0].fw.val();
+        self.v_fwd.next = self.vf[0].fw.val();
         for i in 0..self._pw1 {
-            self.kf2[i].clock.next = self.clock.val();
-            self.kf2[i].reset.next = self.reset.val();
-            self.kf2[i].v.next = self.p1_v.q.val();
-            self.kf2[i].t0.next = self.p1_t0.q.val();
-            self.kf2[i].tl.next = self.p1_tl.q.val();
-            self.kf2[i].clear.next = false;
-            self.kf2[i].rdata.next = self.kcode.rdata.val() >> self.k_lr_k[i].val();
-            self.vf2[i].clock.next = self.clock.val();
-            self.vf2[i].reset.next = self.reset.val();
-            self.vf2[i].v.next = self.p1_v.q.val();
-            self.vf2[i].t0.next = self.p1_t0.q.val();
-            self.vf2[i].tl.next = self.p1_tl.q.val();
-            self.vf2[i].clear.next = false;
-            self.vf2[i].rdata.next = self.vcode.rdata.val() >> self.k_lr_v[i].val();
             self.f2[i].clock.next = self.clock.val();
             self.f2[i].reset.next = self.reset.val();
             self.f2[i].en.next = true;
@@ -1066,19 +1056,17 @@ reg_logic!(MedFields;
             self.kw2[i].clock.next = self.clock.val();
             self.kw2[i].reset.next = self.reset.val();
             self.kw2[i].en.next = true;
-            self.kw2[i].d.next = self.kf2[i].fw.val();
+            self.kw2[i].d.next = self.kf[i + 1].fw.val();
             self.vw2[i].clock.next = self.clock.val();
             self.vw2[i].reset.next = self.reset.val();
             self.vw2[i].en.next = true;
-            self.vw2[i].d.next = self.vf2[i].fw.val();
+            self.vw2[i].d.next = self.vf[i + 1].fw.val();
             if self.f2[i].q.val() {
                 self.f_we.next = true;
                 self.f_waddr.next = self.f2a[i].q.val();
                 self.k_fwd.next = self.kw2[i].q.val();
                 self.v_fwd.next = self.vw2[i].q.val();
             }
-            self.ksum.d.next = self.kf.wt.val() + self.kf2[i].wt.val();
-            self.vsum.d.next = self.vf.wt.val() + self.vf2[i].wt.val();
         }
         self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.ksum.q.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_k.val();
@@ -1148,11 +1136,9 @@ reg_logic!(MedFields;
             if self.fbank.q.val() {
                 self.faddr.d.next = self.k_rbt.val();
             }
-            self.kf.clear.next = true;
-            self.vf.clear.next = true;
-            for i in 0..self._pw1 {
-                self.kf2[i].clear.next = true;
-                self.vf2[i].clear.next = true;
+            for i in 0..self._pw {
+                self.kf[i].clear.next = true;
+                self.vf[i].clear.next = true;
             }
         }
         self.done0.next = self.d0.q.val();
