@@ -447,7 +447,12 @@ fn case_with(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_st
             // one side's own stream (a decoder per side, §14.6): K blocks
             // with permutations back to back, so that a block's permutation
             // copy meets the next one's writes (spec §14.14.2, Memories)
-            let blocks: Vec<Vec<u32>> = (0..3).map(|_| pair(p, &mut r, &mut f, true, false)[0].clone()).collect();
+            let blocks: Vec<Vec<u32>> = (0..3)
+                .map(|_| {
+                    let [k, _] = pair(p, &mut r, &mut f, true, false);
+                    k
+                })
+                .collect();
             f.k_runs += 1;
             f.spoils.push(Spoil::None);
             f.blocks += blocks.len() as u64;

@@ -18,7 +18,7 @@ use crate::stim::Xorshift;
 use crate::stream::{self, Sink, Source};
 use proptest::prelude::*;
 use sim::packkv::codec::{encode_pair, lower_median, median_order, pack_fields, BlockError, TokenBlock};
-use sim::packkv::params::{raw_bits, Repack};
+use sim::packkv::params::{raw_bits, width_bits, Repack};
 use sim::packkv::quantizer::{quantize_token, TokenMeta};
 
 /// The encoder's parameters, as `rtl-gen` reads them.
@@ -297,6 +297,8 @@ pub struct Run {
     pub block_ends: Vec<u64>,
     /// Codes of the pairs sent (not refused).
     pub codes: usize,
+    /// Blocks out with `tok_words > 1`.
+    pub tw_blocks: u64,
     /// A reset cut the run: whole blocks out before it.
     pub cut_blocks: Option<usize>,
 }
@@ -317,7 +319,12 @@ pub const POINTS: &[&str] = &[
     "pair sent after a refused one",
     "nonfinite block",
     "beat of out_words words",
+    TW_POINT,
 ];
+
+/// Blocks whose token words go several an item (`tok_words > 1`): RTL
+/// models only (the netlists' sets have `tw = 1`).
+pub const TW_POINT: &str = "block of several token words an item";
 
 /// Median repacking (spec §14.5), over the `repack = median` models.
 pub const MEDIAN_POINTS: &[&str] = &[
@@ -361,34 +368,55 @@ pub fn pass_width(p: &EncParams) -> usize {
     }
 }
 
+/// Token words an output item carries (spec §14.14.3, Timing): 1 with
+/// `median` or where one-word items keep up with the reader; otherwise `F /
+/// 32` rounded down to a power of two, `F = max(32, lanes (r_s + wb_s),
+/// pay_beats lanes r_max)` bits being the widest item.
+pub fn tok_words(p: &EncParams) -> usize {
+    if p.repack == Repack::Median || items_with(p, 1) <= 2 * p.block * p.beats() {
+        return 1;
+    }
+    let side = |n: u32| p.lanes * (raw_bits(n) + width_bits(raw_bits(n))) as usize;
+    let rmax = raw_bits(p.k_levels).max(raw_bits(p.v_levels)) as usize;
+    let f = [32, side(p.k_levels), side(p.v_levels), pay_beats(p) * p.lanes * rmax].into_iter().max().unwrap();
+    1 << (f / 32).ilog2()
+}
+
 /// Output items of a block pair with no stall (spec §14.14.3): header,
-/// token words, the permutation's items (median), per pack row the fields
-/// beats and the payload items.
-pub fn items_per_pair(p: &EncParams) -> usize {
+/// token words (`tw` an item), the permutation's items (median), per pack
+/// row the fields beats and the payload items.
+fn items_with(p: &EncParams, tw: usize) -> usize {
     let perm = if p.repack == Repack::Median {
         // as many log2(B)-bit entries as fit 32 bits per item
         p.block.div_ceil(32 / p.block.trailing_zeros() as usize)
     } else {
         0
     };
-    2 * (1 + p.block + (p.block / p.pack) * (p.beats() + p.pack * p.beats() / pay_beats(p))) + perm
+    2 * (1 + p.block / tw + (p.block / p.pack) * (p.beats() + p.pack * p.beats() / pay_beats(p))) + perm
+}
+
+pub fn items_per_pair(p: &EncParams) -> usize {
+    items_with(p, tok_words(p))
 }
 
 /// Cycles per block pair with no stall once the pipeline is full (spec
 /// §14.14.3): the tile reader's one code word a cycle (`2 B BT`), the
-/// output's items, and with `median` a bank's turn: the reader's `2 B BT`,
-/// the output's last tile (`P / pay_beats + 3`), the fill (`B BT`), the
-/// sort (`2^r_V + B + 5`), the fields pass (`B BT / pass_width + 6`) and 3
-/// cycles of hand-over, two banks a turn.
+/// output's items, and a bank's turn, two pairs a turn. With `none` the
+/// turn is `3 B BT + log2 lanes + P / pay_beats + 6`: the fill (`B BT`),
+/// the widths' tree and header, the reader's `2 B BT` and the last tile's
+/// drain; with `median` the reader's `2 B BT`, the output's last tile (`P
+/// / pay_beats + 3`), the fill (`B BT`), the sort (`2^r_V + B + 5`), the
+/// fields pass (`B BT / pass_width + 6`) and 3 cycles of hand-over.
 pub fn cycles_per_pair(p: &EncParams) -> f64 {
     let bbt = p.block * p.beats();
     let reader = (2 * bbt) as f64;
-    let mut t = reader.max(items_per_pair(p) as f64);
-    if p.repack == Repack::Median {
-        let turn = 2 * bbt + p.pack / pay_beats(p) + 3 + bbt + (1 << raw_bits(p.v_levels)) + p.block + 5 + bbt / pass_width(p) + 6 + 3;
-        t = t.max(turn as f64 / 2.0);
-    }
-    t
+    let turn = if p.repack == Repack::Median {
+        let drain = p.pack / pay_beats(p) + 3;
+        2 * bbt + drain + bbt + (1 << raw_bits(p.v_levels)) + p.block + 5 + bbt / pass_width(p) + 6 + 3
+    } else {
+        3 * bbt + p.lanes.trailing_zeros() as usize + p.pack / pay_beats(p) + 6
+    };
+    reader.max(items_per_pair(p) as f64).max(turn as f64 / 2.0)
 }
 
 pub fn cover(cov: &Coverage, r: &Run) {
@@ -413,6 +441,7 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("pair sent after a refused one", f.after_refused);
     cov.add("nonfinite block", f.nonfinite);
     cov.add("beat of out_words words", r.full_beats);
+    cov.add(TW_POINT, r.tw_blocks);
 }
 
 #[derive(Clone, Debug)]
@@ -642,6 +671,9 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
     }
     run.cycles = cyc;
     run.blocks = got.len();
+    if tok_words(p) > 1 {
+        run.tw_blocks = got.len() as u64;
+    }
     stream::compare(&got, &want, false, |i| format!("block {i}"))?;
     Ok(run)
 }

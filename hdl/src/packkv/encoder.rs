@@ -24,10 +24,11 @@
 //!   two beats an item let the output catch up, and the reader's one word
 //!   a cycle (`lanes` codes) sets the pace where the items keep up.
 //! - Output (stalls as a whole on `adv = !out_valid | out_ready`): one item
-//!   per advance (header, token word, fields word, payload row from the
-//!   queue, or the status beat of a refused block) into the zero-remove
-//!   shifter at one bit per lane, then an accumulator that emits whole
-//!   32-bit words.
+//!   per advance (header, a row of `tw` token words, fields word, payload
+//!   row from the queue, or the status beat of a refused block; `tw > 1`
+//!   only where one-word items would be slower than the reader) into the
+//!   zero-remove shifter at one bit per lane, then an accumulator that
+//!   emits whole 32-bit words.
 
 use crate::prim::ram::{DpRam, MemInfo};
 use crate::prim::reg::{reg_logic, Reg};
@@ -78,6 +79,8 @@ pub struct EncGeometry {
     pub rmax: usize,
     /// Lanes of the zero-remove shifter (one bit each).
     pub nsh: usize,
+    /// Bits of the widest item (`F` of spec §14.14.3).
+    pub chunk: usize,
     /// Words an output beat can carry.
     pub out_words: usize,
     /// `repack = median` (spec §14.5): the sort and the fields pass.
@@ -118,6 +121,7 @@ impl EncGeometry {
             pack,
             rmax,
             nsh: chunk.next_power_of_two(),
+            chunk,
             out_words: (31 + chunk).div_ceil(32),
             median: false,
             pay_beats,
@@ -136,8 +140,30 @@ impl EncGeometry {
             return self.pack;
         }
         let perm = if self.median { super::median::perm_items(self.block) } else { 0 };
-        let s = 1 + self.block + perm + self.beats;
+        let s = 1 + self.block / self.tok_words() + perm + self.beats;
         (s.div_ceil(2) + self.pack / 2).next_power_of_two()
+    }
+
+    /// Output items of a block pair with `tw` token words an item: the
+    /// headers, token words, permutation (median) and per pack row the
+    /// fields beats and payload items.
+    pub fn items(&self, tw: usize) -> usize {
+        let perm = if self.median { super::median::perm_items(self.block) } else { 0 };
+        let rows = self.block / self.pack;
+        2 * (1 + self.block / tw + rows * (self.beats + self.pack * self.beats / self.pay_beats)) + perm
+    }
+
+    /// Token words an item carries (spec §14.14.3, Timing): 1 with
+    /// `median` (its words are read through the permutation) and wherever
+    /// the items keep up with the reader; otherwise as many as the widest
+    /// item holds, `F / 32` rounded down to a power of two (so at most 4,
+    /// and a divisor of `B`).
+    pub fn tok_words(&self) -> usize {
+        if self.median || self.items(1) <= 2 * self.block * self.beats {
+            1
+        } else {
+            1 << (self.chunk / 32).ilog2()
+        }
     }
 
     /// Bits of a payload item: `pay_beats` beats of `lanes` slots.
@@ -157,7 +183,7 @@ impl EncGeometry {
     pub fn side_memories(&self, module: &str, v: bool) -> Vec<MemInfo> {
         let s = self.side(v);
         let n = if v { "v" } else { "k" };
-        let (b, bt, l) = (self.block, self.beats, self.lanes);
+        let (b, bt, l, tw) = (self.block, self.beats, self.lanes, self.tok_words());
         let m = |what: &str, depth: usize, width: usize| MemInfo {
             module: format!("{module}_{n}_{what}_ram"),
             name: format!("{n}_{what}"),
@@ -166,7 +192,7 @@ impl EncGeometry {
         };
         vec![
             m("codes", 2 * b * bt, l * s.raw),
-            m("meta", 2 * b, 32),
+            m("meta", 2 * b / tw, 32 * tw),
             m("run", bt, 2 * l * s.raw),
             m("fields", 2 * (b / self.pack) * bt, l * (s.raw + s.wb)),
         ]
@@ -212,6 +238,15 @@ fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
 }
 
+/// Ones in bits `0 .. n`.
+pub(super) fn low_ones(n: usize) -> Constant<Bits<WMAX>> {
+    let mut b = Bits::<WMAX>::default();
+    for i in 0..n {
+        b = b | (Bits::<WMAX>::from(1u64) << (i as u64));
+    }
+    Constant::new(b)
+}
+
 /// One of the K and V fill paths: code, metadata, running and fields
 /// memories, two banks each, and the per-bank block state.
 #[derive(LogicBlock)]
@@ -240,7 +275,7 @@ pub struct EncSide {
     pub code_rdata: Signal<Out, Bits<WMAX>>,
     pub meta_re: Signal<In, Bit>,
     pub meta_raddr: Signal<In, Bits<32>>,
-    pub meta_rdata: Signal<Out, Bits<32>>,
+    pub meta_rdata: Signal<Out, Bits<WMAX>>,
     pub fld_re: Signal<In, Bit>,
     pub fld_raddr: Signal<In, Bits<32>>,
     pub fld_rdata: Signal<Out, Bits<WMAX>>,
@@ -250,7 +285,7 @@ pub struct EncSide {
     pub med_waddr: Vec<Signal<In, Bits<32>>>,
     pub med_wdata: Vec<Signal<In, Bits<WMAX>>>,
     code_ram: DpRam<32, WMAX>,
-    meta_ram: DpRam<32, 32>,
+    meta_ram: DpRam<32, WMAX>,
     run_ram: DpRam<32, 256>,
     fld_ram: DpRam<32, WMAX>,
     accept: Signal<Local, Bit>,
@@ -275,6 +310,9 @@ pub struct EncSide {
     i1_nf: Reg<Bit>,
     i1_caddr: Reg<Bits<32>>,
     i1_maddr: Reg<Bits<32>>,
+    // token words gathered into a memory row (`tw` > 1)
+    tw_buf: Reg<Bits<WMAX>>,
+    wtok: Signal<Local, Bits<WMAX>>,
     fwd: Reg<Bit>,
     fwd_d: Reg<Bits<256>>,
     old: Signal<Local, Bits<256>>,
@@ -359,6 +397,11 @@ pub struct EncSide {
     k_5: Constant<Bits<32>>,
     k_rhdr: Constant<Bits<32>>,
     k_nfb: Constant<Bits<32>>,
+    k_32: Constant<Bits<32>>,
+    k_twmask: Constant<Bits<WMAX>>,
+    k_twsh: Constant<Bits<32>>,
+    k_tw1: Constant<Bits<32>>,
+    k_twl: Constant<Bits<32>>,
     _lanes: usize,
     _levels: usize,
     _raw: usize,
@@ -377,6 +420,7 @@ impl EncSide {
         };
         let (cm, mm, rm, fm) = (dp(0), dp(1), dp(2), dp(3));
         let rows = g.block / g.pack;
+        let tw = g.tok_words();
         EncSide {
             clock: Default::default(),
             reset: Default::default(),
@@ -431,6 +475,8 @@ impl EncSide {
             i1_nf: Reg::default(),
             i1_caddr: Reg::default(),
             i1_maddr: Reg::default(),
+            tw_buf: Reg::default(),
+            wtok: Default::default(),
             fwd: Reg::default(),
             fwd_d: Reg::default(),
             old: Default::default(),
@@ -512,6 +558,11 @@ impl EncSide {
             k_5: c(5),
             k_rhdr: c((r as u64) << 20),
             k_nfb: c(1 << 25),
+            k_32: c(32),
+            k_twmask: low_ones(32 * (tw - 1)),
+            k_twsh: c((32 * (tw - 1)) as u64),
+            k_tw1: c((tw - 1) as u64),
+            k_twl: c(tw.trailing_zeros() as u64),
             _lanes: l,
             _levels: lv,
             _raw: r,
@@ -522,7 +573,7 @@ impl EncSide {
 
 reg_logic!(EncSide;
     regs [wbank, beat, tok, tp, caddr, maddr, faddr, i1_v, i1_codes, i1_beat, i1_first, i1_lastp,
-          i1_lastbeat, i1_end, i1_bank, i1_meta, i1_nf, i1_caddr, i1_maddr, fwd, fwd_d, acc_ovf, acc_nf,
+          i1_lastbeat, i1_end, i1_bank, i1_meta, i1_nf, i1_caddr, i1_maddr, tw_buf, fwd, fwd_d, acc_ovf, acc_nf,
           i2_v, i2_end, i2_bank, i2_min, i2_max, rt_v, rt_e, rt_b, rt_w, acc_w, hs_v, hs_b, hs_w, f0, f1, o0, o1,
           n0, n1, h0, h1];
     masks [beat & k_m_bt, i1_beat & k_m_bt, tok & k_m_b, tp & k_m_p, caddr & k_m_c, i1_caddr & k_m_c,
@@ -658,9 +709,17 @@ reg_logic!(EncSide;
         self.code_ram.we.next = self.i1_v.q.val();
         self.code_ram.waddr.next = self.i1_caddr.q.val();
         self.code_ram.wdata.next = self.i1_codes.q.val();
-        self.meta_ram.we.next = self.i1_v.q.val() & self.i1_lastbeat.q.val();
-        self.meta_ram.waddr.next = self.i1_maddr.q.val();
-        self.meta_ram.wdata.next = self.i1_meta.q.val();
+        // a row of `tw` token words, the first in the low bits, is written
+        // with its last word (B is a multiple of tw)
+        self.wtok.next = ((self.tw_buf.q.val() >> self.k_32.val()) & self.k_twmask.val())
+            | (bit_cast::<WMAX, 32>(self.i1_meta.q.val()) << self.k_twsh.val());
+        self.tw_buf.en.next = self.i1_v.q.val() & self.i1_lastbeat.q.val();
+        self.tw_buf.d.next = self.wtok.val();
+        self.meta_ram.we.next = self.i1_v.q.val()
+            & self.i1_lastbeat.q.val()
+            & ((self.i1_maddr.q.val() & self.k_tw1.val()) == self.k_tw1.val());
+        self.meta_ram.waddr.next = self.i1_maddr.q.val() >> self.k_twl.val();
+        self.meta_ram.wdata.next = self.wtok.val();
         if self.i1_v.q.val() {
             self.acc_ovf.en.next = true;
             self.acc_ovf.d.next = self.acc_ovf.q.val() | self.ovf_now.val();
@@ -978,15 +1037,16 @@ pub struct PackKvEncoder {
     k_fkeep_k: Constant<Bits<WMAX>>,
     k_fkeep_v: Constant<Bits<WMAX>>,
     k_wkeep: Constant<Bits<WMAX>>,
+    k_tkeep: Constant<Bits<WMAX>>,
     k_zero_w: Constant<Bits<WMAX>>,
     k_bt: Constant<Bits<32>>,
     k_bt1: Constant<Bits<32>>,
     k_p1: Constant<Bits<32>>,
     k_pbt: Constant<Bits<32>>,
     k_rows1: Constant<Bits<32>>,
-    k_b1: Constant<Bits<32>>,
+    k_ti1: Constant<Bits<32>>,
     k_bbt: Constant<Bits<32>>,
-    k_b: Constant<Bits<32>>,
+    k_ti: Constant<Bits<32>>,
     k_rbt: Constant<Bits<32>>,
     k_zero32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
@@ -1033,15 +1093,8 @@ impl PackKvEncoder {
     pub fn new(g: &EncGeometry, module: &str) -> Self {
         let (l, p, rm) = (g.lanes, g.pack, g.rmax);
         let ls = ZeroRemove::<1>::latency(g.nsh, SH_PIPE);
-        let fkeep = |s: &SideGeom| -> Constant<Bits<WMAX>> {
-            let n = l * (s.raw + s.wb);
-            let mut b = Bits::<WMAX>::default();
-            for i in 0..n {
-                b = b | (Bits::<WMAX>::from(1u64) << (i as u64));
-            }
-            Constant::new(b)
-        };
-        let wkeep = Constant::new(Bits::<WMAX>::from(0xFFFF_FFFFu64));
+        let fkeep = |s: &SideGeom| low_ones(l * (s.raw + s.wb));
+        let wkeep = low_ones(32);
         PackKvEncoder {
             clock: Default::default(),
             reset: Default::default(),
@@ -1169,15 +1222,17 @@ impl PackKvEncoder {
             k_fkeep_k: fkeep(&g.k),
             k_fkeep_v: fkeep(&g.v),
             k_wkeep: wkeep,
+            k_tkeep: low_ones(32 * g.tok_words()),
             k_zero_w: Constant::new(Bits::<WMAX>::default()),
             k_bt: c(g.beats as u64),
             k_bt1: c((g.beats - 1) as u64),
             k_p1: c((p - 1) as u64),
             k_pbt: c((p * g.beats) as u64),
             k_rows1: c((g.block / p - 1) as u64),
-            k_b1: c((g.block - 1) as u64),
+            // token-word items a block, B / tw
+            k_ti1: c((g.block / g.tok_words() - 1) as u64),
             k_bbt: c((g.block * g.beats) as u64),
-            k_b: c(g.block as u64),
+            k_ti: c((g.block / g.tok_words()) as u64),
             k_rbt: c((g.block / p * g.beats) as u64),
             k_zero32: c(0),
             k_one32: c(1),
@@ -1630,7 +1685,7 @@ reg_logic!(PackKvEncoder;
                 self.x_faddr.en.next = true;
                 self.x_faddr.d.next = self.k_zero32.val();
                 if self.x_bank.q.val() {
-                    self.x_maddr.d.next = self.k_b.val();
+                    self.x_maddr.d.next = self.k_ti.val();
                     self.x_faddr.d.next = self.k_rbt.val();
                 }
                 self.x_rho.en.next = true;
@@ -1661,7 +1716,7 @@ reg_logic!(PackKvEncoder;
                 self.x_maddr.d.next = self.x_maddr.q.val() + self.k_one32.val();
                 self.x_i.en.next = true;
                 self.x_i.d.next = self.x_i.q.val() + self.k_one32.val();
-                if self.x_i.q.val() == self.k_b1.val() {
+                if self.x_i.q.val() == self.k_ti1.val() {
                     self.x_i.d.next = self.k_zero32.val();
                     self.x_state.en.next = true;
                     self.x_state.d.next = self.k_fld.val();
@@ -1718,7 +1773,7 @@ reg_logic!(PackKvEncoder;
             self.md[i].w_bank.next = self.x_bank.q.val();
             self.md[i].w_next.next = false;
             if self.x_issue.val() {
-                if (self.x_state.q.val() == self.k_smeta.val()) & (self.x_i.q.val() == self.k_b1.val()) & !self.x_side.q.val() {
+                if (self.x_state.q.val() == self.k_smeta.val()) & (self.x_i.q.val() == self.k_ti1.val()) & !self.x_side.q.val() {
                     self.x_state.d.next = self.k_perm[i].val();
                 }
                 if self.x_state.q.val() == self.k_perm[i].val() {
@@ -1774,11 +1829,11 @@ reg_logic!(PackKvEncoder;
         self.chunk.next = self.x1_data.q.val();
         self.keep.next = self.x1_keep.q.val();
         if self.x1_kind.q.val() == self.k_smeta.val() {
-            self.chunk.next = bit_cast::<WMAX, 32>(self.ks.meta_rdata.val());
+            self.chunk.next = self.ks.meta_rdata.val();
             if self.x1_side.q.val() {
-                self.chunk.next = bit_cast::<WMAX, 32>(self.vs.meta_rdata.val());
+                self.chunk.next = self.vs.meta_rdata.val();
             }
-            self.keep.next = self.k_wkeep.val();
+            self.keep.next = self.k_tkeep.val();
         }
         if self.x1_kind.q.val() == self.k_pay.val() {
             self.chunk.next = self.pay_ram.rdata.val();

@@ -21,7 +21,7 @@
 //!   sums, hence each block's header. It runs while the other bank is
 //!   being sent.
 
-use super::encoder::{EncGeometry, WMAX};
+use super::encoder::{low_ones, EncGeometry, WMAX};
 use crate::prim::ram::{DpRam, MemInfo};
 use crate::prim::reg::{reg_logic, Reg};
 use crate::prim::vecs::{consts, regs, sigs};
@@ -29,14 +29,6 @@ use rust_hdl::prelude::*;
 
 fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
-}
-
-fn low_ones(n: usize) -> Constant<Bits<WMAX>> {
-    let mut b = Bits::<WMAX>::default();
-    for i in 0..n {
-        b = b | (Bits::<WMAX>::from(1u64) << (i as u64));
-    }
-    Constant::new(b)
 }
 
 /// Permutation entries per output item: as many `log2 B`-bit entries as
