@@ -48,6 +48,11 @@ UNITS        ?= $(call listed,UNITS,$(CARGO) run -q --release -p rtl-gen -- list
 # whose defaults are synthesized with the memories as black boxes only.
 SYNTH_MODELS ?= $(call models_list,SYNTH_MODELS,--synth)
 SYNTH_MACROS_ONLY ?= $(call models_list,SYNTH_MACROS_ONLY,--make synth-macros-only)
+# `make synth-whole`: models of synth-macros-only units at their defaults
+# (named as their module) synthesized whole as well, memories as
+# flip-flops; tens of CPU minutes each (packkv_decoder 21, packkv_encoder
+# 12), so not in `make synth`.
+SYNTH_WHOLE  ?= packkv_decoder packkv_encoder
 UNIT         ?= oaken-quantizer
 # `make soak`: every co-simulation test of tb, its case counts times
 # SOAK_DEPTH, on RTL and on every netlist (the "extended" ones included).
@@ -56,7 +61,7 @@ SOAK_DEPTH   ?= 40
 APT_PKGS     := g++ make perl python3 python3-venv yosys opensta iverilog
 APT_NORECS   := qflow-tech-osu018
 
-.PHONY: all deps build rtl lint prove prove-all prove-macros prove-netlists test models soak waves synth bench clean
+.PHONY: all deps build rtl lint prove prove-all prove-macros prove-netlists test models soak waves synth synth-whole bench clean
 
 all: deps build rtl lint
 
@@ -291,6 +296,24 @@ synth: deps rtl
 	constraints/ppa.py --macros $(addprefix --macros-only ,$(SYNTH_MACROS_ONLY)) --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-netlists.txt)
 	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer --test packkv_quantizer netlists -- --nocapture
+
+# The SYNTH_WHOLE models with their memories as flip-flops and as macros
+# (build/reports/whole/), merged into docs/ppa.json in place of their
+# units' `<module>_defaults` rows, and the README's table rewritten: run
+# after `make readme-ppa`, whose copy of a `make synth` has only the
+# macros rows of those units.
+synth-whole: deps rtl
+	@mkdir -p $(REPORTS)/whole
+	$(CARGO) build --release -p tb --bin models
+	@rm -f $(REPORTS)/whole/synth-summary.md
+	@$(MODELS) netlist $(SYNTH_WHOLE) > $(BUILD)/synth-whole.txt
+	@while read -r name module dir; do \
+	  constraints/synth.sh "$$dir" $(RTL)/$$(tr _ - <<< $$module) $$module $(LIBERTY) $(CLOCK_NS) $(REPORTS)/whole $$name; \
+	done < $(BUILD)/synth-whole.txt
+	@cat $(REPORTS)/whole/synth-summary.md
+	constraints/ppa.py --macros --reports $(REPORTS)/whole --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
+	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-whole.txt)
+	python3 constraints/readme_ppa.py --merge $(REPORTS)/whole/ppa.json --write
 
 # build/reports/bench.md (tb/src/bin/bench.rs): co-simulation speed of every
 # model, throughput and latency of every unit (continuous and under 50%

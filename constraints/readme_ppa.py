@@ -10,7 +10,9 @@ is not the one the JSON renders (2 when the markers are missing).
 `make readme-ppa` copies build/reports/ppa.json to docs/ppa.json and runs
 --write; the tb test `docs` runs --check. --merge FILE first puts FILE's
 units (a ppa.json of some models synthesized alone) into --json, replacing
-rows of the same model: a unit's rows refreshed without a full `make synth`.
+rows of the same model: a unit's rows refreshed without a full `make synth`
+(a model named as its module, the unit at its defaults, also replaces the
+`<module>_defaults` row of a black-box-only run: `make synth-whole`).
 """
 
 import argparse
@@ -103,8 +105,9 @@ def merge(src, dst):
             sys.exit(f"readme_ppa: {src}: {k} {new[k]} differs from {dst}'s {doc[k]}")
     at = {r["model"]: i for i, r in enumerate(doc["units"])}
     for r in new["units"]:
-        if r["model"] in at:
-            doc["units"][at[r["model"]]] = r
+        same = [m for m in (r["model"], r["model"] + "_defaults" if r["model"] == r["module"] else None) if m in at]
+        if same:
+            doc["units"][at[same[0]]] = r
         else:
             doc["units"].append(r)
     with open(dst, "w") as f:

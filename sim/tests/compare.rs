@@ -111,7 +111,7 @@ fn every_scheme_has_its_rows() {
     for s in SCHEMES {
         assert!(md.contains(&format!("| {} |", s.name())), "{} missing from the table", s.name());
     }
-    assert!(md.contains("`packkv-encoder` | bit-pack, repack none (the compared setting) | packkv_encoder_defaults, memories as macros |"));
+    assert!(md.contains("`packkv-encoder` | bit-pack, repack none (the compared setting) | packkv_encoder, memories as macros |"));
     let dir = std::env::temp_dir().join(format!("kvforge-compare-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     r.plot_bits(&dir.join("bits.svg")).unwrap();
@@ -366,7 +366,7 @@ fn hardware_units_follow_rtl_gen() {
     let r = report();
     let find = |u: &str| r.hardware.iter().flat_map(|h| h.units.iter()).find(|c| c.unit == u).unwrap().clone();
     assert_eq!(find("hack-pv-dot").source, "hack_pv_dot, memories as macros");
-    assert_eq!(find("packkv-decoder").source, "packkv_decoder_defaults, memories as macros");
+    assert_eq!(find("packkv-decoder").source, "packkv_decoder, memories as macros");
     assert!(find("packkv-decoder").nand2_eq.is_some());
     let tq = find("titanus-quantizer");
     assert_eq!((tq.nand2_eq.map(f64::round), tq.memory_bits, tq.elements_per_cycle), (Some(137899.0), Some(1179648), Some(16.0)));
