@@ -24,20 +24,33 @@ pub fn rename_modules(v: &str, core: &str) -> String {
     out
 }
 
-/// `((expr) & N'hMASK)` with MASK = 2^N-1 -> `N'(expr)`.
+/// `((expr) & N'hMASK)` with MASK = 2^N-1 -> `N'(expr)`. rust-hdl writes
+/// an expression on one line, so each line is rewritten alone (a rescan
+/// of the whole text after every cast was quadratic: seconds on the
+/// largest units); within a line the scan resumes where the last cast
+/// began, as nothing before it changed.
 pub fn size_casts(v: &str) -> String {
-    let mut s = v.to_string();
-    loop {
-        let Some((start, end, n, inner)) = find_cast(&s) else { break };
-        let rep = format!("{n}'({inner})");
-        s.replace_range(start..end, &rep);
+    let mut out = String::with_capacity(v.len());
+    for line in v.split_inclusive('\n') {
+        if !line.contains(") & ") {
+            out.push_str(line);
+            continue;
+        }
+        let mut s = line.to_string();
+        let mut from = 0;
+        while let Some((start, end, n, inner)) = find_cast(&s, from) {
+            let rep = format!("{n}'({inner})");
+            s.replace_range(start..end, &rep);
+            from = start;
+        }
+        out.push_str(&s);
     }
-    s
+    out
 }
 
-fn find_cast(s: &str) -> Option<(usize, usize, usize, String)> {
+/// The first cast whose `) & ` is at or after `from`.
+fn find_cast(s: &str, mut from: usize) -> Option<(usize, usize, usize, String)> {
     let b = s.as_bytes();
-    let mut from = 0;
     while let Some(off) = s[from..].find(") & ") {
         let close = from + off; // the ')' that ends the inner expression
         from = close + 1;
