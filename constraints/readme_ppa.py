@@ -105,9 +105,11 @@ def merge(src, dst):
             sys.exit(f"readme_ppa: {src}: {k} {new[k]} differs from {dst}'s {doc[k]}")
     at = {r["model"]: i for i, r in enumerate(doc["units"])}
     for r in new["units"]:
-        same = [m for m in (r["model"], r["model"] + "_defaults" if r["model"] == r["module"] else None) if m in at]
-        if same:
-            doc["units"][at[same[0]]] = r
+        # the unit's defaults may stand as a black-box-only `<module>_defaults` row
+        names = [r["model"]] + ([r["module"] + "_defaults"] if r["model"] == r["module"] else [])
+        hit = next((at[m] for m in names if m in at), None)
+        if hit is not None:
+            doc["units"][hit] = r
         else:
             doc["units"].append(r)
     with open(dst, "w") as f:

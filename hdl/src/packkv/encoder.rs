@@ -139,8 +139,7 @@ impl EncGeometry {
         if self.pay_beats == 1 {
             return self.pack;
         }
-        let perm = if self.median { super::median::perm_items(self.block) } else { 0 };
-        let s = 1 + self.block / self.tok_words() + perm + self.beats;
+        let s = 1 + self.block / self.tok_words() + self.perm_items() + self.beats;
         (s.div_ceil(2) + self.pack / 2).next_power_of_two()
     }
 
@@ -148,9 +147,17 @@ impl EncGeometry {
     /// headers, token words, permutation (median) and per pack row the
     /// fields beats and payload items.
     pub fn items(&self, tw: usize) -> usize {
-        let perm = if self.median { super::median::perm_items(self.block) } else { 0 };
         let rows = self.block / self.pack;
-        2 * (1 + self.block / tw + rows * (self.beats + self.pack * self.beats / self.pay_beats)) + perm
+        2 * (1 + self.block / tw + rows * (self.beats + self.pack * self.beats / self.pay_beats)) + self.perm_items()
+    }
+
+    /// The K block's permutation items (`median`), else 0.
+    fn perm_items(&self) -> usize {
+        if self.median {
+            super::median::perm_items(self.block)
+        } else {
+            0
+        }
     }
 
     /// Token words an item carries (spec §14.14.3, Timing): 1 with
