@@ -1,13 +1,15 @@
 //! The model cache from the command line:
 //!
 //! ```text
-//! cargo run --release -p tb --bin models -- build [NAME...]   # default: every model of tb/models.toml
+//! cargo run --release -p tb --bin models -- build [--times] [NAME...]   # default: every model of tb/models.toml
 //! cargo run --release -p tb --bin models -- list [--synth | --prove fast|slow | --make KEY]
 //! cargo run --release -p tb --bin models -- where
 //! ```
 //!
 //! `build` fills the cache before the tests run (biggest models first, all
-//! cores busy), and prints what it found and what it built, with times.
+//! cores busy), and prints what it found and what it built, with times,
+//! and the recorded build time of the whole list (cached models included:
+//! what an empty cache would spend; `--times` lists it model by model).
 //! Tests build any model they lack themselves, so this is an optimisation,
 //! not a requirement. `--trace` builds the VCD-capable variants instead.
 //! `list` with a tag prints the tagged names on one line: the Makefile's
@@ -34,6 +36,10 @@ enum Cmd {
         /// Build the VCD-capable variants.
         #[arg(long)]
         trace: bool,
+        /// Print every model's recorded build time (cached ones included),
+        /// longest first: what an empty cache would spend on each.
+        #[arg(long)]
+        times: bool,
     },
     /// List the models (name, unit, parameters), or with a tag only the
     /// names of the tagged models, space-separated, unit by unit in
@@ -64,7 +70,7 @@ fn main() -> ExitCode {
             println!("{}", models::store().root().display());
             ExitCode::SUCCESS
         }
-        Cmd::Build { names, trace } => build_all(names, trace),
+        Cmd::Build { names, trace, times } => build_all(names, trace, times),
         Cmd::Netlist { names } => {
             for n in names {
                 let r = models::resolve(&n)
@@ -108,7 +114,7 @@ fn list(synth: bool, prove: Option<String>, make: Option<String>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn build_all(names: Vec<String>, trace: bool) -> ExitCode {
+fn build_all(names: Vec<String>, trace: bool, times: bool) -> ExitCode {
     let start = Instant::now();
     let names = if names.is_empty() { models::names() } else { names };
     // Emission first (cached), to know each model's size; then the models,
@@ -142,7 +148,15 @@ fn build_all(names: Vec<String>, trace: bool) -> ExitCode {
         (n.clone(), res, t.elapsed().as_secs_f64())
     });
     let (mut hits, mut built, mut failed) = (0, 0, 0);
-    for (n, r, secs) in &results {
+    // recorded CPU seconds per level (RTL, netlist): a cold cache's cost
+    let mut recorded = [0.0f64; 2];
+    let mut per_model = Vec::new();
+    for ((n, r, secs), (_, req)) in results.iter().zip(&reqs) {
+        if let Ok((_, _, seconds)) = r {
+            let s: f64 = seconds.iter().map(|(_, t)| t).sum();
+            recorded[usize::from(req.level == Level::Netlist)] += s;
+            per_model.push((s, n.as_str()));
+        }
         match r {
             Ok((Outcome::Hit, _, _)) => hits += 1,
             Ok((_, key, seconds)) => {
@@ -156,6 +170,16 @@ fn build_all(names: Vec<String>, trace: bool) -> ExitCode {
             }
         }
     }
+    if times {
+        per_model.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (s, n) in &per_model {
+            println!("{s:8.1} s  {n}");
+        }
+    }
+    println!(
+        "models: recorded build time of the list {:.0} CPU-s on RTL, {:.0} CPU-s on netlists (an empty cache's cost)",
+        recorded[0], recorded[1]
+    );
     println!(
         "models: {} in the list, {hits} in the cache, {built} built, {failed} failed; {:.1} s ({t_emit:.1} s emission) \
          on {} jobs; cache {}",
