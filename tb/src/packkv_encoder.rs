@@ -43,7 +43,8 @@ pub enum Kind {
     Flat,
     /// Some tokens flagged nonfinite.
     NonFinite,
-    /// One code above N (only where `N < 2^r - 1`): the pair is refused.
+    /// One code above N (only where `N < 2^r - 1`; in K, else in V): the
+    /// pair is refused.
     Overflow,
     /// Each V token near its own level, distinct while `N_V + 1 >= B`:
     /// many different medians (median repacking reorders).
@@ -75,6 +76,12 @@ pub struct Case {
     pub v_stall: Stall,
     pub out_stall: Stall,
     pub seed: u64,
+}
+
+/// Whether a code above N fits K's (`v` false) or V's raw width.
+fn overflows(p: &EncParams, v: bool) -> bool {
+    let n = p.model(v).levels;
+    n < (1u32 << raw_bits(n)) - 1
 }
 
 fn block_of(r: &mut Xorshift, p: &EncParams, v: bool, kind: Kind) -> TokenBlock {
@@ -124,7 +131,8 @@ fn block_of(r: &mut Xorshift, p: &EncParams, v: bool, kind: Kind) -> TokenBlock 
             }
         }
         Kind::NonFinite => nonfinite = r.next_u64() % 2 == 0 || v,
-        Kind::Overflow if n < top && !v => {
+        // in K, or in V where K's codes fill their r bits (N_K = 2^r - 1)
+        Kind::Overflow if n < top && (!v || !overflows(p, false)) => {
             let (t, ch) = ((r.next_u64() as usize) % b, (r.next_u64() as usize) % c);
             rows[t][ch] = (n + 1 + (r.next_u64() % (top - n) as u64) as u32) as u8;
         }

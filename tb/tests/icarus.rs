@@ -129,12 +129,12 @@ fn check(info: &'static ModelInfo, rec: &Recording) -> Replay {
 }
 
 /// The two quantizer netlists of every run, after the table writes: two
-/// tokens on l1 (32 beats a token), four on l4 (both layers, K and V). The slowest replays
+/// tokens on l1 (32 beats a token), four on p4 (both layers, K and V). The slowest replays
 /// (Icarus spends most of their time compiling and loading about 60k cell
 /// instances), so the dequantizers run as a test of their own alongside.
 #[test]
 fn quantizer_netlists_match() {
-    for (name, tokens) in [("oaken_quantizer_l1_net", 2), ("oaken_quantizer_l4_net", 4)] {
+    for (name, tokens) in [("oaken_quantizer_l1_net", 2), ("oaken_quantizer_p4_net", 4)] {
         let info = models::get(name);
         check(info, &quantizer_run(info, tokens));
     }
@@ -142,7 +142,7 @@ fn quantizer_netlists_match() {
 
 #[test]
 fn dequantizer_netlists_match() {
-    for (name, tokens) in [("oaken_dequantizer_l1_net", 2), ("oaken_dequantizer_l4_net", 4)] {
+    for (name, tokens) in [("oaken_dequantizer_l1_net", 2), ("oaken_dequantizer_p4_net", 4)] {
         let info = models::get(name);
         check(info, &dequantizer_run(info, tokens));
     }

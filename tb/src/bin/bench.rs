@@ -171,7 +171,7 @@ fn speed_section(args: &Args, units: &Result<Vec<String>, String>, md: &mut Stri
         }
         let plain = plain.map(|s| si(s.per_sec())).unwrap_or_else(|e| format!("error: {e}"));
         // a traced build of every model would cost minutes: a few of them
-        let traced_ones = ["oaken_quantizer", "oaken_dequantizer", "zr_l8_w8_p1", "oaken_quantizer_l4_net"];
+        let traced_ones = ["oaken_quantizer", "oaken_dequantizer", "zr_l8_w8_p1", "oaken_quantizer_p4_net"];
         let traced = if args.traced_ms == 0 || !traced_ones.contains(&info.name) {
             "-".to_string()
         } else {
