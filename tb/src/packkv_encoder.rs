@@ -132,7 +132,7 @@ fn block_of(r: &mut Xorshift, p: &EncParams, v: bool, kind: Kind) -> TokenBlock 
         }
         Kind::NonFinite => nonfinite = r.next_u64() % 2 == 0 || v,
         // in K, or in V where K's codes fill their r bits (N_K = 2^r - 1)
-        Kind::Overflow if n < top && (!v || !overflows(p, false)) => {
+        Kind::Overflow if overflows(p, v) && (!v || !overflows(p, false)) => {
             let (t, ch) = ((r.next_u64() as usize) % b, (r.next_u64() as usize) % c);
             rows[t][ch] = (n + 1 + (r.next_u64() % (top - n) as u64) as u32) as u8;
         }

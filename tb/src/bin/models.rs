@@ -148,7 +148,8 @@ fn build_all(names: Vec<String>, trace: bool, times: bool) -> ExitCode {
         (n.clone(), res, t.elapsed().as_secs_f64())
     });
     let (mut hits, mut built, mut failed) = (0, 0, 0);
-    // recorded CPU seconds per level (RTL, netlist): a cold cache's cost
+    // recorded seconds of each build job (its wall time, as built: beside
+    // other jobs it is more than its CPU time) per level (RTL, netlist)
     let mut recorded = [0.0f64; 2];
     let mut per_model = Vec::new();
     for ((n, r, secs), (_, req)) in results.iter().zip(&reqs) {
@@ -177,7 +178,7 @@ fn build_all(names: Vec<String>, trace: bool, times: bool) -> ExitCode {
         }
     }
     println!(
-        "models: recorded build time of the list {:.0} CPU-s on RTL, {:.0} CPU-s on netlists (an empty cache's cost)",
+        "models: recorded build time of the list {:.0} job-s on RTL, {:.0} job-s on netlists (an empty cache's cost)",
         recorded[0], recorded[1]
     );
     println!(
