@@ -215,7 +215,11 @@ prove-macros: deps build
 prove-netlists:
 	@mkdir -p $(REPORTS)
 	$(CARGO) build --release -p tb --bin models
-	@$(MODELS) netlist $(MODELS_TO_PROVE) > $(BUILD)/prove-netlists.txt
+	@# the largest netlists first (size stands in for the proof's time, unknown
+	@# to an empty cache), so that no long proof starts last and runs alone
+	@$(MODELS) netlist $(MODELS_TO_PROVE) > $(BUILD)/prove-netlists.in
+	@while read -r n m d; do echo "$$(stat -c %s "$$d/$$m.osu018.v") $$n $$m $$d"; done < $(BUILD)/prove-netlists.in \
+	  | sort -s -k1,1nr | cut -d' ' -f2- > $(BUILD)/prove-netlists.txt
 	@start=$$(date +%s); \
 	xargs -P $(PROVE_JOBS) -L 1 bash -o pipefail -c 'constraints/prove_netlist.sh "$$2" "$$1" $(LIBERTY) | sed "s/^/$$0 /"' \
 	  < $(BUILD)/prove-netlists.txt | tee $(REPORTS)/prove.txt; \
@@ -252,11 +256,14 @@ test: deps
 	@# about a third of the time), the lint from the start rather than
 	@# after the proofs (with an empty lint cache it is 115 s on one core,
 	@# which after the proofs was the run's last 2 minutes); their logs are
-	@# printed after the tests (beside them a proof takes up to 4 times its
-	@# time alone: 1,500 s, not make prove's 600, before a timeout fails it)
+	@# printed after the tests. The tests run niced: a proof is one process
+	@# and the tests are many threads, so with the proofs first the phase
+	@# ends when the CPU work does, not with a starved proof running alone
+	@# (beside the tests at equal priority a proof took up to 4 times its
+	@# time alone: hence 1,500 s, not make prove's 600, before a timeout)
 	@$(MAKE) --no-print-directory lint > $(BUILD)/lint.log 2>&1 & lpid=$$!; \
 	{ PROVE_TIMEOUT=$${PROVE_TIMEOUT:-1500} $(MAKE) --no-print-directory prove; } > $(BUILD)/prove.log 2>&1 & pid=$$!; \
-	status=0; KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage constraints/run_tests.py --cargo $(CARGO) \
+	status=0; KVFORGE_COVERAGE_DIR=$(abspath $(REPORTS))/coverage nice -n 10 constraints/run_tests.py --cargo $(CARGO) \
 	  --times $(CACHE_HOME)/kvforge/test-times.json --report $(REPORTS)/test-times.txt -- --release --workspace || status=$$?; \
 	if [ $$status = 0 ]; then echo "---- functional coverage (counts from this run; tb/src/coverage.rs) ----"; cat $(REPORTS)/coverage/*.txt; fi; \
 	echo "---- make prove, make lint ----"; wait $$pid || status=$$?; cat $(BUILD)/prove.log; \
