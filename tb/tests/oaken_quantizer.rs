@@ -269,8 +269,11 @@ fn netlists_match_model() {
     let nets = models::of_unit("oaken-quantizer", true);
     assert!(nets.len() >= 2, "{} quantizer netlists in this run", nets.len());
     let cov = Coverage::new("oaken_quantizer (netlists)", &all_points());
+    // 32 cases: with the l1 netlist proved (a quarter of them) and p4 the
+    // only other netlist of every run, 20 gave 194 to 265 tokens, at the
+    // floor below
     for info in nets {
-        check(info, &info.name.to_string(), prop::cases(20), 2, &cov);
+        check(info, &info.name.to_string(), prop::cases(32), 2, &cov);
     }
     cov.check_points(&["tokens", "in_ready low", "buffer full behind a stalled output", "reset in flight"]);
     assert!(!prop::full_depth() || cov.count("tokens") >= 200, "at least 200 tokens on netlists");
