@@ -2,14 +2,16 @@
 //! every unit of `rtl-gen list`:
 //! - ORFS: config.mk read by make as ORFS includes it (from flow/, through
 //!   designs/<platform>/<module>/config.mk); its VERILOG_FILES are exactly the
-//!   folder's Verilog and elaborate in Yosys (`hierarchy -check`); each
-//!   memory of the manifest is named as a black-box candidate and fits
-//!   SYNTH_MEMORY_MAX_BITS; constraint.sdc loads in OpenSTA against the
-//!   unit's OSU018 netlist (the smallest netlist model of tb/models.toml)
-//!   with no warning, and its clock times the netlist's paths.
-//! - FuseSoC: `core show` and `run --target lint` (Verilator 5.049,
-//!   `-Wall` with the waivers of `make lint`) pass.
-//! Default parameters everywhere except where noted. The Yosys, OpenSTA
+//!   folder's Verilog; each memory of the manifest is named as a black-box
+//!   candidate and fits SYNTH_MEMORY_MAX_BITS. At the parameters of the
+//!   unit's first netlist model of this run (tb/models.toml), the folder's
+//!   VERILOG_FILES elaborate in Yosys (`hierarchy -check`) and its
+//!   constraint.sdc loads in OpenSTA against that OSU018 netlist with no
+//!   warning, and its clock times the netlist's paths.
+//! - FuseSoC: `core show` passes at the defaults, and `run --target lint`
+//!   (Verilator, `-Wall` with the waivers of `make lint`) at the first
+//!   netlist model's parameters.
+//! Default parameters where not noted. The Yosys, OpenSTA
 //! and FuseSoC runs are kept by `tb::build::memo`, keyed by the tools and
 //! every file they read: a run with no hardware change repeats none.
 
@@ -21,10 +23,6 @@ use std::process::{Command, Output};
 use tb::build::tools;
 use tb::coverage::Coverage;
 use tb::models;
-
-/// Units whose default-parameter lint takes long (about 10 s each): their
-/// cores are linted at the parameters of their smallest netlist model.
-const SMALL_FOR_LINT: &[&str] = &["oaken-quantizer", "oaken-dequantizer"];
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("kvforge-flows-{name}-{}", std::process::id()));
@@ -139,7 +137,15 @@ fn verilog_in(dir: &Path) -> Vec<PathBuf> {
 fn orfs_designs() {
     let cov = Coverage::new(
         "flows_orfs",
-        &["unit", "platform folder", "yosys hierarchy", "memory as macro", "unit without memories", "sta netlist"],
+        &[
+            "unit",
+            "platform folder",
+            "yosys hierarchy",
+            "yosys hierarchy with a memories file",
+            "memory as macro",
+            "unit without memories",
+            "sta netlist",
+        ],
     );
     let root = scratch("orfs");
     let (ids, mut n) = (Ids::get(), [0; 2]);
@@ -190,24 +196,32 @@ fn orfs_designs() {
             }
             assert_eq!(blackboxes.len(), mems.len(), "{m}: black-box candidates {blackboxes:?}");
             cov.hit_if("unit without memories", mems.is_empty());
-            if *p == PLATFORMS[0].1 {
-                let files: Vec<String> = listed.iter().map(|f| f.display().to_string()).collect();
-                let script = format!("read_verilog -sv {}; hierarchy -check -top {m}", files.join(" "));
-                let mut cmd = Command::new("yosys");
-                cmd.args(["-q", "-p", &script]);
-                memo(&mut n, format!("yosys on {m}'s VERILOG_FILES"), cmd, vec![ids.yosys.clone()], listed.clone(), &root);
-                cov.hit("yosys hierarchy");
-            }
             cov.hit("platform folder");
         }
 
-        // constraint.sdc against the OSU018 netlist of the same parameters
+        // The folder at the parameters of the unit's first netlist model:
+        // its VERILOG_FILES elaborate in Yosys, and its constraint.sdc times
+        // that OSU018 netlist. (Yosys reads the packkv-decoder defaults'
+        // 5 MB in 46 s; every default emission goes through Verilator's
+        // -Wall in `make lint` and through Yosys in `make synth`.)
         let spec = netlist_spec(u.name);
         let src = models::source(spec).unwrap();
         let net = tb::build::netlist(models::store(), src, (clock_ns * 1000.0).round() as u64).unwrap();
         let e = emit_unit(u.name, &spec.params, clock_ns);
         let dir = root.join("sta").join(&spec.name);
         write(&dir, &flow::files(&e, Flow::Orfs(PLATFORMS[0].1)).unwrap());
+        let rel = dir.strip_prefix(&root).unwrap().display().to_string();
+        let mut listed: Vec<PathBuf> =
+            var(&orfs_vars(&root, &format!("./{rel}/config.mk")), "VERILOG_FILES").split_whitespace().map(PathBuf::from).collect();
+        listed.sort();
+        assert_eq!(listed, verilog_in(&dir), "{m} at {}: VERILOG_FILES", spec.name);
+        let files: Vec<String> = listed.iter().map(|f| f.display().to_string()).collect();
+        let script = format!("read_verilog -sv {}; hierarchy -check -top {m}", files.join(" "));
+        let mut cmd = Command::new("yosys");
+        cmd.args(["-q", "-p", &script]);
+        memo(&mut n, format!("yosys on {}'s VERILOG_FILES", spec.name), cmd, vec![ids.yosys.clone()], listed.clone(), &root);
+        cov.hit("yosys hierarchy");
+        cov.hit_if("yosys hierarchy with a memories file", !e.manifest.memories.is_empty());
         let tcl = format!(
             "read_liberty {}\nread_verilog {}\nlink_design {m}\nread_sdc {}\nreport_checks -path_delay max -digits 3\n",
             liberty.display(),
@@ -258,49 +272,57 @@ fn fusesoc() -> PathBuf {
 fn fusesoc_cores() {
     let cov = Coverage::new(
         "flows_fusesoc",
-        &["core show", "lint at defaults", "lint at small parameters", "memories fileset"],
+        &["core show at defaults", "memories fileset", "lint at small parameters", "lint with a memories fileset"],
     );
     let fusesoc = fusesoc();
     let v = tools::verilator().unwrap();
     let vbin = v.exe.parent().unwrap().to_path_buf();
     let path = format!("{}:{}", vbin.display(), std::env::var("PATH").unwrap_or_default());
     let root = scratch("fusesoc");
-    let cores = root.join("cores");
+    // Two cores roots of the same core names: every unit at its defaults
+    // (`core show`), and at the parameters of its first netlist model
+    // (`run --target lint`: what is checked is the core's lint target, its
+    // files and flags; the defaults' RTL gets Verilator's -Wall, with the
+    // same waivers, in `make lint`, which ran it a second time here)
+    let (defaults, small) = (root.join("cores"), root.join("cores-small"));
     let mut names = Vec::new();
     for u in UNITS {
-        let small = SMALL_FOR_LINT.contains(&u.name);
-        let params = if small { netlist_spec(u.name).params.clone() } else { toml::Table::new() };
-        let e = emit_unit(u.name, &params, models::clock_ns());
-        let files = flow::files(&e, Flow::Fusesoc).unwrap();
-        let core = files.iter().find(|(n, _)| n.ends_with(".core")).map(|(_, t)| t.clone()).unwrap();
-        assert_eq!(core.contains("  memories:\n"), !e.manifest.memories.is_empty(), "{}: memories fileset", u.name);
-        cov.hit_if("memories fileset", !e.manifest.memories.is_empty());
-        write(&cores.join(u.name), &files);
-        names.push((format!("kvforge:kvforge:{}:{}", u.name, env!("CARGO_PKG_VERSION")), u.name, small));
+        let mut mems = [false; 2];
+        for (k, (dir, params)) in [(&defaults, toml::Table::new()), (&small, netlist_spec(u.name).params.clone())].into_iter().enumerate() {
+            let e = emit_unit(u.name, &params, models::clock_ns());
+            let files = flow::files(&e, Flow::Fusesoc).unwrap();
+            let core = files.iter().find(|(n, _)| n.ends_with(".core")).map(|(_, t)| t.clone()).unwrap();
+            assert_eq!(core.contains("  memories:\n"), !e.manifest.memories.is_empty(), "{}: memories fileset", u.name);
+            mems[k] = !e.manifest.memories.is_empty();
+            write(&dir.join(u.name), &files);
+        }
+        names.push((format!("kvforge:kvforge:{}:{}", u.name, env!("CARGO_PKG_VERSION")), u.name, mems));
     }
     let (ids, mut n) = (Ids::get(), [0; 2]);
-    for (name, unit, small) in &names {
-        let fs = || {
+    for (name, unit, mems) in &names {
+        let fs = |cores: &Path| {
             let mut c = Command::new(&fusesoc);
-            c.current_dir(&root).env("PATH", &path).arg("--cores-root").arg(&cores);
+            c.current_dir(&root).env("PATH", &path).arg("--cores-root").arg(cores);
             if let Some(r) = &v.root {
                 c.env("VERILATOR_ROOT", r);
             }
             c
         };
         let tools = vec![ids.fusesoc.clone(), v.version.clone()];
-        let mut cmd = fs();
+        let mut cmd = fs(&defaults);
         cmd.args(["core", "show", name]);
-        let text = memo(&mut n, format!("fusesoc core show {name}"), cmd, tools.clone(), vec![cores.join(unit)], &root);
+        let text = memo(&mut n, format!("fusesoc core show {name}"), cmd, tools.clone(), vec![defaults.join(unit)], &root);
         assert!(text.contains(&format!("Name:        {name}")) && text.contains("lint"), "core show {name}:\n{text}");
-        cov.hit("core show");
-        let mut cmd = fs();
+        cov.hit("core show at defaults");
+        cov.hit_if("memories fileset", mems[0]);
+        let mut cmd = fs(&small);
         cmd.args(["run", "--build-root"]).arg(root.join("build").join(name.replace(':', "_"))).args(["--target", "lint", name]);
-        let text = memo(&mut n, format!("fusesoc run --target lint {name}"), cmd, tools, vec![cores.join(unit)], &root);
+        let text = memo(&mut n, format!("fusesoc run --target lint {name}"), cmd, tools, vec![small.join(unit)], &root);
         // Verilator did run, in lint-only mode, and said nothing
         assert!(text.contains("verilator -f"), "{name}: Verilator did not run:\n{text}");
         assert!(!text.contains("%Warning") && !text.contains("%Error"), "{name}:\n{text}");
-        cov.hit(if *small { "lint at small parameters" } else { "lint at defaults" });
+        cov.hit("lint at small parameters");
+        cov.hit_if("lint with a memories fileset", mems[1]);
     }
     println!("{} tool runs, {} of them kept from an earlier run (tb/src/build/memo.rs)", n[0], n[1]);
     cov.check();
