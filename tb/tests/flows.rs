@@ -123,6 +123,13 @@ fn var<'a>(vars: &'a [(String, String)], k: &str) -> &'a str {
     vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).unwrap_or("")
 }
 
+/// VERILOG_FILES of `vars`, sorted (as `verilog_in`).
+fn verilog_files(vars: &[(String, String)]) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = var(vars, "VERILOG_FILES").split_whitespace().map(PathBuf::from).collect();
+    v.sort();
+    v
+}
+
 fn verilog_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
@@ -174,9 +181,7 @@ fn orfs_designs() {
             assert_eq!(sdc, dir.join("constraint.sdc"), "{m}: SDC_FILE");
             assert!(sdc.exists());
             // exactly the folder's Verilog, each once
-            let mut listed: Vec<PathBuf> = var(&vars, "VERILOG_FILES").split_whitespace().map(PathBuf::from).collect();
-            listed.sort();
-            assert_eq!(listed, verilog_in(&dir), "{m} on {pname}: VERILOG_FILES");
+            assert_eq!(verilog_files(&vars), verilog_in(&dir), "{m} on {pname}: VERILOG_FILES");
             let config = std::fs::read_to_string(dir.join("config.mk")).unwrap();
             let blackboxes: Vec<&str> = config
                 .lines()
@@ -211,9 +216,7 @@ fn orfs_designs() {
         let dir = root.join("sta").join(&spec.name);
         write(&dir, &flow::files(&e, Flow::Orfs(PLATFORMS[0].1)).unwrap());
         let rel = dir.strip_prefix(&root).unwrap().display().to_string();
-        let mut listed: Vec<PathBuf> =
-            var(&orfs_vars(&root, &format!("./{rel}/config.mk")), "VERILOG_FILES").split_whitespace().map(PathBuf::from).collect();
-        listed.sort();
+        let listed = verilog_files(&orfs_vars(&root, &format!("./{rel}/config.mk")));
         assert_eq!(listed, verilog_in(&dir), "{m} at {}: VERILOG_FILES", spec.name);
         let files: Vec<String> = listed.iter().map(|f| f.display().to_string()).collect();
         let script = format!("read_verilog -sv {}; hierarchy -check -top {m}", files.join(" "));
