@@ -304,15 +304,16 @@ synth: deps rtl
 	  constraints/synth.sh "$$dir" $(RTL)/$$unit $$module $(LIBERTY) $(CLOCK_NS) $(REPORTS) $$name; \
 	done < $(BUILD)/synth-netlists.txt
 	@cat $(REPORTS)/synth-summary.md
-	constraints/ppa.py --macros $(addprefix --macros-only ,$(SYNTH_MACROS_ONLY)) --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
+	constraints/ppa.py --macros $(addprefix --macros-only ,$(SYNTH_MACROS_ONLY)) --reports $(REPORTS) --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) --rtl $(RTL) \
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-netlists.txt)
 	KVFORGE_EXTENDED=1 $(CARGO) test --release -p tb --test oaken_quantizer --test oaken_dequantizer --test titanus_pruner --test titanus_quantizer --test titanus_dequantizer --test packkv_quantizer netlists -- --nocapture
 
 # The SYNTH_WHOLE models with their memories as flip-flops and as macros
 # (build/reports/whole/), merged into docs/ppa.json in place of their
-# units' `<module>_defaults` rows, and the README's table rewritten: run
-# after `make readme-ppa`, whose copy of a `make synth` has only the
-# macros rows of those units.
+# units' `<module>_defaults` rows, and the README's table rewritten. A
+# `make synth` has only the macros rows of those units; `make readme-ppa`
+# keeps the whole rows while their synthesis inputs are unchanged, so this
+# is needed only when the units' RTL, scripts or tools change.
 synth-whole: deps rtl
 	@mkdir -p $(REPORTS)/whole
 	$(CARGO) build --release -p tb --bin models
@@ -322,7 +323,7 @@ synth-whole: deps rtl
 	  constraints/synth.sh "$$dir" $(RTL)/$$(tr _ - <<< $$module) $$module $(LIBERTY) $(CLOCK_NS) $(REPORTS)/whole $$name; \
 	done < $(BUILD)/synth-whole.txt
 	@cat $(REPORTS)/whole/synth-summary.md
-	constraints/ppa.py --macros --reports $(REPORTS)/whole --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) \
+	constraints/ppa.py --macros --reports $(REPORTS)/whole --liberty $(LIBERTY) --clock-ns $(CLOCK_NS) --rtlgen $(RTLGEN) --rtl $(RTL) \
 	  $$(awk '{print $$1 ":" $$2 ":" $$3}' $(BUILD)/synth-whole.txt)
 	python3 constraints/readme_ppa.py --merge $(REPORTS)/whole/ppa.json --write
 
@@ -485,12 +486,16 @@ clean:
 
 # The README's PPA table from the last `make synth`: its ppa.json becomes
 # docs/ppa.json (committed), and the table is rendered from it. Run it after
-# a full `make synth`; tb/tests/docs.rs fails while they disagree.
+# a full `make synth`; tb/tests/docs.rs fails while they disagree. The rows
+# `make synth-whole` made (memories as flip-flops of units `make synth` times
+# only as macros) stay while their synthesis inputs are those of $(RTL) now.
 .PHONY: readme-ppa
 readme-ppa:
 	@test -f $(REPORTS)/ppa.json || { echo "no $(REPORTS)/ppa.json: run make synth first" >&2; exit 1; }
+	@mkdir -p $(BUILD)
+	cp docs/ppa.json $(BUILD)/ppa.previous.json
 	cp $(REPORTS)/ppa.json docs/ppa.json
-	python3 constraints/readme_ppa.py --write
+	python3 constraints/readme_ppa.py --carry $(BUILD)/ppa.previous.json --rtl $(RTL) --write
 
 # The README's comparison from the last `make compare`: its summary table
 # goes between the compare markers, the two plots to docs/compare/ (the

@@ -174,20 +174,38 @@ def macros_cache_dir(out, module, env):
     its result (the emitted Verilog, Yosys and STA scripts and SDC, the
     black-boxed modules, the library, the clock, the tool versions), so a
     second `make synth` on unchanged RTL does not synthesize it again."""
-    import hashlib
-    h = hashlib.sha256(b"kvforge-macros-v1")
-    for ext in ("v", "yosys.tcl", "sta.tcl", "sdc"):
-        with open(os.path.join(out, f"{module}.{ext}"), "rb") as f:
-            h.update(f.read())
-    for k in ("KVFORGE_BLACKBOX", "LIBERTY", "PERIOD_PS"):
-        h.update(f"{k}={env[k]}".encode())
-    with open(env["LIBERTY"], "rb") as f:
-        h.update(hashlib.sha256(f.read()).digest())
-    h.update(tool_version(["yosys", "-V"]).encode())
+    h = inputs_hash(b"kvforge-macros-v1", out, module, env, ("KVFORGE_BLACKBOX", "LIBERTY", "PERIOD_PS"))
     # the model cache's root, as tb/src/build/store.rs finds it
     root = os.environ.get("KVFORGE_MODEL_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kvforge", "models")
     return os.path.join(root, "v1", "macros", h.hexdigest())
+
+
+def inputs_hash(tag, folder, module, env, keys):
+    """SHA-256 of an emitted folder's Verilog, Yosys and STA scripts and SDC,
+    the `keys` of `env`, the library's content and the Yosys version."""
+    import hashlib
+    h = hashlib.sha256(tag)
+    for ext in ("v", "yosys.tcl", "sta.tcl", "sdc"):
+        with open(os.path.join(folder, f"{module}.{ext}"), "rb") as f:
+            h.update(f.read())
+    for k in keys:
+        h.update(f"{k}={env[k]}".encode())
+    with open(env["LIBERTY"], "rb") as f:
+        h.update(hashlib.sha256(f.read()).digest())
+    h.update(tool_version(["yosys", "-V"]).encode())
+    return h
+
+
+def synthesis_inputs(folder, module, liberty, clock_ns):
+    """What a `make synth` row of the unit emitted in `folder` was made from
+    (as macros_cache_dir, with no black boxes, and the OpenSTA version): a
+    row that records it is still exact while this digest is unchanged
+    (readme_ppa.py --carry)."""
+    env = {"LIBERTY": liberty, "PERIOD_PS": str(int(round(clock_ns * 1000)))}
+    h = inputs_hash(b"kvforge-synth-inputs-v1", folder, module, env, ("LIBERTY", "PERIOD_PS"))
+    h.update(tool_version(["sta", "-version"]).encode())
+    return h.hexdigest()
 
 
 def macros_synthesis(rtlgen, unit, params, clock_ns, module, mems, liberty, reports, name):
@@ -231,6 +249,21 @@ def macros_synthesis(rtlgen, unit, params, clock_ns, module, mems, liberty, repo
 
 # every black-box run of this invocation: (name, module, cache dir, boxes)
 MACRO_NETLISTS = []
+
+
+def emitted_inputs(a, unit, module, verilog_path):
+    """synthesis_inputs of the unit's folder under --rtl when its Verilog is
+    the one synthesized (the unit at its defaults), else None."""
+    if not a.rtl:
+        return None
+    folder = os.path.join(a.rtl, unit)
+    try:
+        with open(os.path.join(folder, f"{module}.v"), "rb") as f, open(verilog_path, "rb") as g:
+            if f.read() != g.read():
+                return None
+    except OSError:
+        return None
+    return synthesis_inputs(folder, module, a.liberty, a.clock_ns)
 
 
 def manifest(rtlgen, unit, params, clock_ns, module, verilog_path):
@@ -307,6 +340,9 @@ def main():
                          "flip-flops: only the black-box run")
     ap.add_argument("--netlists-to", metavar="FILE",
                     help="list the black-box netlists (NAME MODULE DIR BOX,BOX...) in FILE")
+    ap.add_argument("--rtl", metavar="DIR",
+                    help="the emitted units (make rtl's build/rtl): a row whose Verilog is DIR/<unit>/<module>.v "
+                         "records the digest of its synthesis inputs (synthesis_inputs)")
     ap.add_argument("models", nargs="*", help="NAME:MODULE:NETLIST_DIR")
     a = ap.parse_args()
     nand2 = liberty_area(a.liberty, "NAND2X1")
@@ -350,6 +386,7 @@ def main():
             "area_per_lane_um2": area / lanes if lanes else None,
             "nand2_eq_per_lane": area / nand2 / lanes if lanes else None,
             "memories_as_macros": macros,
+            "synthesis_inputs_sha256": emitted_inputs(a, unit, module, os.path.join(net, f"{module}.v")),
         })
     for entry in a.macros_only:
         name, unit, given = macros_only_entry(entry)
@@ -423,6 +460,9 @@ def main():
             "memories_as_macros": "the same unit synthesized with its memory modules black-boxed "
                                   "(KVFORGE_BLACKBOX): logic only; paths into and out of the memories untimed",
             "latency": "rtl-gen manifest `latency` (cycles from an input beat's acceptance to its first output)",
+            "synthesis_inputs_sha256": "of a row whose Verilog is the unit's emitted one (--rtl): its Verilog, "
+                                       "Yosys and STA scripts, SDC, library, clock and tool versions "
+                                       "(synthesis_inputs); make readme-ppa keeps a whole row while it holds",
         },
     }
     with open(os.path.join(a.reports, "ppa.json"), "w") as f:

@@ -13,6 +13,12 @@ units (a ppa.json of some models synthesized alone) into --json, replacing
 rows of the same model: a unit's rows refreshed without a full `make synth`
 (a model named as its module, the unit at its defaults, also replaces the
 `<module>_defaults` row of a black-box-only run: `make synth-whole`).
+--carry OLD --rtl DIR (`make readme-ppa`, OLD the docs/ppa.json it
+replaced) keeps OLD's whole rows of units that --json has only as
+black-box `<module>_defaults` rows, while the synthesis inputs they record
+(`synthesis_inputs_sha256`) equal those of DIR/<unit>/ now; a row made
+from other Verilog, scripts, library or tools is left out, with a line
+saying so (`make synth-whole` renews it).
 """
 
 import argparse
@@ -23,7 +29,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "constraints"))
-from ppa import hack_vs_baseline  # noqa: E402
+from ppa import hack_vs_baseline, synthesis_inputs  # noqa: E402
 BEGIN = "<!-- ppa:begin -->"
 END = "<!-- ppa:end -->"
 
@@ -118,6 +124,41 @@ def merge(src, dst):
     print(f"readme_ppa: merged {len(new['units'])} units of {src} into {dst}")
 
 
+def carry(old_path, dst, rtl):
+    """Whole rows of OLD put back in place of DST's black-box-only
+    `<module>_defaults` rows when their synthesis inputs are unchanged."""
+    with open(old_path) as f:
+        old = json.load(f)
+    with open(dst) as f:
+        doc = json.load(f)
+    at = {r["model"]: i for i, r in enumerate(doc["units"])}
+    kept = 0
+    for r in old["units"]:
+        hit = at.get(r["module"] + "_defaults")
+        if r["model"] != r["module"] or r["nand2_eq"] is None or hit is None:
+            continue
+        if doc["units"][hit]["nand2_eq"] is not None:
+            continue
+        recorded = r.get("synthesis_inputs_sha256")
+        folder = os.path.join(rtl, r["unit"])
+        try:
+            now = synthesis_inputs(folder, r["module"], doc["liberty"], doc["clock_ns"])
+        except OSError as e:
+            now = None
+            print(f"readme_ppa: {r['model']}: {e}", file=sys.stderr)
+        if recorded is None or recorded != now:
+            print(f"readme_ppa: {r['model']}: its row with memories as flip-flops is of other synthesis "
+                  f"inputs than {folder} now: left out (make synth-whole renews it)")
+            continue
+        doc["units"][hit] = r
+        kept += 1
+        print(f"readme_ppa: {r['model']}: row with memories as flip-flops kept (same synthesis inputs)")
+    with open(dst, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    return kept
+
+
 def split(readme_lines, path):
     try:
         b = readme_lines.index(BEGIN)
@@ -133,10 +174,16 @@ def main():
     ap.add_argument("--json", default=os.path.join(ROOT, "docs", "ppa.json"))
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     ap.add_argument("--merge", metavar="FILE", help="merge FILE's units into --json first")
+    ap.add_argument("--carry", metavar="OLD", help="keep OLD's still exact whole rows (needs --rtl)")
+    ap.add_argument("--rtl", metavar="DIR", help="the emitted units, as make rtl writes them")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="replace the README's table")
     g.add_argument("--check", action="store_true", help="exit 1 if the README's table differs")
     a = ap.parse_args()
+    if a.carry:
+        if not a.rtl:
+            ap.error("--carry needs --rtl")
+        carry(a.carry, a.json, a.rtl)
     if a.merge:
         merge(a.merge, a.json)
     with open(a.json) as f:

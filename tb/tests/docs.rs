@@ -89,6 +89,63 @@ fn readme_ppa_check_fails_on_disagreement() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `make readme-ppa` keeps a unit's row with memories as flip-flops (from
+/// `make synth-whole`) over a new `make synth`'s black-box-only row while,
+/// and only while, the synthesis inputs the row records are those of the
+/// emitted folder now: one byte of Verilog changed, or no record, drops it.
+#[test]
+fn readme_ppa_carries_whole_rows_only_while_exact() {
+    let dir = scratch("carry");
+    let unit = dir.join("rtl/x-unit");
+    std::fs::create_dir_all(&unit).unwrap();
+    for (ext, text) in [("v", "module x_unit(input a, output y); assign y = a; endmodule\n"), ("yosys.tcl", "# y\n"), ("sta.tcl", "# s\n"), ("sdc", "# c\n")] {
+        std::fs::write(unit.join(format!("x_unit.{ext}")), text).unwrap();
+    }
+    let lib = dir.join("cells.lib");
+    std::fs::write(&lib, "library (x) {}\n").unwrap();
+    // the record ppa.py writes into a row (its synthesis_inputs)
+    let digest = || {
+        let o = Command::new("python3")
+            .args(["-c", "import sys; sys.path.insert(0, sys.argv[1]); from ppa import synthesis_inputs; print(synthesis_inputs(sys.argv[2], 'x_unit', sys.argv[3], 4.0))"])
+            .arg(root().join("constraints"))
+            .arg(&unit)
+            .arg(&lib)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", show(&o));
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    let macros = serde_json::json!({"area_um2": 2400.0, "nand2_eq": 100.0, "cells": 50, "flip_flops": 5, "critical_path_ns": 3.0, "max_clock_mhz": 333.3, "memory_modules": ["m"]});
+    let row = |model: &str, nand2: Option<f64>, sha: Option<String>| {
+        serde_json::json!({"model": model, "unit": "x-unit", "module": "x_unit", "params": {}, "nand2_eq": nand2,
+            "flip_flops": nand2.map(|_| 40), "memory_bits": 64, "critical_path_ns": 5.0, "max_clock_mhz": 200.0,
+            "meets_target": false, "memories_as_macros": macros, "synthesis_inputs_sha256": sha})
+    };
+    let doc = |r: serde_json::Value| {
+        serde_json::to_string_pretty(&serde_json::json!({"liberty": lib, "nand2x1_um2": 24.0, "clock_ns": 4.0, "units": [r]})).unwrap()
+    };
+    let (old, new) = (dir.join("old.json"), dir.join("new.json"));
+    let run = |old_row: serde_json::Value| {
+        std::fs::write(&old, doc(old_row)).unwrap();
+        std::fs::write(&new, doc(row("x_unit_defaults", None, None))).unwrap();
+        let o = readme_ppa(&["--json", new.to_str().unwrap(), "--carry", old.to_str().unwrap(), "--rtl", dir.join("rtl").to_str().unwrap()]);
+        assert!(o.status.success(), "{}", show(&o));
+        let after: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&new).unwrap()).unwrap();
+        (after["units"][0]["model"].as_str().unwrap().to_string(), String::from_utf8_lossy(&o.stdout).to_string())
+    };
+    let (model, out) = run(row("x_unit", Some(1000.0), Some(digest())));
+    assert_eq!(model, "x_unit", "an exact whole row was not kept:\n{out}");
+    assert!(out.contains("| `x-unit` | defaults, memories as flip-flops / as macros | 1,000 / 100"), "the kept row does not render both ways:\n{out}");
+    let (model, out) = run(row("x_unit", Some(1000.0), None));
+    assert_eq!(model, "x_unit_defaults", "a whole row with no record was kept:\n{out}");
+    let recorded = digest();
+    std::fs::write(unit.join("x_unit.v"), "module x_unit(input a, output y); assign y = !a; endmodule\n").unwrap();
+    let (model, out) = run(row("x_unit", Some(1000.0), Some(recorded)));
+    assert_eq!(model, "x_unit_defaults", "a whole row of other Verilog was kept:\n{out}");
+    assert!(out.contains("left out"), "no line says the row was left out:\n{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Table cells, split at unescaped `|`.
 fn cells(line: &str) -> Vec<String> {
     let mut out = vec![String::new()];
