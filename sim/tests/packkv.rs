@@ -141,8 +141,9 @@ fn non_finite_input_is_flagged() {
 }
 
 /// A code above N is refused by the encoder (never wrapped); the decoder
-/// flags a width past r, a code past N, a wrong length, a truncated block
-/// and a bad header, and resumes at the next block.
+/// flags a width past r, a code past N, a wrong length, a repeated
+/// permutation index, a truncated block and a bad header, and resumes at
+/// the next block.
 #[test]
 fn overflow_and_malformed_streams_are_flagged() {
     let p = PackKvParams { head_dim: 4, lanes: 4, block: 16, pack: 8, ..Default::default() };
@@ -177,6 +178,17 @@ fn overflow_and_malformed_streams_are_flagged() {
     s.insert(2 * good.len(), 0);
     let r = decode_stream(&p, &s);
     assert_eq!((r.len(), &r[1]), (3, &Err(BlockError::BadLength)));
+    assert_eq!(r[2].as_ref().unwrap().rows, rows);
+    // a permutation repeating an index, between two blocks with a good one
+    // (identity; entries of 4 bits from bit 32 * 17, after the metadata)
+    let ident: Vec<usize> = (0..16).collect();
+    let (pgood, _) = encode_block(&p, &meta, &rows, Some(&ident), false).unwrap();
+    let mut pbad = pgood.clone();
+    pbad[17] ^= 1 << 4; // entry 1: 1 -> 0, a second 0
+    let s: Vec<u32> = pgood.iter().chain(&pbad).chain(&pgood).copied().collect();
+    let r = decode_stream(&p, &s);
+    assert_eq!((r.len(), &r[1]), (3, &Err(BlockError::BadPermutation)));
+    assert_eq!(r[2], r[0], "bad permutation: the next block is shifted");
     assert_eq!(r[2].as_ref().unwrap().rows, rows);
     // truncated: the stream ends inside the second block
     let r = decode_stream(&p, &good.iter().chain(&good[..10]).copied().collect::<Vec<_>>());

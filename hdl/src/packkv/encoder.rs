@@ -929,7 +929,7 @@ pub struct PackKvEncoder {
     pub out_ready: Signal<In, Bit>,
     /// stream words, word i at [32i+31:32i]; words out_count.. are not part of the stream
     pub out_words: Signal<Out, Bits<WIN>>,
-    /// words in the beat, 0 only on a refused block's status beat
+    /// words in the beat; 0 on a refused block's status beat, or on a last beat whose final item added no bits
     pub out_count: Signal<Out, Bits<8>>,
     /// the beat ends a block (K, then V): its last word, or its status beat
     pub out_last: Signal<Out, Bit>,

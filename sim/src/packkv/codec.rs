@@ -87,7 +87,7 @@ pub enum BlockError {
     /// Encoder: a code above `N` (or a pack range past the raw width).
     Overflow,
     /// Decoder: reserved bits set, a raw width other than the parameters',
-    /// a length shorter than the fixed part, or a permutation on a V block.
+    /// or a length shorter than the fixed part (spec §14.7).
     BadHeader,
     /// Decoder: a pack width above the raw width `r`.
     BadWidth,

@@ -80,7 +80,7 @@ impl std::error::Error for ParamError {}
 pub use crate::param_def::MAX_VECTOR;
 /// Bits of the block header word (spec §14.4).
 pub const HEADER_BITS: usize = 32;
-/// Bits of one token's metadata word, FP16 step and FP16 min (spec §14.4).
+/// Bits of one token's metadata word: FP16 step, 16-bit signed zero `z` (spec §14.3, §14.4).
 pub const META_BITS: usize = 32;
 /// Channels of one Fig. 9 interleave group.
 pub const GPU_GROUP: usize = 128;
