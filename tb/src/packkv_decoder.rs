@@ -212,11 +212,15 @@ pub enum Spoil {
     LengthLong,
     /// Its last word cut, and the length with it: the payload runs past.
     LengthShort,
+    /// A length inside the header, metadata and permutation words, the
+    /// block cut to it (`bad_header`, resumed at start + length): within
+    /// the permutation words of a K block, or the metadata of a V block.
+    LengthBelowFixed,
     /// The transfer ends inside the block.
     Truncated,
 }
 
-pub const SPOILS: [Spoil; 9] = [
+pub const SPOILS: [Spoil; 10] = [
     Spoil::None,
     Spoil::Header,
     Spoil::HeaderZeroLength,
@@ -225,6 +229,7 @@ pub const SPOILS: [Spoil; 9] = [
     Spoil::Permutation,
     Spoil::LengthLong,
     Spoil::LengthShort,
+    Spoil::LengthBelowFixed,
     Spoil::Truncated,
 ];
 
@@ -268,6 +273,10 @@ pub struct Facts {
     /// decoder step (`pk` indices a step), or in an earlier one.
     pub dup_same_step: u64,
     pub dup_earlier_step: u64,
+    /// `LengthBelowFixed` within a K block's permutation words (past its
+    /// metadata), and within a V block's metadata.
+    pub short_in_perm: u64,
+    pub short_in_meta: u64,
     pub spoils: Vec<Spoil>,
 }
 
@@ -422,6 +431,24 @@ fn spoil(p: &DecParams, b: &mut Vec<u32>, s: Spoil, r: &mut Xorshift, f: &mut Fa
             b.pop();
             true
         }
+        Spoil::LengthBelowFixed => {
+            // a K block with a permutation: a length past the header and
+            // metadata, inside the permutation; a V block: inside the
+            // metadata (1 = the header alone)
+            let (lo, hi) = if has_perm { (1 + bl, fields / 32) } else { (1, 1 + bl) };
+            if lo >= hi {
+                return false;
+            }
+            let len = lo + (r.next_u64() as usize) % (hi - lo);
+            b[0] = (b[0] & !0xF_FFFF) | len as u32;
+            b.truncate(len);
+            if has_perm {
+                f.short_in_perm += 1;
+            } else {
+                f.short_in_meta += 1;
+            }
+            true
+        }
     }
 }
 
@@ -463,8 +490,10 @@ fn case_with(p: &DecParams, transfers: usize, seed: u64, in_stall: Stall, out_st
         let mut blocks = vec![k0, v0];
         let mut kind = if spoils { SPOILS[(r.next_u64() % SPOILS.len() as u64) as usize] } else { Spoil::None };
         if kind != Spoil::None {
-            // a permutation to spoil needs a median-repacked K block
-            let [k1, v1] = pair(p, &mut r, &mut f, kind == Spoil::Permutation, true);
+            // a permutation to spoil, or a length to cut inside one, needs
+            // a median-repacked K block
+            let perm = kind == Spoil::Permutation || kind == Spoil::LengthBelowFixed;
+            let [k1, v1] = pair(p, &mut r, &mut f, perm, true);
             // spoil block 1 (a V block) or 2 (a K block, which may carry a permutation)
             let at = if kind == Spoil::Permutation || r.next_u64() % 2 == 0 { 2 } else { 1 };
             blocks.push(k1);
@@ -665,6 +694,8 @@ pub const POINTS: &[&str] = &[
     "good block right after a bad one",
     "repeated index: same step",
     "repeated index: earlier step",
+    "length inside the permutation words",
+    "length inside the metadata words",
     LONG_BLOCK,
 ];
 
@@ -697,6 +728,8 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add(LONG_BLOCK, f.long_blocks);
     cov.add("repeated index: same step", f.dup_same_step);
     cov.add("repeated index: earlier step", f.dup_earlier_step);
+    cov.add("length inside the permutation words", f.short_in_perm);
+    cov.add("length inside the metadata words", f.short_in_meta);
     for &s in &r.statuses {
         cov.hit(STATUS[s as usize]);
     }
@@ -839,6 +872,11 @@ fn run_inner(m: &mut Model, p: &DecParams, c: &Case, reset_at: Option<u64>) -> R
             if let Some(f) = first_in {
                 run.first_latency.get_or_insert(cycle - f);
             }
+        }
+        // each block's end checked as it comes: a wrong block fails the case
+        // at once, not after the timeout (which a shrinking run pays per step)
+        if let Some(OutBeat::End { .. }) = took {
+            check(p, &sink.beats, &want, true).map_err(|e| format!("cycle {cycle}: {e}"))?;
         }
         if offer.is_some() && in_ready {
             src.take();
