@@ -101,11 +101,19 @@ def render(doc):
     return out
 
 
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def save(doc, path):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+
+
 def merge(src, dst):
-    with open(src) as f:
-        new = json.load(f)
-    with open(dst) as f:
-        doc = json.load(f)
+    new, doc = load(src), load(dst)
     for k in ("liberty", "nand2x1_um2", "clock_ns"):
         if new[k] != doc[k]:
             sys.exit(f"readme_ppa: {src}: {k} {new[k]} differs from {dst}'s {doc[k]}")
@@ -118,21 +126,15 @@ def merge(src, dst):
             doc["units"][hit] = r
         else:
             doc["units"].append(r)
-    with open(dst, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
+    save(doc, dst)
     print(f"readme_ppa: merged {len(new['units'])} units of {src} into {dst}")
 
 
 def carry(old_path, dst, rtl):
     """Whole rows of OLD put back in place of DST's black-box-only
     `<module>_defaults` rows when their synthesis inputs are unchanged."""
-    with open(old_path) as f:
-        old = json.load(f)
-    with open(dst) as f:
-        doc = json.load(f)
+    old, doc = load(old_path), load(dst)
     at = {r["model"]: i for i, r in enumerate(doc["units"])}
-    kept = 0
     for r in old["units"]:
         hit = at.get(r["module"] + "_defaults")
         if r["model"] != r["module"] or r["nand2_eq"] is None or hit is None:
@@ -141,22 +143,19 @@ def carry(old_path, dst, rtl):
             continue
         recorded = r.get("synthesis_inputs_sha256")
         folder = os.path.join(rtl, r["unit"])
-        try:
-            now = synthesis_inputs(folder, r["module"], doc["liberty"], doc["clock_ns"])
-        except OSError as e:
-            now = None
-            print(f"readme_ppa: {r['model']}: {e}", file=sys.stderr)
+        now = None
+        if recorded is not None:
+            try:
+                now = synthesis_inputs(folder, r["module"], doc["liberty"], doc["clock_ns"])
+            except OSError as e:
+                print(f"readme_ppa: {r['model']}: {e}", file=sys.stderr)
         if recorded is None or recorded != now:
             print(f"readme_ppa: {r['model']}: its row with memories as flip-flops is of other synthesis "
                   f"inputs than {folder} now: left out (make synth-whole renews it)")
             continue
         doc["units"][hit] = r
-        kept += 1
         print(f"readme_ppa: {r['model']}: row with memories as flip-flops kept (same synthesis inputs)")
-    with open(dst, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
-    return kept
+    save(doc, dst)
 
 
 def split(readme_lines, path):
@@ -186,8 +185,7 @@ def main():
         carry(a.carry, a.json, a.rtl)
     if a.merge:
         merge(a.merge, a.json)
-    with open(a.json) as f:
-        table = render(json.load(f))
+    table = render(load(a.json))
     if not (a.write or a.check):
         print("\n".join(table))
         return
