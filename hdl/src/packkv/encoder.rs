@@ -11,7 +11,7 @@
 //!   minimum and maximum over its pack live in a small memory read and
 //!   rewritten per beat (a write of the cycle a read is issued in is
 //!   forwarded), and a pack row's last token writes `{width, min}` to the
-//!   fields memory. The widths' sum (a registered adder tree) gives the
+//!   fields memory a cycle later, through a register. The widths' sum (a registered adder tree) gives the
 //!   block's length, so the header is known when the block is complete.
 //! - Tiles (never stalls on the output): per pack row and beat position,
 //!   the `P` words of one channel group are read into `L`, then moved in
@@ -343,6 +343,11 @@ pub struct EncSide {
     dd: Signal<Local, Bits<8>>,
     ww: Signal<Local, Bits<8>>,
     fw: Signal<Local, Bits<WMAX>>,
+    // the fields memory's write, registered: as flip-flops its rows all
+    // load the write data, which must not also carry the width logic
+    fwr_v: Reg<Bit>,
+    fwr_a: Reg<Bits<32>>,
+    fwr_d: Reg<Bits<WMAX>>,
     // width-sum tree: node i (heap order), leaves at lanes - 1 + l;
     // internal nodes are registers; sideband per level
     nd: Vec<Signal<Local, Bits<32>>>,
@@ -506,6 +511,9 @@ impl EncSide {
             dd: Default::default(),
             ww: Default::default(),
             fw: Default::default(),
+            fwr_v: Reg::default(),
+            fwr_a: Reg::default(),
+            fwr_d: Reg::default(),
             nd: sigs(2 * l - 1),
             tr: regs(l - 1),
             sv: sigs(lv + 1),
@@ -582,9 +590,9 @@ reg_logic!(EncSide;
     regs [wbank, beat, tok, tp, caddr, maddr, faddr, i1_v, i1_codes, i1_beat, i1_first, i1_lastp,
           i1_lastbeat, i1_end, i1_bank, i1_meta, i1_nf, i1_caddr, i1_maddr, tw_buf, fwd, fwd_d, acc_ovf, acc_nf,
           i2_v, i2_end, i2_bank, i2_min, i2_max, rt_v, rt_e, rt_b, rt_w, acc_w, hs_v, hs_b, hs_w, f0, f1, o0, o1,
-          n0, n1, h0, h1];
+          n0, n1, h0, h1, fwr_v, fwr_a, fwr_d];
     masks [beat & k_m_bt, i1_beat & k_m_bt, tok & k_m_b, tp & k_m_p, caddr & k_m_c, i1_caddr & k_m_c,
-           maddr & k_m_b2, i1_maddr & k_m_b2, faddr & k_m_f, rt_w & k_m_w, acc_w & k_m_w, hs_w & k_m_w];
+           maddr & k_m_b2, i1_maddr & k_m_b2, faddr & k_m_f, fwr_a & k_m_f, rt_w & k_m_w, acc_w & k_m_w, hs_w & k_m_w];
     #[hdl_gen]
     fn update(&mut self) {
         for i in 0..(self._lanes - 1) {
@@ -780,14 +788,20 @@ reg_logic!(EncSide;
             }
         }
         }
-        self.fld_ram.we.next = self.i2_v.q.val();
-        self.fld_ram.waddr.next = self.faddr.q.val();
-        self.fld_ram.wdata.next = self.fw.val();
+        self.fwr_v.en.next = true;
+        self.fwr_a.en.next = true;
+        self.fwr_d.en.next = true;
+        self.fwr_v.d.next = self.i2_v.q.val();
+        self.fwr_a.d.next = self.faddr.q.val();
+        self.fwr_d.d.next = self.fw.val();
         for i in 0..self._med {
-            self.fld_ram.we.next = self.med_we[i].val();
-            self.fld_ram.waddr.next = self.med_waddr[i].val();
-            self.fld_ram.wdata.next = self.med_wdata[i].val();
+            self.fwr_v.d.next = self.med_we[i].val();
+            self.fwr_a.d.next = self.med_waddr[i].val();
+            self.fwr_d.d.next = self.med_wdata[i].val();
         }
+        self.fld_ram.we.next = self.fwr_v.q.val();
+        self.fld_ram.waddr.next = self.fwr_a.q.val();
+        self.fld_ram.wdata.next = self.fwr_d.q.val();
         if self.i2_v.q.val() {
             self.faddr.en.next = true;
             self.faddr.d.next = self.faddr.q.val() + self.k_one32.val();
