@@ -240,3 +240,35 @@ fn spec_names_no_commit() {
     let found = commit_hashes(&read("docs/spec.md"));
     assert!(found.is_empty(), "docs/spec.md names commits (history goes to docs/history.md): {found:?}");
 }
+
+/// The README's sentence on area names each scheme's NAND2-eq per element
+/// per cycle, both sides summed, as the comparison table beside it gives
+/// them, from the smallest up (the sentence once kept a figure two
+/// re-syntheses old).
+#[test]
+fn readme_area_sentence_follows_compare_table() {
+    let num = |s: &str| s.trim().replace(',', "").parse::<u64>().unwrap_or_else(|e| panic!("{s:?}: {e}"));
+    let table = read("docs/compare/compare-summary.md");
+    let mut sums: Vec<(String, u64)> = Vec::new();
+    for line in table.lines().skip(2) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let Some((a, b)) = cells.get(6).and_then(|c| c.split_once(" + ")) else { continue };
+        let scheme = cells[1].split(',').next().unwrap().to_string();
+        sums.push((scheme, num(a) + num(b)));
+    }
+    assert_eq!(sums.len(), 5, "schemes with an area in docs/compare/compare-summary.md: {sums:?}");
+    let readme = read("README.md");
+    let lead = "By area (NAND2-eq per element per cycle, both sides; every unit exists): ";
+    let at = readme.find(lead).expect("README.md's area sentence") + lead.len();
+    let text = readme[at..].split(". ").next().unwrap().replace('\n', " ");
+    let named: Vec<(String, u64)> = text
+        .split(", ")
+        .map(|p| {
+            let (name, n) = p.rsplit_once(' ').unwrap_or_else(|| panic!("{p:?} in {text:?}"));
+            (name.to_string(), num(n))
+        })
+        .collect();
+    let mut want = sums.clone();
+    want.sort_by_key(|(_, n)| *n);
+    assert_eq!(named, want, "README.md's area sentence against docs/compare/compare-summary.md");
+}
