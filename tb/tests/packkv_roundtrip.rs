@@ -230,6 +230,29 @@ fn block_beats(dp: &DecParams, b: &TokenBlock, order: &[usize], perm: bool) -> V
     v
 }
 
+/// The row order spec §14.5 gives each pair: arrival order, or (repacked)
+/// V's lower median descending, ties in arrival order (a total order, so
+/// the one `orders` accepts).
+fn rule_orders(s: &Set, blocks: &[[TokenBlock; 2]]) -> Vec<Vec<usize>> {
+    let key = |kv: &[TokenBlock; 2], a: usize| (std::cmp::Reverse(lower_median(&kv[1].rows[a])), a);
+    blocks
+        .iter()
+        .map(|kv| {
+            let mut o: Vec<usize> = (0..s.p.block).collect();
+            if s.med {
+                o.sort_by_key(|&a| key(kv, a));
+            }
+            o
+        })
+        .collect()
+}
+
+/// The beats each decoder must send: every block dequantized in `orders`,
+/// each ok (the K decoder's end beats with the permutation if repacked).
+fn want_beats(s: &Set, blocks: &[[TokenBlock; 2]], orders: &[Vec<usize>], v: usize) -> Vec<Result<Vec<DBeat>, u8>> {
+    blocks.iter().zip(orders).map(|(b, o)| Ok(block_beats(&s.dp[v], &b[v], o, s.med && v == 0))).collect()
+}
+
 /// The row order of each pair: arrival order, or (repacked) the
 /// permutation on the K decoder's end beat, checked against spec §14.5's
 /// rule with the pair's V codes.
@@ -323,6 +346,11 @@ fn run_chain(ms: &mut [Model], s: &Set, c: &Case) -> Result<Run, String> {
     let mut rng = Xorshift::new(c.seed ^ 0x7274);
     let st = &c.stalls;
     let blocks = code_blocks(p, c);
+    // each end beat is checked as it comes, so that a wrong block fails
+    // the case at once rather than at its timeout (check_case repeats the
+    // whole comparison at the end)
+    let rule = rule_orders(s, &blocks);
+    let want = [0, 1].map(|v| want_beats(s, &blocks, &rule, v));
     let r = [raw_bits(p.k_levels) as usize, raw_bits(p.v_levels) as usize];
     // token sources (chain) or code-beat sources (codes) for the encoder
     let mut tok_src: Vec<Source<Vec<u64>>> = vec![];
@@ -465,7 +493,10 @@ fn run_chain(ms: &mut [Model], s: &Set, c: &Case) -> Result<Run, String> {
             run.d_blocked += (o.is_some() && !in_ready) as u64;
             let valid = d.get(d.port("out_valid")) == 1;
             run.d_held += (valid && !ready) as u64;
-            d_sink[v].sample(d.cycle(), valid, ready, || pd::read_out(d, &s.dp[v]))?;
+            if let Some(DBeat::End { .. }) = d_sink[v].sample(d.cycle(), valid, ready, || pd::read_out(d, &s.dp[v]))? {
+                let side = if v == 0 { "K" } else { "V" };
+                pd::check(&s.dp[v], &d_sink[v].beats, &want[v], true).map_err(|e| format!("cycle {}: {side} decoder: {e}", d.cycle()))?;
+            }
             if o.is_some() && in_ready {
                 run.multi_word_beats += (n > 1) as u64;
                 wb.src.take();
@@ -514,8 +545,7 @@ fn check_case(s: &Set, c: &Case, run: &Run, cov: &Coverage) -> Result<(), String
         let dp = &s.dp[v];
         // lossless on codes: the exact codes and words given, dequantized,
         // in the decoded permutation's order
-        let want: Vec<Result<Vec<DBeat>, u8>> =
-            blocks.iter().zip(&orders).map(|(b, o)| Ok(block_beats(dp, &b[v], o, s.med && v == 0))).collect();
+        let want = want_beats(s, &blocks, &orders, v);
         let side = if v == 0 { "K" } else { "V" };
         let seen = pd::check(dp, &run.beats[v], &want, false).map_err(|e| format!("{side} decoder: {e}"))?;
         if seen.iter().any(|&x| x != 0) {
