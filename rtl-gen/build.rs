@@ -105,10 +105,14 @@ fn main() {
     rs_files(&src, &mut files);
     // each file, not the folder: cargo would compare the folders' own times,
     // which a fresh clone sets to now (.ci/run fixes only the files'); a new
-    // file is named in an existing one's `mod`, so that one changes too
+    // file is named in an existing one's `mod`, so that one changes too.
+    // Relative to this package (`../hdl/src/..`), which cargo resolves at
+    // each check: an absolute path would tie the build folder to the clone
+    // that filled it (a clone elsewhere reran this and rebuilt rtl-gen).
     println!("cargo:rerun-if-changed=build.rs");
+    let pkg = Path::new(env!("CARGO_MANIFEST_DIR"));
     for f in &files {
-        println!("cargo:rerun-if-changed={}", f.display());
+        println!("cargo:rerun-if-changed={}", f.strip_prefix(pkg).unwrap_or(f).display());
     }
     let mut structs = Vec::new();
     for f in &files {

@@ -33,13 +33,15 @@ fn main() {
         !p.starts_with(root.join("constraints"))
             || p.extension().is_some_and(|e| e == "in" || e == "vlt" || e == "v")
     });
+    // relative to this package, as rtl-gen/build.rs says why
+    let rel = |p: &Path| Path::new("..").join(p.strip_prefix(&root).unwrap_or(p));
     for p in &list {
-        println!("cargo:rerun-if-changed={}", p.display());
+        println!("cargo:rerun-if-changed={}", rel(p).display());
     }
     // (a new source file takes an edit of a listed one to be used: a `mod`
     // or an `include_str!`; a folder here would rerun this for any script)
     for f in ["Cargo.lock", "hdl/Cargo.toml", "rtl-gen/Cargo.toml", "rtl-gen/build.rs", "sim/Cargo.toml"] {
-        println!("cargo:rerun-if-changed={}", root.join(f).display());
+        println!("cargo:rerun-if-changed=../{f}");
         list.push(root.join(f));
     }
     list.sort();
