@@ -99,6 +99,18 @@ fn collect(module: &str, items: &[syn::Item], out: &mut Vec<(String, Vec<Field>)
     }
 }
 
+/// constraints/ files that rtl-gen embeds (`include_str!` of `$OUT_DIR`).
+const EMBEDDED: &[&str] = &[
+    "unit.sdc.in",
+    "synth.tcl.in",
+    "sta.tcl.in",
+    "clock_gate.v",
+    "orfs/config.mk.in",
+    "orfs/constraint.sdc.in",
+    "fusesoc.core.in",
+    "lint_waivers.vlt",
+];
+
 fn main() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hdl/src");
     let mut files = Vec::new();
@@ -113,6 +125,17 @@ fn main() {
     let pkg = Path::new(env!("CARGO_MANIFEST_DIR"));
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.strip_prefix(pkg).unwrap_or(f).display());
+    }
+    // The constraint templates rtl-gen embeds, copied into $OUT_DIR and
+    // embedded from there: cargo records an `include_str!` of a file
+    // outside the package by its absolute path, which tied the build folder
+    // to its clone as well.
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("constraints");
+    std::fs::create_dir_all(out.join("orfs")).unwrap();
+    for f in EMBEDDED {
+        let rel = Path::new("../constraints").join(f);
+        println!("cargo:rerun-if-changed={}", rel.display());
+        std::fs::copy(pkg.join(&rel), out.join(f)).unwrap_or_else(|e| panic!("{}: {e}", rel.display()));
     }
     let mut structs = Vec::new();
     for f in &files {

@@ -46,11 +46,11 @@ impl Flow {
     }
 }
 
-const ORFS_CONFIG: &str = include_str!("../../constraints/orfs/config.mk.in");
-const ORFS_SDC: &str = include_str!("../../constraints/orfs/constraint.sdc.in");
-const FUSESOC_CORE: &str = include_str!("../../constraints/fusesoc.core.in");
+const ORFS_CONFIG: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/orfs/config.mk.in"));
+const ORFS_SDC: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/orfs/constraint.sdc.in"));
+const FUSESOC_CORE: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/fusesoc.core.in"));
 /// The waivers `make lint` uses; the core's lint target passes the same.
-pub const LINT_WAIVERS: &str = include_str!("../../constraints/lint_waivers.vlt");
+pub const LINT_WAIVERS: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/lint_waivers.vlt"));
 
 /// ORFS's default SYNTH_MEMORY_MAX_BITS: synthesis stops on a larger memory.
 const ORFS_MEMORY_MAX_BITS: u64 = 4096;

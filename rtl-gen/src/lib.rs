@@ -113,12 +113,12 @@ pub fn emit(unit: &str, params: &toml::Table, opts: &EmitOptions) -> Result<Emis
     Ok(Emission { module, manifest, verilog, files })
 }
 
-const SDC_TEMPLATE: &str = include_str!("../../constraints/unit.sdc.in");
-const YOSYS_TEMPLATE: &str = include_str!("../../constraints/synth.tcl.in");
-const STA_TEMPLATE: &str = include_str!("../../constraints/sta.tcl.in");
+const SDC_TEMPLATE: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/unit.sdc.in"));
+const YOSYS_TEMPLATE: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/synth.tcl.in"));
+const STA_TEMPLATE: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/sta.tcl.in"));
 /// The clock-gating techmap, written out by the Yosys script (inside Tcl
 /// braces, so it must hold none).
-const CLOCK_GATE_V: &str = include_str!("../../constraints/clock_gate.v");
+const CLOCK_GATE_V: &str = include_str!(concat!(env!("OUT_DIR"), "/constraints/clock_gate.v"));
 
 fn sdc(m: &Manifest) -> String {
     let io = m.clock_ns * 0.2;
