@@ -70,7 +70,9 @@ def main():
                 b = queue.pop(0)
             with tempfile.TemporaryFile() as log:
                 start = time.time()
-                p = subprocess.Popen([b["exe"]], cwd=b["dir"], stdout=log, stderr=subprocess.STDOUT)
+                # as cargo test: tests find the workspace at run time
+                env = dict(os.environ, CARGO_MANIFEST_DIR=b["dir"])
+                p = subprocess.Popen([b["exe"]], cwd=b["dir"], env=env, stdout=log, stderr=subprocess.STDOUT)
                 _, status, ru = os.wait4(p.pid, 0)
                 wall = time.time() - start
                 code = os.waitstatus_to_exitcode(status)

@@ -9,7 +9,6 @@ use sim::compare::{self, hardware, report::CompareReport, Input, Row, Scheme, Wi
 use sim::kvset::{KvSet, KVS};
 use sim::oaken::profile::{profile, Ratios};
 use sim::oaken::thresholds::{Kv, ThresholdTable};
-use std::path::Path;
 use std::sync::OnceLock;
 
 const HEADS: usize = 3;
@@ -17,8 +16,9 @@ const HEAD_DIM: usize = 64;
 /// Not a multiple of 32, 64 or 128: every window and tail is non-empty.
 const TOKENS: usize = 330;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// This package's folder (see `sim::workspace_root`).
+fn root() -> std::path::PathBuf {
+    sim::workspace_root().join("sim")
 }
 
 /// Layers 0 and 1 of the slice (its layers 0 and 7), first 330 tokens.

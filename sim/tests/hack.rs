@@ -11,7 +11,6 @@ use sim::hack::params::{sum_bits, HackParams, Rounding};
 use sim::hack::quantizer::{Part, Quantizer};
 use sim::hack::reference::grid_dot;
 use sim::kvset::KvSet;
-use std::path::Path;
 use std::process::Command;
 
 /// A finite FP16 value: mostly moderate, sometimes anywhere in the range.
@@ -258,7 +257,7 @@ fn kvsim(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn bad_parameters_exit_2_in_one_line() {
-    let slice = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/realkv-slice.kv.npy");
+    let slice = sim::workspace_root().join("sim/data/realkv-slice.kv.npy");
     let s = slice.to_str().unwrap();
     for (args, want) in [
         (vec!["hack", "--input", s, "--heads", "3", "--partition", "40"], "partition must be a multiple of 16 (paper §5.3), got 40"),
@@ -280,7 +279,7 @@ fn bad_parameters_exit_2_in_one_line() {
 /// head_dim 64; the error grows with Pi as in the paper's Table 6.
 #[test]
 fn real_slice_within_the_derived_bound() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/realkv-slice.kv.npy");
+    let p = sim::workspace_root().join("sim/data/realkv-slice.kv.npy");
     let set = KvSet::read(&p).unwrap();
     for rounding in [Rounding::Nearest, Rounding::Stochastic] {
         let base = HackParams { rounding, ..Default::default() };

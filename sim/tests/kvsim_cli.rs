@@ -235,7 +235,7 @@ fn compare_writes_its_outputs() {
     let k = set.sample(0, 0, sim::oaken::thresholds::Kv::K);
     let qd: Vec<u16> = k.chunks(128).flat_map(|r| [r, r].concat()).collect();
     sim::npy::write(&q, &[1, 1, 1, 200, 256], &qd).unwrap();
-    let md = ok(&["compare", "-i", s(&kv), "--q", s(&q), "--schemes", "intn,hack", "--ppa", concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/ppa.json"), "-o", s(&out)]);
+    let md = ok(&["compare", "-i", s(&kv), "--q", s(&q), "--schemes", "intn,hack", "--ppa", &sim::workspace_root().join("docs/ppa.json").to_string_lossy(), "-o", s(&out)]);
     assert!(md.contains("Q recorded, 2 query heads") && md.contains("| HACK | Π = 64") && !md.contains("| KIVI | 2 bits"), "{md}");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
     // positions 199, 162, .., 14: 6, two query heads each

@@ -7,10 +7,9 @@ use sim::kvset::KvSet;
 use sim::metrics::measure;
 use sim::oaken::params::{MiddleMode, OakenParams};
 use sim::oaken::profile::{profile, Ratios};
-use std::path::Path;
 
 fn slice() -> KvSet {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/realkv-slice.kv.npy");
+    let p = sim::workspace_root().join("sim/data/realkv-slice.kv.npy");
     KvSet::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 

@@ -83,7 +83,7 @@ pub struct Case {
 pub fn real_slice() -> &'static [u16] {
     static S: OnceLock<Vec<u16>> = OnceLock::new();
     S.get_or_init(|| {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/data/realkv-slice.kv.npy");
+        let p = sim::workspace_root().join("sim/data/realkv-slice.kv.npy");
         sim::kvset::KvSet::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).data
     })
 }

@@ -2,11 +2,11 @@
 //! is the one `constraints/readme_ppa.py` renders from `docs/ppa.json`, the
 //! README is short and its tables narrow, its links into the spec land on
 //! headings, and the spec names no commit.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    sim::workspace_root()
 }
 
 fn read(rel: &str) -> String {
