@@ -112,7 +112,8 @@ const EMBEDDED: &[&str] = &[
 ];
 
 fn main() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hdl/src");
+    let pkg = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = pkg.join("../hdl/src");
     let mut files = Vec::new();
     rs_files(&src, &mut files);
     // each file, not the folder: cargo would compare the folders' own times,
@@ -122,7 +123,6 @@ fn main() {
     // each check: an absolute path would tie the build folder to the clone
     // that filled it (a clone elsewhere reran this and rebuilt rtl-gen).
     println!("cargo:rerun-if-changed=build.rs");
-    let pkg = Path::new(env!("CARGO_MANIFEST_DIR"));
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.strip_prefix(pkg).unwrap_or(f).display());
     }

@@ -25,7 +25,7 @@
 
 use proptest::prelude::*;
 use sim::fp16;
-use sim::packkv::codec::{decode_stream, encode_pair, lower_median, pack_fields, DecodedBlock, TokenBlock};
+use sim::packkv::codec::{decode_stream, encode_pair, lower_median, median_order, pack_fields, DecodedBlock, TokenBlock};
 use sim::packkv::params::{raw_bits, Repack};
 use sim::packkv::quantizer::{bound_x2, quantize_token, sanitized_units, TokenGrid};
 use tb::coverage::Coverage;
@@ -231,20 +231,9 @@ fn block_beats(dp: &DecParams, b: &TokenBlock, order: &[usize], perm: bool) -> V
 }
 
 /// The row order spec §14.5 gives each pair: arrival order, or (repacked)
-/// V's lower median descending, ties in arrival order (a total order, so
-/// the one `orders` accepts).
+/// `sim`'s median order (a total order, so the one `orders` accepts).
 fn rule_orders(s: &Set, blocks: &[[TokenBlock; 2]]) -> Vec<Vec<usize>> {
-    let key = |kv: &[TokenBlock; 2], a: usize| (std::cmp::Reverse(lower_median(&kv[1].rows[a])), a);
-    blocks
-        .iter()
-        .map(|kv| {
-            let mut o: Vec<usize> = (0..s.p.block).collect();
-            if s.med {
-                o.sort_by_key(|&a| key(kv, a));
-            }
-            o
-        })
-        .collect()
+    blocks.iter().map(|kv| if s.med { median_order(&kv[1].rows) } else { (0..s.p.block).collect() }).collect()
 }
 
 /// The beats each decoder must send: every block dequantized in `orders`,

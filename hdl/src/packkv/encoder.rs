@@ -11,8 +11,9 @@
 //!   minimum and maximum over its pack live in a small memory read and
 //!   rewritten per beat (a write of the cycle a read is issued in is
 //!   forwarded), and a pack row's last token writes `{width, min}` to the
-//!   fields memory a cycle later, through a register. The widths' sum (a registered adder tree) gives the
-//!   block's length, so the header is known when the block is complete.
+//!   fields memory a cycle later, through a register. The widths' sum (a
+//!   registered adder tree) gives the block's length, so the header is
+//!   known when the block is complete.
 //! - Tiles (never stalls on the output): per pack row and beat position,
 //!   the `P` words of one channel group are read into `L`, then moved in
 //!   one cycle to `E`, transposed to payload order (channel by channel, `P`
