@@ -82,19 +82,24 @@ def elements_per_cycle(unit, params):
         pb = 2 if 2 * lanes * max(rk, rv) <= 128 else 1
         med = params.get("repack", "none") == "median"
         perm = -(-b // (32 // (b.bit_length() - 1))) if med else 0
-        items = lambda tw: 2 * (1 + b // tw + (b // pk) * (bt + pk * bt // pb)) + perm
-        tw = 1
-        if not med and items(1) > 2 * b * bt:
-            # token words an item: the widest item's F / 32, a power of two
+        items = lambda tw, pb: 2 * (1 + b // tw + (b // pk) * (bt + pk * bt // pb)) + perm
+
+        def tok_words(pb):
+            if med or items(1, pb) <= 2 * b * bt:
+                return 1
+            # the widest item's F / 32, a power of two
             wb = lambda r: r.bit_length()
             f = max(32, lanes * (rk + wb(rk)), lanes * (rv + wb(rv)), pb * lanes * max(rk, rv))
-            tw = 1 << ((f // 32).bit_length() - 1)
-        t = max(2 * b * bt, items(tw))
+            return 1 << ((f // 32).bit_length() - 1)
+
+        if not med and 4 * lanes * max(rk, rv) <= 128 and pk % 4 == 0 and items(tok_words(pb), pb) > 2 * b * bt:
+            pb = 4
+        t = max(2 * b * bt, items(tok_words(pb), pb))
         if med:
             pw = 2 if bt % 2 == 0 and pb == 2 else 1
-            t = max(t, (3 * b * bt + b * bt // pw + b + (1 << rv) + pk // pb + 17) / 2)
+            t = max(t, (3 * b * bt + b * bt // pw + b + (1 << rv) + 14) / 2)
         else:
-            t = max(t, (3 * b * bt + lanes.bit_length() - 1 + pk // pb + 6) / 2)
+            t = max(t, (3 * b * bt + lanes.bit_length() - 1 + 5) / 2)
         return 2 * b * c / t, "2 B C / max(2 B BT, I, T_b / 2): the tile reader's lanes a cycle unless the items or the bank turn are slower (spec §14.14.3, tb full_rate)"
     if unit == "packkv-decoder":
         b, pk = params.get("block", 64), params.get("pack", 16)

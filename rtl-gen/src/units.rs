@@ -1093,7 +1093,8 @@ fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
     if p.interleave != Interleave::None {
         return Err(GenError(format!("{u}: interleave must be none in the RTL (gpu is not generated: spec §14.4), got {}", p.interleave)));
     }
-    hdl::packkv::encoder::EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes)
+    let median = p.repack == sim::packkv::params::Repack::Median;
+    hdl::packkv::encoder::EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes, median)
         .map_err(|e| GenError(format!("{u}: {e}")))?;
     Ok(p)
 }
@@ -1102,8 +1103,8 @@ fn build_packkv_enc(t: &toml::Table) -> Result<Built, GenError> {
     use hdl::packkv::encoder::{EncGeometry, PackKvEncoder};
     let p = packkv_enc_params(t)?;
     let m = "packkv_encoder";
-    let mut g = EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes).map_err(GenError)?;
-    g.median = p.repack == sim::packkv::params::Repack::Median;
+    let median = p.repack == sim::packkv::params::Repack::Median;
+    let g = EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes, median).map_err(GenError)?;
     let lat = g.item_latency();
     let widths = [
         ("k_codes", p.lanes * g.k.raw),

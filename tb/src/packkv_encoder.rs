@@ -355,13 +355,17 @@ pub fn cover_median(cov: &Coverage, r: &Run) {
 }
 
 /// Payload beats per output item (spec §14.14.3): two when two beats of
-/// `lanes` slots of `r_max` bits fit the shifter's 128 lanes.
+/// `lanes` slots of `r_max` bits fit the shifter's 128 lanes, else one;
+/// four with `repack = none` where four fit, 4 divides `P` and the items
+/// at two outnumber the reader's `2 B BT` cycles.
 pub fn pay_beats(p: &EncParams) -> usize {
     let rmax = raw_bits(p.k_levels).max(raw_bits(p.v_levels)) as usize;
-    if 2 * p.lanes * rmax <= 128 {
-        2
+    let two = if 2 * p.lanes * rmax <= 128 { 2 } else { 1 };
+    let four = p.repack == Repack::None && 4 * p.lanes * rmax <= 128 && p.pack % 4 == 0;
+    if four && items_with(p, tok_words_at(p, two), two) > 2 * p.block * p.beats() {
+        4
     } else {
-        1
+        two
     }
 }
 
@@ -381,48 +385,52 @@ pub fn pass_width(p: &EncParams) -> usize {
 /// 32` rounded down to a power of two, `F = max(32, lanes (r_s + wb_s),
 /// pay_beats lanes r_max)` bits being the widest item.
 pub fn tok_words(p: &EncParams) -> usize {
-    if p.repack == Repack::Median || items_with(p, 1) <= 2 * p.block * p.beats() {
+    tok_words_at(p, pay_beats(p))
+}
+
+fn tok_words_at(p: &EncParams, pb: usize) -> usize {
+    if p.repack == Repack::Median || items_with(p, 1, pb) <= 2 * p.block * p.beats() {
         return 1;
     }
     let side = |n: u32| p.lanes * (raw_bits(n) + width_bits(raw_bits(n))) as usize;
     let rmax = raw_bits(p.k_levels).max(raw_bits(p.v_levels)) as usize;
-    let f = [32, side(p.k_levels), side(p.v_levels), pay_beats(p) * p.lanes * rmax].into_iter().max().unwrap();
+    let f = [32, side(p.k_levels), side(p.v_levels), pb * p.lanes * rmax].into_iter().max().unwrap();
     1 << (f / 32).ilog2()
 }
 
 /// Output items of a block pair with no stall (spec §14.14.3): header,
 /// token words (`tw` an item), the permutation's items (median), per pack
-/// row the fields beats and the payload items.
-fn items_with(p: &EncParams, tw: usize) -> usize {
+/// row the fields beats and the payload items (`pb` beats each).
+fn items_with(p: &EncParams, tw: usize, pb: usize) -> usize {
     let perm = if p.repack == Repack::Median {
         // as many log2(B)-bit entries as fit 32 bits per item
         p.block.div_ceil(32 / p.block.trailing_zeros() as usize)
     } else {
         0
     };
-    2 * (1 + p.block / tw + (p.block / p.pack) * (p.beats() + p.pack * p.beats() / pay_beats(p))) + perm
+    2 * (1 + p.block / tw + (p.block / p.pack) * (p.beats() + p.pack * p.beats() / pb)) + perm
 }
 
 pub fn items_per_pair(p: &EncParams) -> usize {
-    items_with(p, tok_words(p))
+    items_with(p, tok_words(p), pay_beats(p))
 }
 
 /// Cycles per block pair with no stall once the pipeline is full (spec
 /// §14.14.3): the tile reader's one code word a cycle (`2 B BT`), the
-/// output's items, and a bank's turn, two pairs a turn. With `none` the
-/// turn is `3 B BT + log2 lanes + P / pay_beats + 6`: the fill (`B BT`),
-/// the widths' tree and header, the reader's `2 B BT` and the last tile's
-/// drain; with `median` the reader's `2 B BT`, the output's last tile (`P
-/// / pay_beats + 3`), the fill (`B BT`), the sort (`2^r_V + B + 5`), the
-/// fields pass (`B BT / pass_width + 6`) and 3 cycles of hand-over.
+/// output's items, and a bank's turn, two pairs a turn. A pair's banks go
+/// back to the fill once the reader has read them and the output has sent
+/// their fields. With `none` the turn is `3 B BT + log2 lanes + 5`: the
+/// fill (`B BT`), the widths' tree and header, the reader's `2 B BT`, its
+/// done flag and the release; with `median` the reader's `2 B BT`, the
+/// fill (`B BT`), the sort (`2^r_V + B + 5`), the fields pass (`B BT /
+/// pass_width + 6`) and 3 cycles of hand-over.
 pub fn cycles_per_pair(p: &EncParams) -> f64 {
     let bbt = p.block * p.beats();
     let reader = (2 * bbt) as f64;
     let turn = if p.repack == Repack::Median {
-        let drain = p.pack / pay_beats(p) + 3;
-        2 * bbt + drain + bbt + (1 << raw_bits(p.v_levels)) + p.block + 5 + bbt / pass_width(p) + 6 + 3
+        2 * bbt + bbt + (1 << raw_bits(p.v_levels)) + p.block + 5 + bbt / pass_width(p) + 6 + 3
     } else {
-        3 * bbt + p.lanes.trailing_zeros() as usize + p.pack / pay_beats(p) + 6
+        3 * bbt + p.lanes.trailing_zeros() as usize + 5
     };
     reader.max(items_per_pair(p) as f64).max(turn as f64 / 2.0)
 }

@@ -87,7 +87,8 @@ pub struct EncGeometry {
     /// `repack = median` (spec §14.5): the sort and the fields pass.
     pub median: bool,
     /// Payload beats per output item: 2 when two beats fit the shifter
-    /// (`2 lanes r_max <= 128`), else 1.
+    /// (`2 lanes r_max <= 128`), else 1; 4 with `none` where four fit, 4
+    /// divides `P` and the items at 2 outnumber the reader's cycles.
     pub pay_beats: usize,
 }
 
@@ -100,6 +101,7 @@ impl EncGeometry {
         block: usize,
         pack: usize,
         lanes: usize,
+        median: bool,
     ) -> Result<EncGeometry, String> {
         let (k, v) = (SideGeom::new(k_levels), SideGeom::new(v_levels));
         let fk = lanes * (k.raw + k.wb);
@@ -113,22 +115,37 @@ impl EncGeometry {
         }
         let rmax = k.raw.max(v.raw);
         let pay_beats = if 2 * lanes * rmax <= WMAX { 2 } else { 1 };
-        let chunk = fk.max(fv).max(32).max(pay_beats * lanes * rmax);
-        Ok(EncGeometry {
+        let mut g = EncGeometry {
             vector,
             lanes,
             beats: vector / lanes,
             block,
             pack,
             rmax,
-            nsh: chunk.next_power_of_two(),
-            chunk,
-            out_words: (31 + chunk).div_ceil(32),
-            median: false,
+            nsh: 0,
+            chunk: 0,
+            out_words: 0,
+            median,
             pay_beats,
             k,
             v,
-        })
+        };
+        g.size_items();
+        // four beats an item where two leave the output behind the reader
+        // (`none` only: the median pass reads at most two beats a cycle)
+        if !median && 4 * lanes * rmax <= WMAX && pack % 4 == 0 && g.items(g.tok_words()) > 2 * block * g.beats {
+            g.pay_beats = 4;
+            g.size_items();
+        }
+        Ok(g)
+    }
+
+    /// `F`, the shifter and the output beat for the current `pay_beats`.
+    fn size_items(&mut self) {
+        let side = |s: &SideGeom| self.lanes * (s.raw + s.wb);
+        self.chunk = side(&self.k).max(side(&self.v)).max(32).max(self.pay_beats * self.lanes * self.rmax);
+        self.nsh = self.chunk.next_power_of_two();
+        self.out_words = (31 + self.chunk).div_ceil(32);
     }
 
     /// Rows of the payload queue (`pay_beats` beats each): the beats the
@@ -141,7 +158,7 @@ impl EncGeometry {
             return self.pack;
         }
         let s = 1 + self.block / self.tok_words() + self.perm_items() + self.beats;
-        (s.div_ceil(2) + self.pack / 2).next_power_of_two()
+        (s.div_ceil(self.pay_beats) + self.pack / self.pay_beats).next_power_of_two()
     }
 
     /// Output items of a block pair with `tw` token words an item: the
@@ -1019,6 +1036,13 @@ pub struct PackKvEncoder {
     x_faddr: Reg<Bits<32>>,
     x_issue: Signal<Local, Bit>,
     x_nf: Signal<Local, Bit>,
+    // the pair's last fields beat is out: its banks go back to the fill as
+    // soon as R has read them (R done), not after the last payload item
+    x_relp: Reg<Bit>,
+    // the block's nonfinite flag, taken at its header: its bank may be
+    // refilled before the last item
+    x_nfl: Reg<Bit>,
+    x_rdone: Signal<Local, Bit>,
     x_hdr: Signal<Local, Bits<32>>,
     x1_v: Reg<Bit>,
     x1_kind: Reg<Bits<8>>,
@@ -1095,7 +1119,8 @@ pub struct PackKvEncoder {
     k_pd: Constant<Bits<32>>,
     k_plast: Constant<Bits<32>>,
     k_xpay1: Constant<Bits<32>>,
-    k_lr: Constant<Bits<32>>,
+    /// Beat `q` of a payload item starts at bit `q lanes r_max`.
+    k_lr: Vec<Constant<Bits<32>>>,
     k_m_pd: Constant<Bits<32>>,
     k_m_pc: Constant<Bits<32>>,
     // ---- repack = median only (length 1, else 0) ----
@@ -1206,6 +1231,9 @@ impl PackKvEncoder {
             x_faddr: Reg::default(),
             x_issue: Default::default(),
             x_nf: Default::default(),
+            x_relp: Reg::default(),
+            x_nfl: Reg::default(),
+            x_rdone: Default::default(),
             x_hdr: Default::default(),
             x1_v: Reg::default(),
             x1_kind: Reg::default(),
@@ -1281,7 +1309,7 @@ impl PackKvEncoder {
             k_pd: c(g.pay_depth() as u64),
             k_plast: c((p / g.pay_beats - 1) as u64),
             k_xpay1: c((p * g.beats / g.pay_beats - 1) as u64),
-            k_lr: c((l * rm) as u64),
+            k_lr: (0..g.pay_beats).map(|q| c((q * l * rm) as u64)).collect(),
             k_m_pd: c(range_mask(g.pay_depth())),
             k_m_pc: c(range_mask(g.pay_depth() + 1)),
             md: (0..g.median as usize).map(|_| MedSort::new(g, module)).collect(),
@@ -1299,7 +1327,7 @@ impl PackKvEncoder {
 
 reg_logic!(PackKvEncoder;
     regs [r_bank, r_side, r_done0, r_done1, r_rho, r_k, r_t, r_row, r_base, r_addr, lbusy, lfull, lv, lt, lside, tmin, tmax,
-          e_full, e_beat, f_wp, f_rp, f_cnt, x_bank, x_side, x_state, x_i, x_rho, x_maddr, x_faddr, x1_v, x1_kind, x1_side,
+          e_full, e_beat, f_wp, f_rp, f_cnt, x_bank, x_side, x_state, x_i, x_rho, x_maddr, x_faddr, x_relp, x_nfl, x1_v, x1_kind, x1_side,
           x1_flags, x1_data, x1_keep, res, rc, o_v, o_words, o_count, o_last, o_ovf, o_nf];
     masks [r_rho & k_m_rows, r_k & k_m_bt, r_t & k_m_p, lt & k_m_p, e_beat & k_m_p, r_row & k_m_c, r_base & k_m_c,
            r_addr & k_m_c, x_i & k_m_xi, x_rho & k_m_rows, x_maddr & k_m_b2, x_faddr & k_m_f,
@@ -1483,7 +1511,9 @@ reg_logic!(PackKvEncoder;
             self.mf[i].x_nf.next = self.x_nf.val();
             self.x_hdr.next = self.mf[i].x_hdr.val();
         }
-        self.x_issue.next = self.adv.val() & self.ready.val();
+        // a block's bank may be refilled once its fields are out, so only a
+        // header waits for its bank
+        self.x_issue.next = self.adv.val() & (self.ready.val() | (self.x_state.q.val() != self.k_hdr.val()));
         if (self.x_state.q.val() == self.k_pay.val()) & (self.f_cnt.q.val() == self.k_zero32.val()) {
             self.x_issue.next = false;
         }
@@ -1590,8 +1620,8 @@ reg_logic!(PackKvEncoder;
         self.pw_v.next = self.e_v[0].q.val();
         self.pw_m.next = self.e_m[0].q.val();
         for q in 1..self._pb {
-            self.pw_v.next = self.e_v[0].q.val() | (self.e_v[q].q.val() << self.k_lr.val());
-            self.pw_m.next = self.e_m[0].q.val() | (self.e_m[q].q.val() << self.k_lr.val());
+            self.pw_v.next = self.pw_v.val() | (self.e_v[q].q.val() << self.k_lr[q].val());
+            self.pw_m.next = self.pw_m.val() | (self.e_m[q].q.val() << self.k_lr[q].val());
         }
         self.pay_ram.we.next = self.e_take.val();
         self.pay_ram.waddr.next = self.f_wp.q.val();
@@ -1696,6 +1726,8 @@ reg_logic!(PackKvEncoder;
         self.x1_keep.d.next = self.k_zero_w.val();
         if self.x_issue.val() {
             if self.x_state.q.val() == self.k_hdr.val() {
+                self.x_nfl.en.next = true;
+                self.x_nfl.d.next = self.x_nf.val();
                 self.x1_data.d.next = bit_cast::<WMAX, 32>(self.x_hdr.val());
                 self.x1_keep.d.next = self.k_wkeep.val();
                 self.x_state.en.next = true;
@@ -1755,6 +1787,10 @@ reg_logic!(PackKvEncoder;
                     self.x_i.d.next = self.k_zero32.val();
                     self.x_state.en.next = true;
                     self.x_state.d.next = self.k_pay.val();
+                    if (self.x_rho.q.val() == self.k_rows1.val()) & self.x_side.q.val() {
+                        self.x_relp.en.next = true;
+                        self.x_relp.d.next = true;
+                    }
                 }
             }
             if self.x_state.q.val() == self.k_pay.val() {
@@ -1767,17 +1803,16 @@ reg_logic!(PackKvEncoder;
                     self.x_rho.en.next = true;
                     self.x_rho.d.next = self.x_rho.q.val() + self.k_one32.val();
                     if self.x_rho.q.val() == self.k_rows1.val() {
-                        // the block's last item
+                        // the block's last item (its pair's banks are
+                        // released by now, below)
                         self.x1_flags.d.next = self.k_end.val();
-                        if self.x_nf.val() {
+                        if self.x_nfl.q.val() {
                             self.x1_flags.d.next = self.k_end.val() | self.k_nf.val();
                         }
                         self.x_state.d.next = self.k_hdr.val();
                         self.x_side.en.next = true;
                         self.x_side.d.next = !self.x_side.q.val();
                         if self.x_side.q.val() {
-                            self.ks.rel.next = true;
-                            self.vs.rel.next = true;
                             self.x_bank.en.next = true;
                             self.x_bank.d.next = !self.x_bank.q.val();
                         }
@@ -1786,6 +1821,20 @@ reg_logic!(PackKvEncoder;
             }
         }
 
+        // R has read the pair (its last payload is in the queue or later) and
+        // X has sent its fields: no later read of the pair's banks. R's done
+        // flag is set by the time X issues the last payload item, so the
+        // release comes no later than that item, with x_bank still the pair's.
+        self.x_rdone.next = self.r_done0.q.val();
+        if self.x_bank.q.val() {
+            self.x_rdone.next = self.r_done1.q.val();
+        }
+        if self.x_relp.q.val() & self.x_rdone.val() {
+            self.ks.rel.next = true;
+            self.vs.rel.next = true;
+            self.x_relp.en.next = true;
+            self.x_relp.d.next = false;
+        }
         for i in 0..self._med {
             // token words in stored order; the permutation after K's token words
             self.md[i].m_bank.next = self.x_bank.q.val();
