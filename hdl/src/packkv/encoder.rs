@@ -1119,7 +1119,7 @@ pub struct PackKvEncoder {
     k_pd: Constant<Bits<32>>,
     k_plast: Constant<Bits<32>>,
     k_xpay1: Constant<Bits<32>>,
-    /// Beat `q` of a payload item starts at bit `q lanes r_max`.
+    /// Beat `q >= 1` of a payload item starts at bit `q lanes r_max` (entry `q - 1`).
     k_lr: Vec<Constant<Bits<32>>>,
     k_m_pd: Constant<Bits<32>>,
     k_m_pc: Constant<Bits<32>>,
@@ -1309,7 +1309,7 @@ impl PackKvEncoder {
             k_pd: c(g.pay_depth() as u64),
             k_plast: c((p / g.pay_beats - 1) as u64),
             k_xpay1: c((p * g.beats / g.pay_beats - 1) as u64),
-            k_lr: (0..g.pay_beats).map(|q| c((q * l * rm) as u64)).collect(),
+            k_lr: (1..g.pay_beats).map(|q| c((q * l * rm) as u64)).collect(),
             k_m_pd: c(range_mask(g.pay_depth())),
             k_m_pc: c(range_mask(g.pay_depth() + 1)),
             md: (0..g.median as usize).map(|_| MedSort::new(g, module)).collect(),
@@ -1620,8 +1620,8 @@ reg_logic!(PackKvEncoder;
         self.pw_v.next = self.e_v[0].q.val();
         self.pw_m.next = self.e_m[0].q.val();
         for q in 1..self._pb {
-            self.pw_v.next = self.pw_v.val() | (self.e_v[q].q.val() << self.k_lr[q].val());
-            self.pw_m.next = self.pw_m.val() | (self.e_m[q].q.val() << self.k_lr[q].val());
+            self.pw_v.next = self.pw_v.val() | (self.e_v[q].q.val() << self.k_lr[q - 1].val());
+            self.pw_m.next = self.pw_m.val() | (self.e_m[q].q.val() << self.k_lr[q - 1].val());
         }
         self.pay_ram.we.next = self.e_take.val();
         self.pay_ram.waddr.next = self.f_wp.q.val();
