@@ -1080,7 +1080,9 @@ impl PackKvEncParams {
     }
 }
 
-fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
+/// The parameters and the geometry they give (its errors are the RTL's
+/// own parameter rules).
+fn packkv_enc_params(t: &toml::Table) -> Result<(PackKvEncParams, hdl::packkv::encoder::EncGeometry), GenError> {
     use sim::packkv::params::Interleave;
     let u = "packkv-encoder";
     let p: PackKvEncParams = parse(u, t)?;
@@ -1094,17 +1096,15 @@ fn packkv_enc_params(t: &toml::Table) -> Result<PackKvEncParams, GenError> {
         return Err(GenError(format!("{u}: interleave must be none in the RTL (gpu is not generated: spec §14.4), got {}", p.interleave)));
     }
     let median = p.repack == sim::packkv::params::Repack::Median;
-    hdl::packkv::encoder::EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes, median)
+    let g = hdl::packkv::encoder::EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes, median)
         .map_err(|e| GenError(format!("{u}: {e}")))?;
-    Ok(p)
+    Ok((p, g))
 }
 
 fn build_packkv_enc(t: &toml::Table) -> Result<Built, GenError> {
-    use hdl::packkv::encoder::{EncGeometry, PackKvEncoder};
-    let p = packkv_enc_params(t)?;
+    use hdl::packkv::encoder::PackKvEncoder;
+    let (p, g) = packkv_enc_params(t)?;
     let m = "packkv_encoder";
-    let median = p.repack == sim::packkv::params::Repack::Median;
-    let g = EncGeometry::new(p.heads * p.head_dim, p.k_levels, p.v_levels, p.block, p.pack, p.lanes, median).map_err(GenError)?;
     let lat = g.item_latency();
     let widths = [
         ("k_codes", p.lanes * g.k.raw),
@@ -1458,7 +1458,7 @@ pub fn validate(unit: &str, t: &toml::Table) -> Result<serde_json::Value, GenErr
         "kivi-dequantizer" => kivi_deq_params(t).map(|p| json(&p)),
         "kivi-quantizer" => kivi_quant_params(t).map(|p| json(&p)),
         "packkv-quantizer" => packkv_quant_params(t).map(|p| json(&p)),
-        "packkv-encoder" => packkv_enc_params(t).map(|p| json(&p)),
+        "packkv-encoder" => packkv_enc_params(t).map(|(p, _)| json(&p)),
         "packkv-decoder" => packkv_dec_params(t).map(|p| json(&p)),
         "hack-qk-dot" => hack_dot_params(unit, t).map(|p| json(&p)),
         "hack-deq-dot" => hack_deq_params(t).map(|p| json(&p)),
