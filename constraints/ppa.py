@@ -92,7 +92,7 @@ def elements_per_cycle(unit, params):
             f = max(32, lanes * (rk + wb(rk)), lanes * (rv + wb(rv)), pb * lanes * max(rk, rv))
             return 1 << ((f // 32).bit_length() - 1)
 
-        if not med and 4 * lanes * max(rk, rv) <= 128 and pk % 4 == 0 and items(tok_words(pb), pb) > 2 * b * bt:
+        if not med and 4 * lanes * max(rk, rv) <= 128 and (pk * bt) % 4 == 0 and items(tok_words(pb), pb) > 2 * b * bt:
             pb = 4
         t = max(2 * b * bt, items(tok_words(pb), pb))
         if med:

@@ -307,6 +307,10 @@ pub struct Run {
     pub codes: usize,
     /// Blocks out with `tok_words > 1`.
     pub tw_blocks: u64,
+    /// Blocks out with four payload beats an item, and of those with a
+    /// queue row of two tiles (`P = 2`).
+    pub pb4_blocks: u64,
+    pub two_tile_blocks: u64,
     /// A reset cut the run: whole blocks out before it.
     pub cut_blocks: Option<usize>,
 }
@@ -328,11 +332,18 @@ pub const POINTS: &[&str] = &[
     "nonfinite block",
     "beat of out_words words",
     TW_POINT,
+    PB4_POINT,
+    TWO_TILE_POINT,
 ];
 
 /// Blocks whose token words go several an item (`tok_words > 1`): RTL
 /// models only (the netlists' sets have `tw = 1`).
 pub const TW_POINT: &str = "block of several token words an item";
+/// Blocks sent four payload beats an item (`pay_beats` 4: `b16_l4`, `n255_l1`).
+pub const PB4_POINT: &str = "block of four payload beats an item";
+/// Blocks whose queue rows each hold two tiles (`pay_beats` 4 with `P = 2`:
+/// `n255_l1`).
+pub const TWO_TILE_POINT: &str = "block of queue rows of two tiles";
 
 /// Median repacking (spec §14.5), over the `repack = median` models.
 pub const MEDIAN_POINTS: &[&str] = &[
@@ -356,12 +367,12 @@ pub fn cover_median(cov: &Coverage, r: &Run) {
 
 /// Payload beats per output item (spec §14.14.3): two when two beats of
 /// `lanes` slots of `r_max` bits fit the shifter's 128 lanes, else one;
-/// four with `repack = none` where four fit, 4 divides `P` and the items
-/// at two outnumber the reader's `2 B BT` cycles.
+/// four with `repack = none` where four fit, 4 divides a pack row's `P BT`
+/// beats and the items at two outnumber the reader's `2 B BT` cycles.
 pub fn pay_beats(p: &EncParams) -> usize {
     let rmax = raw_bits(p.k_levels).max(raw_bits(p.v_levels)) as usize;
     let two = if 2 * p.lanes * rmax <= 128 { 2 } else { 1 };
-    let four = p.repack == Repack::None && 4 * p.lanes * rmax <= 128 && p.pack % 4 == 0;
+    let four = p.repack == Repack::None && 4 * p.lanes * rmax <= 128 && (p.pack * p.beats()) % 4 == 0;
     if four && items_with(p, tok_words_at(p, two), two) > 2 * p.block * p.beats() {
         4
     } else {
@@ -458,6 +469,8 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add("nonfinite block", f.nonfinite);
     cov.add("beat of out_words words", r.full_beats);
     cov.add(TW_POINT, r.tw_blocks);
+    cov.add(PB4_POINT, r.pb4_blocks);
+    cov.add(TWO_TILE_POINT, r.two_tile_blocks);
 }
 
 #[derive(Clone, Debug)]
@@ -689,6 +702,12 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
     run.blocks = got.len();
     if tok_words(p) > 1 {
         run.tw_blocks = got.len() as u64;
+    }
+    if pay_beats(p) == 4 {
+        run.pb4_blocks = got.len() as u64;
+        if p.pack == 2 {
+            run.two_tile_blocks = got.len() as u64;
+        }
     }
     stream::compare(&got, &want, false, |i| format!("block {i}"))?;
     Ok(run)

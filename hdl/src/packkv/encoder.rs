@@ -20,7 +20,8 @@
 //!   codes each), minus the tile's per-channel minimum, with each slot's
 //!   width mask. The tile's minimum and width are recomputed from `L` (the
 //!   fields memory's one read port serves the output order).
-//! - Queue: `E` moves `pay_beats` beats a cycle into the payload memory, so
+//! - Queue: `E` moves `pay_beats` beats a cycle into the payload memory
+//!   (with `P = 2` and four beats a row, a tile a cycle, two tiles a row), so
 //!   the reader keeps reading while the output sends a block's metadata;
 //!   two beats an item let the output catch up, and the reader's one word
 //!   a cycle (`lanes` codes) sets the pace where the items keep up.
@@ -88,7 +89,8 @@ pub struct EncGeometry {
     pub median: bool,
     /// Payload beats per output item: 2 when two beats fit the shifter
     /// (`2 lanes r_max <= 128`), else 1; 4 with `none` where four fit, 4
-    /// divides `P` and the items at 2 outnumber the reader's cycles.
+    /// divides a pack row's `P BT` beats and the items at 2 outnumber the
+    /// reader's cycles (with `P = 2` a queue row is then two tiles).
     pub pay_beats: usize,
 }
 
@@ -133,7 +135,7 @@ impl EncGeometry {
         g.size_items();
         // four beats an item where two leave the output behind the reader
         // (`none` only: the median pass reads at most two beats a cycle)
-        if !median && 4 * lanes * rmax <= WMAX && pack % 4 == 0 && g.items(g.tok_words()) > 2 * block * g.beats {
+        if !median && 4 * lanes * rmax <= WMAX && (pack * g.beats) % 4 == 0 && g.items(g.tok_words()) > 2 * block * g.beats {
             g.pay_beats = 4;
             g.size_items();
         }
@@ -158,7 +160,13 @@ impl EncGeometry {
             return self.pack;
         }
         let s = 1 + self.block / self.tok_words() + self.perm_items() + self.beats;
-        (s.div_ceil(self.pay_beats) + self.pack / self.pay_beats).next_power_of_two()
+        (s.div_ceil(self.pay_beats) + self.pack.div_ceil(self.pay_beats)).next_power_of_two()
+    }
+
+    /// Beats `E` moves a cycle: a payload row's, or a whole tile's where a
+    /// row is two tiles (`P = 2`, four beats a row).
+    pub fn e_beats(&self) -> usize {
+        self.pay_beats.min(self.pack)
     }
 
     /// Output items of a block pair with `tw` token words an item: the
@@ -1017,6 +1025,11 @@ pub struct PackKvEncoder {
     e_full: Reg<Bit>,
     e_beat: Reg<Bits<32>>,
     e_take: Signal<Local, Bit>,
+    // a queue row of two tiles (`P = 2`, four beats a row; else none): the
+    // first tile waits here for the second
+    e_half: Vec<Reg<Bit>>,
+    e_hv: Vec<Reg<Bits<WMAX>>>,
+    e_hm: Vec<Reg<Bits<WMAX>>>,
     // ---- the payload queue: E's beats, pay_beats a row, read by X ----
     pay_ram: DpRam<32, WMAX>,
     pk_ram: DpRam<32, WMAX>,
@@ -1121,6 +1134,8 @@ pub struct PackKvEncoder {
     k_xpay1: Constant<Bits<32>>,
     /// Beat `q >= 1` of a payload item starts at bit `q lanes r_max` (entry `q - 1`).
     k_lr: Vec<Constant<Bits<32>>>,
+    /// Where a row is two tiles: the second tile's first bit, `P lanes r_max`.
+    k_lh: Vec<Constant<Bits<32>>>,
     k_m_pd: Constant<Bits<32>>,
     k_m_pc: Constant<Bits<32>>,
     // ---- repack = median only (length 1, else 0) ----
@@ -1132,7 +1147,9 @@ pub struct PackKvEncoder {
     _nsh: usize,
     _ls: usize,
     _med: usize,
-    _pb: usize,
+    _pe: usize,
+    /// 1 where a queue row is two tiles, else 0.
+    _pj: usize,
 }
 
 impl PackKvEncoder {
@@ -1140,6 +1157,7 @@ impl PackKvEncoder {
     pub fn new(g: &EncGeometry, module: &str) -> Self {
         let (l, p, rm) = (g.lanes, g.pack, g.rmax);
         let ls = ZeroRemove::<1>::latency(g.nsh, SH_PIPE);
+        let pj = (g.pay_beats > p) as usize;
         let fkeep = |s: &SideGeom| low_ones(l * (s.raw + s.wb));
         let wkeep = low_ones(32);
         PackKvEncoder {
@@ -1208,6 +1226,9 @@ impl PackKvEncoder {
             e_full: Reg::default(),
             e_beat: Reg::default(),
             e_take: Default::default(),
+            e_half: regs(pj),
+            e_hv: regs(pj),
+            e_hm: regs(pj),
             pay_ram: {
                 let i = g.pay_memory(module, false);
                 DpRam::new(&i.module, &i.name, i.depth, i.width)
@@ -1307,9 +1328,10 @@ impl PackKvEncoder {
             k_m_f: c(range_mask(2 * (g.block / p) * g.beats)),
             k_m_xi: c(range_mask(g.block.max(p * g.beats))),
             k_pd: c(g.pay_depth() as u64),
-            k_plast: c((p / g.pay_beats - 1) as u64),
+            k_plast: c((p / g.e_beats() - 1) as u64),
             k_xpay1: c((p * g.beats / g.pay_beats - 1) as u64),
-            k_lr: (1..g.pay_beats).map(|q| c((q * l * rm) as u64)).collect(),
+            k_lr: (1..g.e_beats()).map(|q| c((q * l * rm) as u64)).collect(),
+            k_lh: (0..pj).map(|_| c((p * l * rm) as u64)).collect(),
             k_m_pd: c(range_mask(g.pay_depth())),
             k_m_pc: c(range_mask(g.pay_depth() + 1)),
             md: (0..g.median as usize).map(|_| MedSort::new(g, module)).collect(),
@@ -1320,7 +1342,8 @@ impl PackKvEncoder {
             _nsh: g.nsh,
             _ls: ls,
             _med: g.median as usize,
-            _pb: g.pay_beats,
+            _pe: g.e_beats(),
+            _pj: pj,
         }
     }
 }
@@ -1619,7 +1642,7 @@ reg_logic!(PackKvEncoder;
         // ---- E: load a transposed tile, or shift pay_beats beats into the queue ----
         self.pw_v.next = self.e_v[0].q.val();
         self.pw_m.next = self.e_m[0].q.val();
-        for q in 1..self._pb {
+        for q in 1..self._pe {
             self.pw_v.next = self.pw_v.val() | (self.e_v[q].q.val() << self.k_lr[q - 1].val());
             self.pw_m.next = self.pw_m.val() | (self.e_m[q].q.val() << self.k_lr[q - 1].val());
         }
@@ -1649,6 +1672,31 @@ reg_logic!(PackKvEncoder;
             self.f_cnt.en.next = true;
             self.f_cnt.d.next = self.f_cnt.q.val() - self.k_one32.val();
         }
+        for h in 0..self._pj {
+            // a row of two tiles: the first tile's take only fills the half
+            // register; the second's writes both
+            self.e_half[h].clock.next = self.clock.val();
+            self.e_half[h].reset.next = self.reset.val();
+            self.e_half[h].en.next = self.e_take.val();
+            self.e_half[h].d.next = !self.e_half[h].q.val();
+            self.e_hv[h].clock.next = self.clock.val();
+            self.e_hv[h].reset.next = self.reset.val();
+            self.e_hv[h].en.next = self.e_take.val() & !self.e_half[h].q.val();
+            self.e_hv[h].d.next = self.pw_v.val();
+            self.e_hm[h].clock.next = self.clock.val();
+            self.e_hm[h].reset.next = self.reset.val();
+            self.e_hm[h].en.next = self.e_take.val() & !self.e_half[h].q.val();
+            self.e_hm[h].d.next = self.pw_m.val();
+            self.pay_ram.wdata.next = self.e_hv[h].q.val() | (self.pw_v.val() << self.k_lh[h].val());
+            self.pk_ram.wdata.next = self.e_hm[h].q.val() | (self.pw_m.val() << self.k_lh[h].val());
+            if self.e_take.val() & !self.e_half[h].q.val() {
+                self.pay_ram.we.next = false;
+                self.pk_ram.we.next = false;
+                self.f_wp.en.next = false;
+                self.f_cnt.en.next = self.f_rd.val();
+                self.f_cnt.d.next = self.f_cnt.q.val() - self.k_one32.val();
+            }
+        }
         if self.e_take.val() {
             self.e_beat.en.next = true;
             self.e_beat.d.next = self.e_beat.q.val() + self.k_one32.val();
@@ -1662,8 +1710,8 @@ reg_logic!(PackKvEncoder;
                 self.e_v[e].d.next = self.k_zero_w.val();
                 self.e_m[e].d.next = self.k_zero_w.val();
             }
-            for pb in self._pb..(self._pb + 1) {
-                for e in 0..(self._p - self._pb) {
+            for pb in self._pe..(self._pe + 1) {
+                for e in 0..(self._p - self._pe) {
                     self.e_v[e].d.next = self.e_v[e + pb].q.val();
                     self.e_m[e].d.next = self.e_m[e + pb].q.val();
                 }
