@@ -25,7 +25,7 @@
 
 use proptest::prelude::*;
 use sim::fp16;
-use sim::packkv::codec::{decode_stream, encode_pair, lower_median, median_order, pack_fields, DecodedBlock, TokenBlock};
+use sim::packkv::codec::{decode_stream, encode_pair, median_order, pack_fields, DecodedBlock, TokenBlock};
 use sim::packkv::params::{raw_bits, Repack};
 use sim::packkv::quantizer::{bound_x2, quantize_token, sanitized_units, TokenGrid};
 use tb::coverage::Coverage;
@@ -266,9 +266,10 @@ fn orders(s: &Set, blocks: &[[TokenBlock; 2]], k_beats: &[DBeat]) -> Result<Vec<
         if order.len() != b {
             return Err(format!("K block {i}: {} indices, {b} expected", order.len()));
         }
-        let key = |a: usize| (std::cmp::Reverse(lower_median(&kv[1].rows[a])), a);
-        if let Some(w) = order.windows(2).find(|w| key(w[0]) > key(w[1])) {
-            return Err(format!("K block {i}: arrival rows {} then {} break descending V median, ties by arrival", w[0], w[1]));
+        // spec §14.5's order is total: descending V median, ties by arrival
+        let want = median_order(&kv[1].rows);
+        if let Some(j) = (0..b).find(|&j| order[j] != want[j]) {
+            return Err(format!("K block {i}: stored row {j} is arrival row {}, the median order has {}", order[j], want[j]));
         }
         out.push(order);
     }
