@@ -34,7 +34,10 @@ every cycle up to now, so do the outputs, and the induction above carries
 the boxes' histories with the registers.
 
 Several gold registers may pair with one gate register (the synthesis
-merged them); re-encoded state registers named in a Yosys `fsm` log
+merged them); gold registers whose next-state functions agree on random
+patterns share one literal, as a checked guess, even where the synthesis
+purged their names (register correspondence, see main; a second try when
+the first, without it, fails); re-encoded state registers named in a Yosys `fsm` log
 (--fsm-log) are related to the gold state through its table (see main).
 
 The miter is written as two circuits over the same inputs, MITER.aig.gold.aig
@@ -646,7 +649,7 @@ def main():
         fsm_gate = {b for _, _, _, nq in fsms for b in nq.values()}
         paired_n = set(fsm_gate)
         pairs, pinned, related = [], [], []
-        merged_gold = set()
+        merged_gold = {}  # gold register -> its guess's key
         stuck = 0
         for q, d, _ in gold.ffs:
             match = None
@@ -667,13 +670,22 @@ def main():
                     b = gate.by_name.get(key)
                     if b in q_of_n and b not in fsm_gate:
                         match = ("ff", b, key)
-                        merged_gold.add(q)
+                        merged_gold[q] = ("pair", q)
                         break
+            # a member of a class of equal next-state functions (below)
+            # takes its anchor's gate register instead of its own
+            t = gold_class.get(q, q)
+            if t != q and ("class", q) not in drop:
+                tb = next(b for k in gold.names_of[t] if (b := gate.by_name.get(k)) in q_of_n)
+                if tb not in fsm_gate:
+                    key = next(k for k in gold.names_of[t] if gate.by_name.get(k) == tb)
+                    match = ("ff", tb, key)
+                    merged_gold[q] = ("class", q)
             if match is None and q in stuck_at:
                 match = ("stuck", str(stuck_at[q]), gold.names_of.get(q, [("?", 0)])[0])
             if match and match[0] == "const" and q not in live:
                 continue
-            if match and ("pair" if match[0] == "ff" else "pin", q) in drop:
+            if match and (merged_gold.get(q) if match[0] == "ff" else ("pin", q)) in drop:
                 continue  # refuted before: left free
             if match and match[0] == "ff":
                 paired_n.add(match[1])
@@ -735,7 +747,7 @@ def main():
         roots += box_ins
         for (gq, gd), (nq, nd), key in pairs:
             # (only a merged pair is a guess that may be dropped)
-            h = ("pair", gq) if gq in merged_gold else None
+            h = merged_gold.get(gq)
             roots.append((f"next state of register {key[0]}[{key[1]}]", gd, nd, h))
         for (q, d), c, key in pinned:
             roots.append((f"next state of gold register {key[0]}[{key[1]}] (gate constant {c})", d, str(c), ("pin", q)))
@@ -824,7 +836,7 @@ def main():
             hyp.append(h)
         stats = (
             (f"{gated} gate registers on gated clocks folded, " if gated else "")
-            + f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate), {len(pinned) - stuck} gold registers pinned to gate constants, {stuck} stuck at their reset value, "
+            + f"{len(pairs)} register pairs ({len(pairs) - len({nq for _, (nq, _), _ in pairs})} gold registers merged in the gate, {sum(merged_gold.get(gq, ('',))[0] == 'class' for (gq, _), _, _ in pairs)} of them tied to a register of equal next state), {len(pinned) - stuck} gold registers pinned to gate constants, {stuck} stuck at their reset value, "
             f"{len(related)} gate registers related to gold functions, "
             + (f"{len(gold.boxes)} black boxes ({len(box_ins)} input bits compared), " if gold.boxes else "")
             + f"{len(fsms)} re-encoded state registers ({len(fsm_gate)} gate bits) related to the gold state, "
@@ -869,57 +881,100 @@ def main():
             c = reset_value(d)
             if c is not None:
                 stuck_at[q] = c
-    drop = set()
-    by_abc = 0
-    cones = ""
-    for _ in range(1000):
-        aig, outputs, out_n, meaning, hyp, stats = build(drop)
-        bad = {hyp[i] for i in aig.refuted(outputs, out_n) if hyp[i]}
-        if bad:
-            drop |= bad
-            continue
-        # the two sides as two AIGs over the same inputs, output for output
-        aig.write(args[2] + ".gold.aig", outputs)
-        aig.write(args[2] + ".gate.aig", out_n)
-        with open(args[3], "w") as f:
-            f.write("\n".join(meaning) + "\n")
-        if abc_log is None:
-            break
-        # ABC's &cec (two circuits, output for output) decides, cone by
-        # cone where it stalls, with exhaustive simulation for small cones
-        # (see decide); when it refutes a relation, a counterexample
-        # (exhaustive simulation's pattern, else one from ABC's iprove on
-        # the OR miter, used only to find counterexamples, never as the
-        # proof) and patterns near it drop every relation they refute, and
-        # the check runs again
-        verdict, out, pattern, (a, b), log, cones = decide(aig, outputs, out_n, meaning, args[2])
-        with open(abc_log, "w") as f:
-            f.write(log)
-        if verdict != "refuted" or not hyp[out]:
-            break
-        if pattern is not None:
-            drop |= {hyp[i] for i in aig.refuted(outputs, out_n, near=pattern) if hyp[i]} | {hyp[out]}
-            by_abc += 1
-            continue
-        cex = args[2] + ".cex"
-        subprocess.run(["yosys-abc", "-c", f"miter -c {a} {b}; iprove; write_cex {cex}"], capture_output=True, text=True)
-        try:
-            text = [int(c) for c in re.match(r"[01]*", open(cex).read()).group(0)]
-        except OSError:
-            text = []
-        found = set()
-        # (the file's layout is not documented: take the alignment whose
-        # first pattern shows a difference)
-        for off in range(len(text) - aig.n_inputs + 1):
-            bits = text[off : off + aig.n_inputs]
-            hits = aig.refuted(outputs, out_n, width=1, near=bits)
-            if hits:
-                found = {hyp[i] for i in aig.refuted(outputs, out_n, near=bits) if hyp[i]}
+    # Register correspondence (van Eijk): gold registers whose next-state
+    # functions agree, each with its own state in place of the other's, are
+    # equal in every reachable state (equal after reset, they stay equal).
+    # The synthesis merges such registers where their logic became
+    # structurally equal, purges the losers' names, and then reads either:
+    # with one free input each the miter would tell them apart. So registers
+    # whose functions agree on random patterns form a class, and every
+    # member shares the literal of the class's anchor (its first member
+    # with a gate register by name): a guess, the member paired with the
+    # anchor's gate register and its own gate register related to it by
+    # name, each checked on the next state and dropped if refuted.
+    rng = random.Random(3)
+    full = (1 << 256) - 1
+    own = rng.getrandbits(256)
+    sample = {b: rng.getrandbits(256) for bits in ins_g.values() for b in bits}
+    sample.update({q: rng.getrandbits(256) for q, _, _ in gold.ffs})
+    by_next = {}
+    for q, d, _ in gold.ffs:
+        if q in live:
+            v = gold.evaluate(d, {"0": 0, "1": full}, lambda a, b: a & b, lambda a: ~a & full,
+                              leaf=lambda x: own if x == q else sample.get(x, 0))
+            by_next.setdefault(v, []).append(q)
+    gate_ffq = {q for q, _, _ in gate.ffs}
+    gold_class = {}
+    for m in by_next.values():
+        named = [t for t in m if any(gate.by_name.get(k) in gate_ffq for k in gold.names_of.get(t, []))]
+        if len(m) > 1 and named:
+            gold_class.update({q: named[0] for q in m})
+    def attempt():
+        """The refinement loop: (verdict, stats, dropped guesses, ABC
+        counterexamples, cone summary)."""
+        verdict = None
+        drop = set()
+        by_abc = 0
+        cones = ""
+        for _ in range(1000):
+            aig, outputs, out_n, meaning, hyp, stats = build(drop)
+            bad = {hyp[i] for i in aig.refuted(outputs, out_n) if hyp[i]}
+            if bad:
+                drop |= bad
+                continue
+            # the two sides as two AIGs over the same inputs, output for output
+            aig.write(args[2] + ".gold.aig", outputs)
+            aig.write(args[2] + ".gate.aig", out_n)
+            with open(args[3], "w") as f:
+                f.write("\n".join(meaning) + "\n")
+            if abc_log is None:
                 break
-        # at least the relation &cec refuted
-        found.add(hyp[out])
-        drop |= found
-        by_abc += 1
+            # ABC's &cec (two circuits, output for output) decides, cone by
+            # cone where it stalls, with exhaustive simulation for small cones
+            # (see decide); when it refutes a relation, a counterexample
+            # (exhaustive simulation's pattern, else one from ABC's iprove on
+            # the OR miter, used only to find counterexamples, never as the
+            # proof) and patterns near it drop every relation they refute, and
+            # the check runs again
+            verdict, out, pattern, (a, b), log, cones = decide(aig, outputs, out_n, meaning, args[2])
+            with open(abc_log, "w") as f:
+                f.write(log)
+            if verdict != "refuted" or not hyp[out]:
+                break
+            if pattern is not None:
+                drop |= {hyp[i] for i in aig.refuted(outputs, out_n, near=pattern) if hyp[i]} | {hyp[out]}
+                by_abc += 1
+                continue
+            cex = args[2] + ".cex"
+            subprocess.run(["yosys-abc", "-c", f"miter -c {a} {b}; iprove; write_cex {cex}"], capture_output=True, text=True)
+            try:
+                text = [int(c) for c in re.match(r"[01]*", open(cex).read()).group(0)]
+            except OSError:
+                text = []
+            found = set()
+            # (the file's layout is not documented: take the alignment whose
+            # first pattern shows a difference)
+            for off in range(len(text) - aig.n_inputs + 1):
+                bits = text[off : off + aig.n_inputs]
+                hits = aig.refuted(outputs, out_n, width=1, near=bits)
+                if hits:
+                    found = {hyp[i] for i in aig.refuted(outputs, out_n, near=bits) if hyp[i]}
+                    break
+            # at least the relation &cec refuted
+            found.add(hyp[out])
+            drop |= found
+            by_abc += 1
+        return verdict, stats, drop, by_abc, cones
+
+    # The classes are tried only where the proof fails without them: a
+    # wrong class that simulation does not refute can make another
+    # register's check fail, which drops no guess and ends the proof.
+    classes, gold_class = gold_class, {}
+    verdict, stats, drop, by_abc, cones = attempt()
+    if abc_log is not None and verdict != "equivalent" and classes:
+        gold_class = classes
+        verdict, stats, drop, by_abc, cones = attempt()
+        cones += " (registers classed after a proof without classes failed)"
     print(f"{stats}, {len(drop)} relations refuted (by simulation, {by_abc} ABC counterexamples) and dropped{cones}")
 
 main()

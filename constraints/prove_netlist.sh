@@ -25,7 +25,11 @@
 #    paired states equal, for every input, the outputs and the paired next
 #    states are equal. Registers that do not pair one to one are related
 #    by guesses, each checked again on the next state: gold registers the
-#    synthesis merged into one gate register, gold registers whose name is
+#    synthesis merged into one gate register, gold registers of equal
+#    next-state functions (one literal a class, found by random
+#    simulation: the synthesis merges such registers and purges the
+#    losers' names; only when the proof fails without them), gold
+#    registers whose name is
 #    a constant in the gate, gate registers that are a function of the gold
 #    state, and state registers the synthesis's `fsm` re-encoded (related
 #    through the table that the synthesis's own passes up to `fsm` log
