@@ -79,22 +79,35 @@ def elements_per_cycle(unit, params):
         c = params.get("heads", 1) * params.get("head-dim", 128)
         rk, rv = params.get("k-levels", 10).bit_length(), params.get("v-levels", 5).bit_length()
         bt = c // lanes
-        pb = 2 if 2 * lanes * max(rk, rv) <= 128 else 1
         med = params.get("repack", "none") == "median"
         perm = -(-b // (32 // (b.bit_length() - 1))) if med else 0
-        items = lambda tw, pb: 2 * (1 + b // tw + (b // pk) * (bt + pk * bt // pb)) + perm
+        rmax = max(rk, rv)
+        wb = lambda r: r.bit_length()
+        fields = max(lanes * (rk + wb(rk)), lanes * (rv + wb(rv)))
+        reader = 2 * b * bt
 
-        def tok_words(pb):
-            if med or items(1, pb) <= 2 * b * bt:
-                return 1
-            # the widest item's F / 32, a power of two
-            wb = lambda r: r.bit_length()
-            f = max(32, lanes * (rk + wb(rk)), lanes * (rv + wb(rv)), pb * lanes * max(rk, rv))
-            return 1 << ((f // 32).bit_length() - 1)
+        def count(pb, merge, tw):
+            return 2 * (1 + b // tw + (b // pk) * (bt + pk * bt // pb - merge)) + perm
 
-        if not med and 4 * lanes * max(rk, rv) <= 128 and (pk * bt) % 4 == 0 and items(tok_words(pb), pb) > 2 * b * bt:
-            pb = 4
-        t = max(2 * b * bt, items(tok_words(pb), pb))
+        def at(pb, merge, grow):
+            # (pb, merge, tw, F): the widest item's F / 32, a power of two,
+            # token words an item where one a time falls behind
+            f = max(32, fields, pb * lanes * rmax, fields + pb * lanes * rmax if merge else 0, grow)
+            if med or count(pb, merge, 1) <= reader:
+                return pb, merge, 1, f
+            return pb, merge, 1 << ((f // 32).bit_length() - 1), f
+
+        it = at(2 if 2 * lanes * rmax <= 128 else 1, 0, 0)
+        if not med and 4 * lanes * rmax <= 128 and (pk * bt) % 4 == 0 and count(*it[:3]) > reader:
+            it = at(4, 0, 0)
+        if not med and count(*it[:3]) > reader and fields + it[0] * lanes * rmax <= 128:
+            it = at(it[0], 1, 0)
+            for tw in (2, 4):
+                h = at(it[0], 1, 32 * tw)
+                if count(*it[:3]) > reader and 32 * tw > it[3] and count(*h[:3]) <= reader:
+                    it = h
+        pb = it[0]
+        t = max(reader, count(*it[:3]))
         if med:
             pw = 2 if bt % 2 == 0 and pb == 2 else 1
             t = max(t, (3 * b * bt + b * bt // pw + b + (1 << rv) + 14) / 2)

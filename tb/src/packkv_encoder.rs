@@ -311,6 +311,10 @@ pub struct Run {
     /// queue row of two tiles (`P = 2`).
     pub pb4_blocks: u64,
     pub two_tile_blocks: u64,
+    /// Blocks out whose pack rows' last fields beat carried the first
+    /// payload item, the row's only one or with more after it.
+    pub merge_blocks: u64,
+    pub merge_more_blocks: u64,
     /// A reset cut the run: whole blocks out before it.
     pub cut_blocks: Option<usize>,
 }
@@ -334,16 +338,23 @@ pub const POINTS: &[&str] = &[
     TW_POINT,
     PB4_POINT,
     TWO_TILE_POINT,
+    MERGE_POINT,
+    MERGE_MORE_POINT,
 ];
 
-/// Blocks whose token words go several an item (`tok_words > 1`): RTL
-/// models only (the netlists' sets have `tw = 1`).
+/// Blocks whose token words go several an item (`tok_words > 1`; the
+/// netlist of `c2_l2` among them).
 pub const TW_POINT: &str = "block of several token words an item";
 /// Blocks sent four payload beats an item (`pay_beats` 4: `b16_l4`, `n255_l1`).
 pub const PB4_POINT: &str = "block of four payload beats an item";
 /// Blocks whose queue rows each hold two tiles (`pay_beats` 4 with `P = 2`:
 /// `n255_l1`).
 pub const TWO_TILE_POINT: &str = "block of queue rows of two tiles";
+/// Blocks whose pack rows send their last fields beat and first payload
+/// item as one item: the row's only payload item (`c2_l2`), or with more
+/// to follow (`p2_l8`, RTL only).
+pub const MERGE_POINT: &str = "block of fields and payload merged";
+pub const MERGE_MORE_POINT: &str = "block of fields and payload merged, more payload after";
 
 /// Median repacking (spec §14.5), over the `repack = median` models.
 pub const MEDIAN_POINTS: &[&str] = &[
@@ -365,19 +376,62 @@ pub fn cover_median(cov: &Coverage, r: &Run) {
     cov.add("median: pair with many medians", r.kinds.iter().filter(|k| **k == Kind::Medians).count() as u64);
 }
 
-/// Payload beats per output item (spec §14.14.3): two when two beats of
-/// `lanes` slots of `r_max` bits fit the shifter's 128 lanes, else one;
-/// four with `repack = none` where four fit, 4 divides a pack row's `P BT`
-/// beats and the items at two outnumber the reader's `2 B BT` cycles.
-pub fn pay_beats(p: &EncParams) -> usize {
+/// How a block pair's items are formed (spec §14.14.3, Timing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Items {
+    /// Payload beats an item.
+    pub pb: usize,
+    /// A pack row's last fields beat goes out with its first payload item.
+    pub merge: bool,
+    /// Token words an item.
+    pub tw: usize,
+    /// `F`, the widest item's bits.
+    pub f: usize,
+}
+
+/// The spec's choices in its order: payload beats two where two fit the
+/// shifter, else one; four with `repack = none` where four fit, 4 divides
+/// a pack row's `P BT` beats and the items at two outnumber the reader's
+/// `2 B BT` cycles; then, with `none` and still behind, the merged fields
+/// and payload item where it fits, and `F` grown to `32 tw` for the least
+/// `tw` of 2 and 4 that keeps up, if one does.
+pub fn items_of(p: &EncParams) -> Items {
     let rmax = raw_bits(p.k_levels).max(raw_bits(p.v_levels)) as usize;
-    let two = if 2 * p.lanes * rmax <= 128 { 2 } else { 1 };
-    let four = p.repack == Repack::None && 4 * p.lanes * rmax <= 128 && (p.pack * p.beats()) % 4 == 0;
-    if four && items_with(p, tok_words_at(p, two), two) > 2 * p.block * p.beats() {
-        4
-    } else {
-        two
+    let side = |n: u32| p.lanes * (raw_bits(n) + width_bits(raw_bits(n))) as usize;
+    let fields = side(p.k_levels).max(side(p.v_levels));
+    let reader = 2 * p.block * p.beats();
+    let none = p.repack == Repack::None;
+    let at = |pb: usize, merge: bool, grow: usize| {
+        let f = [32, fields, pb * p.lanes * rmax, if merge { fields + pb * p.lanes * rmax } else { 0 }, grow]
+            .into_iter()
+            .max()
+            .unwrap();
+        let mut it = Items { pb, merge, tw: 1, f };
+        if !none || count(p, &it) <= reader {
+            return it;
+        }
+        it.tw = 1 << (f / 32).ilog2();
+        it
+    };
+    let mut it = at(if 2 * p.lanes * rmax <= 128 { 2 } else { 1 }, false, 0);
+    if none && 4 * p.lanes * rmax <= 128 && (p.pack * p.beats()) % 4 == 0 && count(p, &it) > reader {
+        it = at(4, false, 0);
     }
+    if none && count(p, &it) > reader && fields + it.pb * p.lanes * rmax <= 128 {
+        it = at(it.pb, true, 0);
+        for tw in [2, 4] {
+            let h = at(it.pb, true, 32 * tw);
+            if count(p, &it) > reader && 32 * tw > it.f && count(p, &h) <= reader {
+                it = h;
+            }
+        }
+    }
+    it
+}
+
+/// Payload beats per output item (`items_of`).
+pub fn pay_beats(p: &EncParams) -> usize {
+    items_of(p).pb
 }
 
 /// Beat positions the `median` fields pass reads a cycle (spec §14.14.3):
@@ -391,39 +445,30 @@ pub fn pass_width(p: &EncParams) -> usize {
     }
 }
 
-/// Token words an output item carries (spec §14.14.3, Timing): 1 with
-/// `median` or where one-word items keep up with the reader; otherwise `F /
-/// 32` rounded down to a power of two, `F = max(32, lanes (r_s + wb_s),
-/// pay_beats lanes r_max)` bits being the widest item.
+/// Token words an output item carries (`items_of`): 1 with `median` or
+/// where one-word items keep up with the reader; otherwise `F / 32`
+/// rounded down to a power of two.
 pub fn tok_words(p: &EncParams) -> usize {
-    tok_words_at(p, pay_beats(p))
-}
-
-fn tok_words_at(p: &EncParams, pb: usize) -> usize {
-    if p.repack == Repack::Median || items_with(p, 1, pb) <= 2 * p.block * p.beats() {
-        return 1;
-    }
-    let side = |n: u32| p.lanes * (raw_bits(n) + width_bits(raw_bits(n))) as usize;
-    let rmax = raw_bits(p.k_levels).max(raw_bits(p.v_levels)) as usize;
-    let f = [32, side(p.k_levels), side(p.v_levels), pb * p.lanes * rmax].into_iter().max().unwrap();
-    1 << (f / 32).ilog2()
+    items_of(p).tw
 }
 
 /// Output items of a block pair with no stall (spec §14.14.3): header,
 /// token words (`tw` an item), the permutation's items (median), per pack
-/// row the fields beats and the payload items (`pb` beats each).
-fn items_with(p: &EncParams, tw: usize, pb: usize) -> usize {
+/// row the fields beats and the payload items (`pb` beats each), one fewer
+/// where the last fields beat carries the first payload item.
+fn count(p: &EncParams, it: &Items) -> usize {
     let perm = if p.repack == Repack::Median {
         // as many log2(B)-bit entries as fit 32 bits per item
         p.block.div_ceil(32 / p.block.trailing_zeros() as usize)
     } else {
         0
     };
-    2 * (1 + p.block / tw + (p.block / p.pack) * (p.beats() + p.pack * p.beats() / pb)) + perm
+    let row = p.beats() + p.pack * p.beats() / it.pb - it.merge as usize;
+    2 * (1 + p.block / it.tw + (p.block / p.pack) * row) + perm
 }
 
 pub fn items_per_pair(p: &EncParams) -> usize {
-    items_with(p, tok_words(p), pay_beats(p))
+    count(p, &items_of(p))
 }
 
 /// Cycles per block pair with no stall once the pipeline is full (spec
@@ -471,6 +516,8 @@ pub fn cover(cov: &Coverage, r: &Run) {
     cov.add(TW_POINT, r.tw_blocks);
     cov.add(PB4_POINT, r.pb4_blocks);
     cov.add(TWO_TILE_POINT, r.two_tile_blocks);
+    cov.add(MERGE_POINT, r.merge_blocks);
+    cov.add(MERGE_MORE_POINT, r.merge_more_blocks);
 }
 
 #[derive(Clone, Debug)]
@@ -702,6 +749,13 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
     run.blocks = got.len();
     if tok_words(p) > 1 {
         run.tw_blocks = got.len() as u64;
+    }
+    let it = items_of(p);
+    if it.merge && p.pack * p.beats() == it.pb {
+        run.merge_blocks = got.len() as u64;
+    }
+    if it.merge && p.pack * p.beats() > it.pb {
+        run.merge_more_blocks = got.len() as u64;
     }
     if pay_beats(p) == 4 {
         run.pb4_blocks = got.len() as u64;

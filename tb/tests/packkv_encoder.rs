@@ -47,7 +47,7 @@ fn rtl_matches_model() {
 fn netlists_match_model() {
     let med = tb::coverage::Coverage::new("packkv_encoder median (netlists)", MEDIAN_POINTS);
     let f = |info: &'static ModelInfo, cov: &tb::coverage::Coverage| check(info, prop::cases(16), cov, &med);
-    let required: Vec<&str> = POINTS.iter().copied().filter(|&x| x != pe::TW_POINT).collect();
+    let required: Vec<&str> = POINTS.iter().copied().filter(|&x| x != pe::MERGE_MORE_POINT).collect();
     models::sweep_closed(UNIT, true, 1, POINTS, &required, f);
     med.check_points(&[]);
 }

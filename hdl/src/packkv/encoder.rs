@@ -92,6 +92,11 @@ pub struct EncGeometry {
     /// divides a pack row's `P BT` beats and the items at 2 outnumber the
     /// reader's cycles (with `P = 2` a queue row is then two tiles).
     pub pay_beats: usize,
+    /// A pack row's last fields beat and its first payload item go out as
+    /// one item (`none`, where the items outnumber the reader otherwise).
+    pub merge: bool,
+    /// The least `F` (32 `tw`) that lets the token words keep up, else 0.
+    pub grow: usize,
 }
 
 impl EncGeometry {
@@ -129,15 +134,34 @@ impl EncGeometry {
             out_words: 0,
             median,
             pay_beats,
+            merge: false,
+            grow: 0,
             k,
             v,
         };
         g.size_items();
+        let reader = 2 * block * g.beats;
         // four beats an item where two leave the output behind the reader
         // (`none` only: the median pass reads at most two beats a cycle)
-        if !median && 4 * lanes * rmax <= WMAX && (pack * g.beats) % 4 == 0 && g.items(g.tok_words()) > 2 * block * g.beats {
+        if !median && 4 * lanes * rmax <= WMAX && (pack * g.beats) % 4 == 0 && g.items(g.tok_words()) > reader {
             g.pay_beats = 4;
             g.size_items();
+        }
+        // still behind: a pack row's last fields beat carries its first
+        // payload item, and the item grows to the token words that keep up
+        if !median && g.items(g.tok_words()) > reader && fk.max(fv) + g.pay_bits() <= WMAX {
+            g.merge = true;
+            g.size_items();
+            for tw in [2, 4] {
+                if g.items(g.tok_words()) > reader && 32 * tw > g.chunk {
+                    let mut h = g.clone();
+                    h.grow = 32 * tw;
+                    h.size_items();
+                    if h.items(h.tok_words()) <= reader {
+                        g = h;
+                    }
+                }
+            }
         }
         Ok(g)
     }
@@ -145,7 +169,8 @@ impl EncGeometry {
     /// `F`, the shifter and the output beat for the current `pay_beats`.
     fn size_items(&mut self) {
         let side = |s: &SideGeom| self.lanes * (s.raw + s.wb);
-        self.chunk = side(&self.k).max(side(&self.v)).max(32).max(self.pay_beats * self.lanes * self.rmax);
+        let merged = if self.merge { side(&self.k).max(side(&self.v)) + self.pay_bits() } else { 0 };
+        self.chunk = side(&self.k).max(side(&self.v)).max(32).max(self.pay_bits()).max(merged).max(self.grow);
         self.nsh = self.chunk.next_power_of_two();
         self.out_words = (31 + self.chunk).div_ceil(32);
     }
@@ -174,7 +199,8 @@ impl EncGeometry {
     /// fields beats and payload items.
     pub fn items(&self, tw: usize) -> usize {
         let rows = self.block / self.pack;
-        2 * (1 + self.block / tw + rows * (self.beats + self.pack * self.beats / self.pay_beats)) + self.perm_items()
+        let row = self.beats + self.pack * self.beats / self.pay_beats - self.merge as usize;
+        2 * (1 + self.block / tw + rows * row) + self.perm_items()
     }
 
     /// The K block's permutation items (`median`), else 0.
@@ -936,6 +962,8 @@ const K_PAY: u64 = 3;
 const K_STAT: u64 = 4;
 /// A permutation item (median repacking).
 const K_PERM: u64 = 5;
+/// A pack row's last fields beat with its first payload item (`merge`).
+const K_FP: u64 = 6;
 
 #[derive(LogicBlock)]
 pub struct PackKvEncoder {
@@ -1136,6 +1164,11 @@ pub struct PackKvEncoder {
     k_lr: Vec<Constant<Bits<32>>>,
     /// Where a row is two tiles: the second tile's first bit, `P lanes r_max`.
     k_lh: Vec<Constant<Bits<32>>>,
+    // ---- merge only (length 1, else 0): the merged item's kind, and where
+    // its payload starts, after the side's fields beat ----
+    k_fp: Vec<Constant<Bits<8>>>,
+    k_fofs_k: Vec<Constant<Bits<32>>>,
+    k_fofs_v: Vec<Constant<Bits<32>>>,
     k_m_pd: Constant<Bits<32>>,
     k_m_pc: Constant<Bits<32>>,
     // ---- repack = median only (length 1, else 0) ----
@@ -1150,6 +1183,9 @@ pub struct PackKvEncoder {
     _pe: usize,
     /// 1 where a queue row is two tiles, else 0.
     _pj: usize,
+    /// `merge` and a pack row's payload is one item (`_fm1`) or more (`_fmn`).
+    _fm1: usize,
+    _fmn: usize,
 }
 
 impl PackKvEncoder {
@@ -1332,6 +1368,9 @@ impl PackKvEncoder {
             k_xpay1: c((p * g.beats / g.pay_beats - 1) as u64),
             k_lr: (1..g.e_beats()).map(|q| c((q * l * rm) as u64)).collect(),
             k_lh: (0..pj).map(|_| c((p * l * rm) as u64)).collect(),
+            k_fp: consts((0..g.merge as usize).map(|_| K_FP)),
+            k_fofs_k: consts((0..g.merge as usize).map(|_| (l * (g.k.raw + g.k.wb)) as u64)),
+            k_fofs_v: consts((0..g.merge as usize).map(|_| (l * (g.v.raw + g.v.wb)) as u64)),
             k_m_pd: c(range_mask(g.pay_depth())),
             k_m_pc: c(range_mask(g.pay_depth() + 1)),
             md: (0..g.median as usize).map(|_| MedSort::new(g, module)).collect(),
@@ -1344,6 +1383,8 @@ impl PackKvEncoder {
             _med: g.median as usize,
             _pe: g.e_beats(),
             _pj: pj,
+            _fm1: (g.merge && p * g.beats == g.pay_beats) as usize,
+            _fmn: (g.merge && p * g.beats > g.pay_beats) as usize,
         }
     }
 }
@@ -1541,6 +1582,25 @@ reg_logic!(PackKvEncoder;
             self.x_issue.next = false;
         }
         self.f_rd.next = self.x_issue.val() & (self.x_state.q.val() == self.k_pay.val());
+        for _m in 0..(self._fm1 + self._fmn) {
+            // the merged item waits for its payload row, and at the block's
+            // end (one payload item a row) for R's done flag, as it releases
+            if (self.x_state.q.val() == self.k_fld.val()) & (self.x_i.q.val() == self.k_bt1.val()) {
+                if self.f_cnt.q.val() == self.k_zero32.val() {
+                    self.x_issue.next = false;
+                }
+                self.f_rd.next = self.x_issue.val();
+            }
+        }
+        for _m in 0..self._fm1 {
+            if (self.x_state.q.val() == self.k_fld.val()) & (self.x_i.q.val() == self.k_bt1.val())
+                & (self.x_rho.q.val() == self.k_rows1.val()) & self.x_side.q.val() {
+                if (self.x_bank.q.val() & !self.r_done1.q.val()) | (!self.x_bank.q.val() & !self.r_done0.q.val()) {
+                    self.x_issue.next = false;
+                    self.f_rd.next = false;
+                }
+            }
+        }
         // E drains into the queue whenever it has room, so the reader does
         // not wait for the output's metadata items
         self.e_take.next = self.e_full.q.val() & (self.f_cnt.q.val() != self.k_pd.val());
@@ -1868,6 +1928,41 @@ reg_logic!(PackKvEncoder;
                 }
             }
         }
+        for m in 0..self._fmn {
+            // the pack row's last fields beat carries its first payload item
+            if self.x_issue.val() & (self.x_state.q.val() == self.k_fld.val()) & (self.x_i.q.val() == self.k_bt1.val()) {
+                self.x1_kind.d.next = self.k_fp[m].val();
+                self.x_i.d.next = self.k_one32.val();
+            }
+        }
+        for m in 0..self._fm1 {
+            // ... and, the row's only one, ends the row
+            if self.x_issue.val() & (self.x_state.q.val() == self.k_fld.val()) & (self.x_i.q.val() == self.k_bt1.val()) {
+                self.x1_kind.d.next = self.k_fp[m].val();
+                self.x_state.d.next = self.k_fld.val();
+                self.x_rho.en.next = true;
+                self.x_rho.d.next = self.x_rho.q.val() + self.k_one32.val();
+                if self.x_rho.q.val() == self.k_rows1.val() {
+                    // the block's last item; after V's, R is done (the issue
+                    // waited for it), so the pair's banks are released now,
+                    // with x_bank still the pair's
+                    self.x1_flags.d.next = self.k_end.val();
+                    if self.x_nfl.q.val() {
+                        self.x1_flags.d.next = self.k_end.val() | self.k_nf.val();
+                    }
+                    self.x_state.d.next = self.k_hdr.val();
+                    self.x_side.en.next = true;
+                    self.x_side.d.next = !self.x_side.q.val();
+                    self.x_relp.en.next = false;
+                    if self.x_side.q.val() {
+                        self.ks.rel.next = true;
+                        self.vs.rel.next = true;
+                        self.x_bank.en.next = true;
+                        self.x_bank.d.next = !self.x_bank.q.val();
+                    }
+                }
+            }
+        }
 
         // R has read the pair (its last payload is in the queue or later) and
         // X has sent its fields: no later read of the pair's banks. R's done
@@ -1964,6 +2059,16 @@ reg_logic!(PackKvEncoder;
             if self.x1_side.q.val() {
                 self.chunk.next = self.vs.fld_rdata.val();
                 self.keep.next = self.k_fkeep_v.val();
+            }
+        }
+        for m in 0..(self._fm1 + self._fmn) {
+            if self.x1_kind.q.val() == self.k_fp[m].val() {
+                self.chunk.next = self.ks.fld_rdata.val() | (self.pay_ram.rdata.val() << self.k_fofs_k[m].val());
+                self.keep.next = self.k_fkeep_k.val() | (self.pk_ram.rdata.val() << self.k_fofs_k[m].val());
+                if self.x1_side.q.val() {
+                    self.chunk.next = self.vs.fld_rdata.val() | (self.pay_ram.rdata.val() << self.k_fofs_v[m].val());
+                    self.keep.next = self.k_fkeep_v.val() | (self.pk_ram.rdata.val() << self.k_fofs_v[m].val());
+                }
             }
         }
         self.zr.clock.next = self.clock.val();
