@@ -160,8 +160,10 @@ lint: rtl
 # then the same with the FSM re-encoding applied to the RTL; then Yosys
 # equiv_induct) for PROVE_MODELS (`prove = "fast"`), two at a time; then
 # PROVE_MUTANT's netlist with one gate changed, which must fail to prove
-# with every engine, and a PROVE_SIM_MUTANT mutant that exhaustive
-# simulation must refute. `make prove-all` adds PROVE_SLOW_MODELS
+# with every engine, a PROVE_SIM_MUTANT mutant that exhaustive
+# simulation must refute, and a PROVE_CLASS_MUTANT mutant that the cut
+# engine must refute with its register classes (the line must say it
+# classed them). `make prove-all` adds PROVE_SLOW_MODELS
 # (`prove = "slow"`); a timeout (PROVE_TIMEOUT: 600 s for make prove, 1,500
 # beside make test's binaries, PROVE_ALL_TIMEOUT for prove-all) fails the
 # target. Times per proof go to
@@ -173,6 +175,7 @@ lint: rtl
 PROVE_MODELS ?= $(call models_list,PROVE_MODELS,--prove fast)
 PROVE_MUTANT ?= $(call models_list,PROVE_MUTANT,--make prove-mutant)
 PROVE_SIM_MUTANT ?= $(call models_list,PROVE_SIM_MUTANT,--make prove-sim-mutant)
+PROVE_CLASS_MUTANT ?= $(call models_list,PROVE_CLASS_MUTANT,--make prove-class-mutant)
 PROVE_SLOW_MODELS ?= $(call models_list,PROVE_SLOW_MODELS,--prove slow)
 PROVE_ALL_TIMEOUT ?= 2700
 PROVE_MACROS ?= $(SYNTH_MACROS_ONLY)
@@ -230,7 +233,11 @@ prove-netlists:
 	read -r name module dir < <(grep "^$(PROVE_SIM_MUTANT) " $(BUILD)/prove-netlists.txt); \
 	PROVE_CEC_SECONDS=0.01 PROVE_CONE_SECONDS=0.01 constraints/prove_netlist.sh --engine cut --mutate-deep "$$dir" "$$module" $(LIBERTY) \
 	  | sed "s/^/$$name (exhaustive simulation) /" | tee -a $(REPORTS)/prove.txt; \
-	echo "prove: $$(wc -l < $(BUILD)/prove-netlists.txt) netlists proven equivalent to their RTL, 4 mutants refuted, $$(( $$(date +%s) - start )) s"
+	read -r name module dir < <(grep "^$(PROVE_CLASS_MUTANT) " $(BUILD)/prove-netlists.txt); \
+	line=$$(constraints/prove_netlist.sh --engine cut --mutate-deep "$$dir" "$$module" $(LIBERTY) | sed "s/^/$$name (register classes) /"); \
+	echo "$$line" | tee -a $(REPORTS)/prove.txt; \
+	case $$line in *"registers classed"*) ;; *) echo "prove: $$name's mutant did not reach the register classes" >&2; exit 1 ;; esac; \
+	echo "prove: $$(wc -l < $(BUILD)/prove-netlists.txt) netlists proven equivalent to their RTL, 5 mutants refuted, $$(( $$(date +%s) - start )) s"
 
 # Every co-simulation model of this run into the model cache (a no-op when
 # the hardware has not changed), all cores busy, biggest first.

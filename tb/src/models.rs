@@ -47,6 +47,10 @@ pub struct MakeLists {
     /// `make prove`: the model whose deep mutant exhaustive simulation must
     /// refute (a `prove = "fast"` model).
     pub prove_sim_mutant: String,
+    /// `make prove`: the model whose deep mutant the cut engine must refute
+    /// with register classes too (a `prove = "fast"` model whose proof
+    /// needs them, so that its mutant takes that path).
+    pub prove_class_mutant: String,
     /// Units whose defaults, or models (by name), `make synth` times only
     /// with their memories as macros; `make prove-all` proves those
     /// netlists.
@@ -65,13 +69,15 @@ impl MakeLists {
         Some(match key {
             "prove-mutant" => self.prove_mutant.clone(),
             "prove-sim-mutant" => self.prove_sim_mutant.clone(),
+            "prove-class-mutant" => self.prove_class_mutant.clone(),
             "synth-macros-only" => self.synth_macros_only_args.join(" "),
             "prove-macros-fast" => self.prove_macros_fast.join(" "),
             _ => return None,
         })
     }
 
-    pub const KEYS: [&'static str; 4] = ["prove-mutant", "prove-sim-mutant", "synth-macros-only", "prove-macros-fast"];
+    pub const KEYS: [&'static str; 5] =
+        ["prove-mutant", "prove-sim-mutant", "prove-class-mutant", "synth-macros-only", "prove-macros-fast"];
 }
 
 #[derive(Deserialize)]
@@ -217,7 +223,11 @@ pub fn parse(text: &str) -> Result<(Vec<Spec>, MakeLists), String> {
         });
     }
     let m = &file.make;
-    for (key, name) in [("prove-mutant", &m.prove_mutant), ("prove-sim-mutant", &m.prove_sim_mutant)] {
+    for (key, name) in [
+        ("prove-mutant", &m.prove_mutant),
+        ("prove-sim-mutant", &m.prove_sim_mutant),
+        ("prove-class-mutant", &m.prove_class_mutant),
+    ] {
         if !specs.iter().any(|s| &s.name == name && s.prove == Some(Prove::Fast)) {
             return Err(format!("[make] {key} = \"{name}\" is not a model with prove = \"fast\""));
         }

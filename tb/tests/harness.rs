@@ -207,7 +207,11 @@ fn models_toml_tags_are_valid_and_complete() {
             None => assert!(units.contains(&e.as_str()) && arg == e, "[make]: {e} is no unit and no model"),
         }
     }
-    for (key, name) in [("prove-mutant", &make.prove_mutant), ("prove-sim-mutant", &make.prove_sim_mutant)] {
+    for (key, name) in [
+        ("prove-mutant", &make.prove_mutant),
+        ("prove-sim-mutant", &make.prove_sim_mutant),
+        ("prove-class-mutant", &make.prove_class_mutant),
+    ] {
         let s = specs.iter().find(|s| &s.name == name).unwrap_or_else(|| panic!("[make] {key}: no model {name}"));
         assert_eq!(s.prove, Some(Prove::Fast), "[make] {key} = {name} must be in make prove's list");
     }
@@ -227,7 +231,7 @@ fn models_toml_tags_are_valid_and_complete() {
     assert!(count(&|s| s.synth) >= units.len() && count(&|s| s.prove == Some(Prove::Slow)) > 0);
 
     // the checks of models::parse reject what the Makefile could not use
-    let base = "[defaults]\nopt = 1\nnet-opt = 1\nslow-opt = 0\n[make]\nprove-mutant = \"a\"\nprove-sim-mutant = \"a\"\n\
+    let base = "[defaults]\nopt = 1\nnet-opt = 1\nslow-opt = 0\n[make]\nprove-mutant = \"a\"\nprove-sim-mutant = \"a\"\nprove-class-mutant = \"a\"\n\
                 synth-macros-only = [\"u\"]\nprove-macros-fast = [\"u\"]\n";
     let model = |tags: &str| format!("{base}[[model]]\nname = \"a\"\nunit = \"u\"\n{tags}\n");
     let (ok, _) = models::parse(&model("synth = true\nprove = \"fast\"")).expect("a valid list");

@@ -52,7 +52,7 @@ enum Cmd {
         #[arg(long, value_parser = ["fast", "slow"], conflicts_with = "make")]
         prove: Option<String>,
         /// A value of the `[make]` table: prove-mutant, prove-sim-mutant,
-        /// synth-macros-only or prove-macros-fast.
+        /// prove-class-mutant, synth-macros-only or prove-macros-fast.
         #[arg(long, value_name = "KEY", value_parser = models::MakeLists::KEYS)]
         make: Option<String>,
     },
