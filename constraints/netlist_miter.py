@@ -892,23 +892,27 @@ def main():
     # with a gate register by name): a guess, the member paired with the
     # anchor's gate register and its own gate register related to it by
     # name, each checked on the next state and dropped if refuted.
-    rng = random.Random(3)
-    full = (1 << 256) - 1
-    own = rng.getrandbits(256)
-    sample = {b: rng.getrandbits(256) for bits in ins_g.values() for b in bits}
-    sample.update({q: rng.getrandbits(256) for q, _, _ in gold.ffs})
-    by_next = {}
-    for q, d, _ in gold.ffs:
-        if q in live:
-            v = gold.evaluate(d, {"0": 0, "1": full}, lambda a, b: a & b, lambda a: ~a & full,
-                              leaf=lambda x: own if x == q else sample.get(x, 0))
-            by_next.setdefault(v, []).append(q)
-    gate_ffq = {q for q, _, _ in gate.ffs}
-    gold_class = {}
-    for m in by_next.values():
-        named = [t for t in m if any(gate.by_name.get(k) in gate_ffq for k in gold.names_of.get(t, []))]
-        if len(m) > 1 and named:
-            gold_class.update({q: named[0] for q in m})
+    def classes():
+        """Each live gold register of a class -> the class's anchor."""
+        rng = random.Random(3)
+        full = (1 << 256) - 1
+        own = rng.getrandbits(256)
+        sample = {b: rng.getrandbits(256) for bits in ins_g.values() for b in bits}
+        sample.update({q: rng.getrandbits(256) for q, _, _ in gold.ffs})
+        by_next = {}
+        for q, d, _ in gold.ffs:
+            if q in live:
+                v = gold.evaluate(d, {"0": 0, "1": full}, lambda a, b: a & b, lambda a: ~a & full,
+                                  leaf=lambda x: own if x == q else sample.get(x, 0))
+                by_next.setdefault(v, []).append(q)
+        gate_ffq = {q for q, _, _ in gate.ffs}
+        anchor = {}
+        for m in by_next.values():
+            named = [t for t in m if any(gate.by_name.get(k) in gate_ffq for k in gold.names_of.get(t, []))]
+            if len(m) > 1 and named:
+                anchor.update({q: named[0] for q in m})
+        return anchor
+
     def attempt():
         """The refinement loop: (verdict, stats, dropped guesses, ABC
         counterexamples, cone summary)."""
@@ -969,10 +973,13 @@ def main():
     # The classes are tried only where the proof fails without them: a
     # wrong class that simulation does not refute can make another
     # register's check fail, which drops no guess and ends the proof.
-    classes, gold_class = gold_class, {}
+    # (found only then: the simulation of every next-state function is
+    # wasted on a proof that needs no classes)
+    gold_class = {}
     verdict, stats, drop, by_abc, cones = attempt()
-    if abc_log is not None and verdict != "equivalent" and classes:
-        gold_class = classes
+    if abc_log is not None and verdict != "equivalent":
+        gold_class = classes()
+    if gold_class:
         verdict, stats, drop, by_abc, cones = attempt()
         cones += " (registers classed after a proof without classes failed)"
     print(f"{stats}, {len(drop)} relations refuted (by simulation, {by_abc} ABC counterexamples) and dropped{cones}")
