@@ -22,8 +22,11 @@
 //! against the port list in its header. `replay.v` applies a line's inputs,
 //! lets them settle, checks the outputs against the same line, then gives
 //! the rising edge (the recording's order), and prints `mismatch` and `xz`
-//! lines for the first few failures and a `done` line with the counts. Its
-//! own names start with `kvf_`, clear of the ports'.
+//! lines for the first few failures, an `at` line every few cycles (a
+//! replay that stops printing them is killed: Icarus can spin forever at
+//! one time step where two always blocks keep re-waking each other), and a
+//! `done` line with the counts. Its own names start with `kvf_`, clear of
+//! the ports'.
 
 use crate::info::{Dir, ModelInfo, PortInfo};
 use crate::model::Recording;
@@ -31,10 +34,18 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// Failures of each kind the testbench prints (all are counted).
 pub const SHOW: usize = 8;
+
+/// The testbench prints `at <cycle>` every `PROGRESS` cycles; a replay
+/// that prints nothing for `STALL_LIMIT` is killed. The slowest replays
+/// (engine netlists) run about 100 cycles/s, so a 64-cycle line comes well
+/// within the limit, and loading the largest netlist takes seconds.
+const PROGRESS: usize = 64;
+const STALL_LIMIT: Duration = Duration::from_secs(120);
 
 /// One output port at one cycle that failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -269,14 +280,43 @@ pub fn replay(info: &ModelInfo, rec: &Recording, dir: &Path) -> Result<Replay, S
         .stderr(stderr)
         .spawn()
         .map_err(|e| format!("cannot run vvp ({e})"))?;
+    // lines come through a thread, so that a replay that stops making
+    // progress (a zero-delay loop: time never advances) is killed, not waited on
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
     let mut log = String::new();
-    let (mut loop_start, mut done) = (None, None);
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.map_err(|e| e.to_string())?;
+    let (mut loop_start, mut done, mut at) = (None, None, None::<String>);
+    loop {
+        let line = match rx.recv_timeout(STALL_LIMIT) {
+            Ok(line) => line.map_err(|e| e.to_string())?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                write(&dir.join("vvp.log"), &log)?;
+                let at = at.map_or_else(|| "before the first cycle".to_string(), |c| format!("after cycle {c}"));
+                return Err(format!(
+                    "{}: vvp made no progress for {} s ({at}; a zero-delay loop between always blocks?) and was killed, in {}",
+                    info.name,
+                    STALL_LIMIT.as_secs(),
+                    dir.display()
+                ));
+            }
+        };
         if line == "start" {
             loop_start = Some(Instant::now());
         } else if line.starts_with("done ") {
             done = Some(Instant::now());
+        } else if let Some(c) = line.strip_prefix("at ") {
+            at = Some(c.to_string());
+            continue;
         }
         log += &line;
         log.push('\n');
@@ -388,6 +428,10 @@ fn testbench(info: &ModelInfo, fields: &[Field], width: usize, cycles: usize, fr
          \x20   $display(\"start\");\n\
          \x20   $fflush;\n\
          \x20   for (kvf_c = 0; kvf_c < KVF_CYCLES; kvf_c = kvf_c + 1) begin\n\
+         \x20     if (kvf_c % {PROGRESS} == 0) begin\n\
+         \x20       $display(\"at %0d\", kvf_c);\n\
+         \x20       $fflush;\n\
+         \x20     end\n\
          \x20     kvf_v = kvf_vec[kvf_c];\n\
          {apply}\
          \x20     #1;\n\

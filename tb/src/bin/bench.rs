@@ -54,6 +54,11 @@ struct Args {
     /// Cycles to aim for in each recorded run of the Verilator/Icarus comparison
     #[arg(long, default_value_t = 5_000)]
     icarus_cycles: u64,
+    /// Section 5 on every RTL model of each unit, not only the smallest (a
+    /// sweep after a unit's Verilog changed; a model that does not finish
+    /// under Icarus is killed and reported)
+    #[arg(long)]
+    icarus_all: bool,
     /// The rtl-gen binary (default: next to this one)
     #[arg(long)]
     rtl_gen: Option<PathBuf>,
@@ -1935,14 +1940,15 @@ fn icarus_section(args: &Args, units: &[String], md: &mut String) {
         .to_string();
     writeln!(
         md,
-        "Per unit, its smallest RTL model (by emitted Verilog size), in one run: a run of about {} cycles (a \
+        "Per unit, its smallest RTL model (by emitted Verilog size; every RTL model with `--icarus-all`), in one run: a run of about {} cycles (a \
          quarter of that for the Oaken engines, which Icarus runs at a few hundred cycles/s) is recorded under Verilator (every port at every cycle) through the unit's driver, which checks the \
          outputs against `sim` as it goes (the primitives and shifters: the section-4 runs). The same input \
          vectors are then replayed (a) under Verilator on a fresh model, once comparing every output with the \
          recording, then repeated for at least 0.3 s timing the cycle loop, and (b) under Icarus {iv} with \
          `tb::icarus::replay` (`iverilog -g2012`, a generated testbench reading the vectors with `$readmemh`, \
          the cycle loop timed from its first cycle to its last, compiling and loading not counted), which \
-         compares every output at every cycle after reset with the recording and counts any X or Z bit. \
+         compares every output at every cycle after reset with the recording and counts any X or Z bit; \
+         a replay that reaches no new 64-cycle mark for 120 s is killed and reported. \
          Outputs: Icarus against Verilator.\n",
         args.icarus_cycles
     )
@@ -1955,78 +1961,90 @@ fn icarus_section(args: &Args, units: &[String], md: &mut String) {
     writeln!(md, "|---|---|---|---:|---:|---:|---:|---|---:|").unwrap();
     let dir = std::env::temp_dir().join(format!("kvforge-bench-icarus-{}", std::process::id()));
     for unit in units {
-        let Some(info) = smallest_rtl(unit) else {
+        let infos: Vec<&'static ModelInfo> = if args.icarus_all {
+            models::of_unit(unit, false)
+        } else {
+            smallest_rtl(unit).into_iter().collect()
+        };
+        if infos.is_empty() {
             writeln!(md, "| {unit} | - | no RTL model in tb/models.toml ||||||").unwrap();
-            continue;
-        };
-        eprintln!("bench: Verilator vs Icarus on {}", info.name);
-        let (rec, what) = match recorded_run(info, args.icarus_cycles) {
-            Ok(r) => r,
-            Err(e) => {
-                writeln!(md, "| {unit} | {} | recorded run failed: {} ||||||", info.name, cell(&e)).unwrap();
-                continue;
-            }
-        };
-        let (vl, vl_check) = verilator_replay(info, &rec, Duration::from_millis(300));
-        let sub = dir.join(info.name);
-        match icarus::replay(info, &rec, &sub) {
-            Ok(r) => {
-                let outputs = match (&vl_check, r.ok()) {
-                    (Ok(()), true) => format!("match ({} cycles compared, no X/Z)", r.compared),
-                    (Ok(()), false) => {
-                        let first = |v: &[icarus::Failure]| {
-                            v.first().map_or(String::new(), |f| {
-                                format!(
-                                    ", first at cycle {} on `{}`: `{}` for `{}`",
-                                    f.cycle, f.port, f.got, f.expected
-                                )
-                            })
-                        };
-                        let listed: Vec<&icarus::Failure> = r.first_mismatches.iter().chain(&r.first_xz).collect();
-                        let idle = listed.iter().filter(|f| valid_low(info, &rec, f) == Some(true)).count();
-                        format!(
-                            "**{} mismatches{}; {} X/Z values{}**; of the {} listed (the first {} of each kind), {} \
-                             while the port's valid is low (don't-care)",
-                            r.mismatches,
-                            first(&r.first_mismatches),
-                            r.xz,
-                            first(&r.first_xz),
-                            listed.len(),
-                            icarus::SHOW,
-                            idle
-                        )
-                    }
-                    (Err(e), _) => format!("**Verilator replay: {e}**"),
-                };
-                writeln!(
-                    md,
-                    "| {unit} | {} | {what} | {} | {} | {} | {:.0}x | {outputs} | {:.1} s |",
-                    info.name,
-                    r.cycles,
-                    si(vl),
-                    si(r.cycles_per_sec()),
-                    vl / r.cycles_per_sec(),
-                    r.compile_secs
-                )
-                .unwrap();
-            }
-            Err(e) => {
-                let first = e.lines().take(4).collect::<Vec<_>>().join(" ");
-                writeln!(
-                    md,
-                    "| {unit} | {} | {what} | {} | {} | Icarus failed: {} | - | - | - |",
-                    info.name,
-                    rec.cycles.len(),
-                    si(vl),
-                    cell(&first)
-                )
-                .unwrap();
-            }
         }
-        let _ = std::fs::remove_dir_all(&sub);
+        for info in infos {
+            icarus_row(args, unit, info, &dir, md);
+        }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // left only if a replay failed: its folder is kept for a rerun
+    let _ = std::fs::remove_dir(&dir);
     writeln!(md).unwrap();
+}
+
+/// Section 5's row of one model.
+fn icarus_row(args: &Args, unit: &str, info: &'static ModelInfo, dir: &std::path::Path, md: &mut String) {
+    eprintln!("bench: Verilator vs Icarus on {}", info.name);
+    let (rec, what) = match recorded_run(info, args.icarus_cycles) {
+        Ok(r) => r,
+        Err(e) => {
+            writeln!(md, "| {unit} | {} | recorded run failed: {} ||||||", info.name, cell(&e)).unwrap();
+            return;
+        }
+    };
+    let (vl, vl_check) = verilator_replay(info, &rec, Duration::from_millis(300));
+    let sub = dir.join(info.name);
+    match icarus::replay(info, &rec, &sub) {
+        Ok(r) => {
+            let outputs = match (&vl_check, r.ok()) {
+                (Ok(()), true) => format!("match ({} cycles compared, no X/Z)", r.compared),
+                (Ok(()), false) => {
+                    let first = |v: &[icarus::Failure]| {
+                        v.first().map_or(String::new(), |f| {
+                            format!(
+                                ", first at cycle {} on `{}`: `{}` for `{}`",
+                                f.cycle, f.port, f.got, f.expected
+                            )
+                        })
+                    };
+                    let listed: Vec<&icarus::Failure> = r.first_mismatches.iter().chain(&r.first_xz).collect();
+                    let idle = listed.iter().filter(|f| valid_low(info, &rec, f) == Some(true)).count();
+                    format!(
+                        "**{} mismatches{}; {} X/Z values{}**; of the {} listed (the first {} of each kind), {} \
+                         while the port's valid is low (don't-care)",
+                        r.mismatches,
+                        first(&r.first_mismatches),
+                        r.xz,
+                        first(&r.first_xz),
+                        listed.len(),
+                        icarus::SHOW,
+                        idle
+                    )
+                }
+                (Err(e), _) => format!("**Verilator replay: {e}**"),
+            };
+            writeln!(
+                md,
+                "| {unit} | {} | {what} | {} | {} | {} | {:.0}x | {outputs} | {:.1} s |",
+                info.name,
+                r.cycles,
+                si(vl),
+                si(r.cycles_per_sec()),
+                vl / r.cycles_per_sec(),
+                r.compile_secs
+            )
+            .unwrap();
+            let _ = std::fs::remove_dir_all(&sub);
+        }
+        Err(e) => {
+            let first = e.lines().take(4).collect::<Vec<_>>().join(" ");
+            writeln!(
+                md,
+                "| {unit} | {} | {what} | {} | {} | Icarus failed: {} | - | - | - |",
+                info.name,
+                rec.cycles.len(),
+                si(vl),
+                cell(&first)
+            )
+            .unwrap();
+        }
+    }
 }
 
 /// Whether the valid of a failing output's stream (`out_data` ->
