@@ -882,32 +882,54 @@ def main():
             if c is not None:
                 stuck_at[q] = c
     # Register correspondence (van Eijk): gold registers whose next-state
-    # functions agree, each with its own state in place of the other's, are
-    # equal in every reachable state (equal after reset, they stay equal).
-    # The synthesis merges such registers where their logic became
-    # structurally equal, purges the losers' names, and then reads either:
-    # with one free input each the miter would tell them apart. So registers
-    # whose functions agree on random patterns form a class, and every
-    # member shares the literal of the class's anchor (its first member
-    # with a gate register by name): a guess, the member paired with the
-    # anchor's gate register and its own gate register related to it by
-    # name, each checked on the next state and dropped if refuted.
+    # functions agree, with the registers of each class in their current
+    # state sharing one value, are equal in every reachable state (equal
+    # after reset, they stay equal). The synthesis merges such registers
+    # where their logic became structurally equal, purges the losers'
+    # names, and then reads either: with one free input each the miter
+    # would tell them apart. The classes are found by simulation: all live
+    # registers of one reset value start as one class; each round gives
+    # every class one random word and splits the classes by next-state
+    # value, until a round splits none (a pipeline's merged stages are
+    # found together: a stage's members agree only once the stage before
+    # shares a word). Every member shares the literal of the class's
+    # anchor (its first member with a gate register by name): a guess, the
+    # member paired with the anchor's gate register and its own gate
+    # register related to it by name, each checked on the next state and
+    # dropped if refuted.
     def classes():
         """Each live gold register of a class -> the class's anchor."""
         rng = random.Random(3)
         full = (1 << 256) - 1
-        own = rng.getrandbits(256)
-        sample = {b: rng.getrandbits(256) for bits in ins_g.values() for b in bits}
-        sample.update({q: rng.getrandbits(256) for q, _, _ in gold.ffs})
-        by_next = {}
-        for q, d, _ in gold.ffs:
-            if q in live:
-                v = gold.evaluate(d, {"0": 0, "1": full}, lambda a, b: a & b, lambda a: ~a & full,
-                                  leaf=lambda x: own if x == q else sample.get(x, 0))
-                by_next.setdefault(v, []).append(q)
+        d_of_live = {q: d for q, d, _ in gold.ffs if q in live}
+        cls, n = {}, {}
+        for q, d in d_of_live.items():
+            cls[q] = n.setdefault(reset_value(d), len(n))
+        n = len(n)
+        for _ in range(100):
+            word = [rng.getrandbits(256) for _ in range(n)]
+            sample = {}
+
+            def leaf(x):
+                if x in cls:
+                    return word[cls[x]]
+                return sample.setdefault(x, rng.getrandbits(256))
+
+            known = {"0": 0, "1": full}
+            split = {}
+            for q, d in d_of_live.items():
+                v = gold.evaluate(d, known, lambda a, b: a & b, lambda a: ~a & full, leaf=leaf)
+                split.setdefault((cls[q], v), []).append(q)
+            if len(split) == n:
+                break
+            cls = {q: i for i, m in enumerate(split.values()) for q in m}
+            n = len(split)
         gate_ffq = {q for q, _, _ in gate.ffs}
+        members = {}
+        for q, c in cls.items():
+            members.setdefault(c, []).append(q)
         anchor = {}
-        for m in by_next.values():
+        for m in members.values():
             named = [t for t in m if any(gate.by_name.get(k) in gate_ffq for k in gold.names_of.get(t, []))]
             if len(m) > 1 and named:
                 anchor.update({q: named[0] for q in m})
