@@ -54,6 +54,13 @@ pub struct MmuDecode {
     c_cnt: Vec<Reg<Bits<8>>>,
     sid: Vec<Reg<Bits<16>>>,
     sst: Vec<Reg<Bits<2>>>,
+    l_fopen: Signal<Local, Bit>,
+    l_iopen: Signal<Local, Bits<D>>,
+    l_ffreed: Signal<Local, Bit>,
+    l_fempty: Signal<Local, Bit>,
+    l_iempty: Signal<Local, Bits<D>>,
+    l_fany: Signal<Local, Bit>,
+    l_iany: Signal<Local, Bits<D>>,
     cnt_bad: Signal<Local, Bit>,
     layer_bad: Signal<Local, Bit>,
     head_bad: Signal<Local, Bit>,
@@ -112,6 +119,13 @@ impl MmuDecode {
             c_cnt: (0..nc).map(|_| Reg::default()).collect(),
             sid: (0..ms).map(|_| Reg::default()).collect(),
             sst: (0..ms).map(|_| Reg::default()).collect(),
+            l_fopen: Default::default(),
+            l_iopen: Default::default(),
+            l_ffreed: Default::default(),
+            l_fempty: Default::default(),
+            l_iempty: Default::default(),
+            l_fany: Default::default(),
+            l_iany: Default::default(),
             cnt_bad: Default::default(),
             layer_bad: Default::default(),
             head_bad: Default::default(),
@@ -183,31 +197,42 @@ impl Logic for MmuDecode {
         }
 
         // slot lookup (spec §10.3): the sequence's slot, the first empty
-        // and the first freed one
-        self.f_open.next = false;
-        self.i_open.next = self.k_zero.val();
-        self.f_freed.next = false;
-        self.f_empty.next = false;
-        self.i_empty.next = self.k_zero.val();
-        self.f_anyfreed.next = false;
-        self.i_anyfreed.next = self.k_zero.val();
+        // and the first freed one. The search runs on locals and each
+        // output is written once: an output written twice in one pass
+        // glitches, and the core's pass, which reads these and drives
+        // `open`, `free` and `slot`, would re-wake this one without end
+        // under an event-driven simulator (Icarus).
+        self.l_fopen.next = false;
+        self.l_iopen.next = self.k_zero.val();
+        self.l_ffreed.next = false;
+        self.l_fempty.next = false;
+        self.l_iempty.next = self.k_zero.val();
+        self.l_fany.next = false;
+        self.l_iany.next = self.k_zero.val();
         for k in 0..self._ms {
             if (self.sst[k].q.val() == self.k_open.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
-                self.f_open.next = true;
-                self.i_open.next = self.k_slot[k].val();
+                self.l_fopen.next = true;
+                self.l_iopen.next = self.k_slot[k].val();
             }
             if (self.sst[k].q.val() == self.k_freed.val()) & (self.sid[k].q.val() == self.c_seq.q.val()) {
-                self.f_freed.next = true;
+                self.l_ffreed.next = true;
             }
-            if !self.f_empty.val() & (self.sst[k].q.val() == self.k_empty.val()) {
-                self.f_empty.next = true;
-                self.i_empty.next = self.k_slot[k].val();
+            if !self.l_fempty.val() & (self.sst[k].q.val() == self.k_empty.val()) {
+                self.l_fempty.next = true;
+                self.l_iempty.next = self.k_slot[k].val();
             }
-            if !self.f_anyfreed.val() & (self.sst[k].q.val() == self.k_freed.val()) {
-                self.f_anyfreed.next = true;
-                self.i_anyfreed.next = self.k_slot[k].val();
+            if !self.l_fany.val() & (self.sst[k].q.val() == self.k_freed.val()) {
+                self.l_fany.next = true;
+                self.l_iany.next = self.k_slot[k].val();
             }
         }
+        self.f_open.next = self.l_fopen.val();
+        self.i_open.next = self.l_iopen.val();
+        self.f_freed.next = self.l_ffreed.val();
+        self.f_empty.next = self.l_fempty.val();
+        self.i_empty.next = self.l_iempty.val();
+        self.f_anyfreed.next = self.l_fany.val();
+        self.i_anyfreed.next = self.l_iany.val();
 
         // command checks (spec §10.8 BadCommand)
         self.cnt_bad.next = false;

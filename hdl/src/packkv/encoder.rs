@@ -669,10 +669,9 @@ reg_logic!(EncSide;
         self.fld_ram.clock.next = self.clock.val();
 
         // ---- accept: a bank is written only while it holds no block ----
-        self.in_ready.next = !self.f0.q.val();
-        if self.wbank.q.val() {
-            self.in_ready.next = !self.f1.q.val();
-        }
+        // (in_ready written once: a glitch here re-woke the core's block,
+        // which drives in_valid, forever at one time step under Icarus)
+        self.in_ready.next = (!self.f0.q.val() & !self.wbank.q.val()) | (!self.f1.q.val() & self.wbank.q.val());
         self.accept.next = self.in_valid.val() & !self.f0.q.val() & !self.wbank.q.val();
         if self.wbank.q.val() {
             self.accept.next = self.in_valid.val() & !self.f1.q.val();
@@ -1076,6 +1075,7 @@ pub struct PackKvEncoder {
     x_maddr: Reg<Bits<32>>,
     x_faddr: Reg<Bits<32>>,
     x_issue: Signal<Local, Bit>,
+    x_rowend: Signal<Local, Bit>,
     x_nf: Signal<Local, Bit>,
     // the pair's last fields beat is out: its banks go back to the fill as
     // soon as R has read them (R done), not after the last payload item
@@ -1287,6 +1287,7 @@ impl PackKvEncoder {
             x_maddr: Reg::default(),
             x_faddr: Reg::default(),
             x_issue: Default::default(),
+            x_rowend: Default::default(),
             x_nf: Default::default(),
             x_relp: Reg::default(),
             x_nfl: Reg::default(),
@@ -1582,6 +1583,9 @@ reg_logic!(PackKvEncoder;
             self.x_issue.next = false;
         }
         self.f_rd.next = self.x_issue.val() & (self.x_state.q.val() == self.k_pay.val());
+        // the issued item ends its pack row (set below, acted on after both
+        // kinds of row-ending item)
+        self.x_rowend.next = false;
         for _m in 0..(self._fm1 + self._fmn) {
             // the merged item waits for its payload row, and at the block's
             // end (one payload item a row) for R's done flag, as it releases
@@ -1905,26 +1909,12 @@ reg_logic!(PackKvEncoder;
                 self.x_i.en.next = true;
                 self.x_i.d.next = self.x_i.q.val() + self.k_one32.val();
                 if self.x_i.q.val() == self.k_xpay1.val() {
+                    // the row's last payload item (on the block's last
+                    // row, the pair's banks are released by now, below)
                     self.x_i.d.next = self.k_zero32.val();
                     self.x_state.en.next = true;
                     self.x_state.d.next = self.k_fld.val();
-                    self.x_rho.en.next = true;
-                    self.x_rho.d.next = self.x_rho.q.val() + self.k_one32.val();
-                    if self.x_rho.q.val() == self.k_rows1.val() {
-                        // the block's last item (its pair's banks are
-                        // released by now, below)
-                        self.x1_flags.d.next = self.k_end.val();
-                        if self.x_nfl.q.val() {
-                            self.x1_flags.d.next = self.k_end.val() | self.k_nf.val();
-                        }
-                        self.x_state.d.next = self.k_hdr.val();
-                        self.x_side.en.next = true;
-                        self.x_side.d.next = !self.x_side.q.val();
-                        if self.x_side.q.val() {
-                            self.x_bank.en.next = true;
-                            self.x_bank.d.next = !self.x_bank.q.val();
-                        }
-                    }
+                    self.x_rowend.next = true;
                 }
             }
         }
@@ -1940,26 +1930,35 @@ reg_logic!(PackKvEncoder;
             if self.x_issue.val() & (self.x_state.q.val() == self.k_fld.val()) & (self.x_i.q.val() == self.k_bt1.val()) {
                 self.x1_kind.d.next = self.k_fp[m].val();
                 self.x_state.d.next = self.k_fld.val();
-                self.x_rho.en.next = true;
-                self.x_rho.d.next = self.x_rho.q.val() + self.k_one32.val();
+                self.x_rowend.next = true;
                 if self.x_rho.q.val() == self.k_rows1.val() {
                     // the block's last item; after V's, R is done (the issue
                     // waited for it), so the pair's banks are released now,
                     // with x_bank still the pair's
-                    self.x1_flags.d.next = self.k_end.val();
-                    if self.x_nfl.q.val() {
-                        self.x1_flags.d.next = self.k_end.val() | self.k_nf.val();
-                    }
-                    self.x_state.d.next = self.k_hdr.val();
-                    self.x_side.en.next = true;
-                    self.x_side.d.next = !self.x_side.q.val();
                     self.x_relp.en.next = false;
                     if self.x_side.q.val() {
                         self.ks.rel.next = true;
                         self.vs.rel.next = true;
-                        self.x_bank.en.next = true;
-                        self.x_bank.d.next = !self.x_bank.q.val();
                     }
+                }
+            }
+        }
+        if self.x_rowend.val() {
+            // the next pack row; after the block's last, its end item, and
+            // the other side (after V, the other bank)
+            self.x_rho.en.next = true;
+            self.x_rho.d.next = self.x_rho.q.val() + self.k_one32.val();
+            if self.x_rho.q.val() == self.k_rows1.val() {
+                self.x1_flags.d.next = self.k_end.val();
+                if self.x_nfl.q.val() {
+                    self.x1_flags.d.next = self.k_end.val() | self.k_nf.val();
+                }
+                self.x_state.d.next = self.k_hdr.val();
+                self.x_side.en.next = true;
+                self.x_side.d.next = !self.x_side.q.val();
+                if self.x_side.q.val() {
+                    self.x_bank.en.next = true;
+                    self.x_bank.d.next = !self.x_bank.q.val();
                 }
             }
         }

@@ -156,6 +156,9 @@ pub struct MedSort {
     pidx: Signal<Local, Bits<16>>,
     ia: Signal<Local, Bits<16>>,
     pa: Signal<Local, Bits<8>>,
+    // m_addr and w_keep are built here and written once (see MedFields)
+    l_maddr: Signal<Local, Bits<32>>,
+    l_keep: Signal<Local, Bits<WMAX>>,
     mul: Signal<Local, Bits<32>>,
     wptr: Reg<Bits<16>>,
     wd: Signal<Local, Bits<WMAX>>,
@@ -274,6 +277,8 @@ impl MedSort {
             pidx: Default::default(),
             ia: Default::default(),
             pa: Default::default(),
+            l_maddr: Default::default(),
+            l_keep: Default::default(),
             mul: Default::default(),
             wptr: Reg::default(),
             wd: Default::default(),
@@ -640,10 +645,11 @@ reg_logic!(MedSort;
             }
             self.pa.next = self.pa.val() | self.pm.val();
         }
-        self.m_addr.next = bit_cast::<32, 8>(self.pa.val());
+        self.l_maddr.next = bit_cast::<32, 8>(self.pa.val());
         if self.m_bank.val() {
-            self.m_addr.next = bit_cast::<32, 8>(self.pa.val()) + self.k_b32.val();
+            self.l_maddr.next = bit_cast::<32, 8>(self.pa.val()) + self.k_b32.val();
         }
+        self.m_addr.next = self.l_maddr.val();
 
         // ---- permutation items: entries wptr .. wptr + per_item - 1 ----
         // `wptr` only holds multiples of per_item, so the item is one of
@@ -666,10 +672,11 @@ reg_logic!(MedSort;
         }
         self.w_data.next = self.wd.val();
         self.w_last.next = (self.wptr.q.val() + self.k_epi.val()) >= self.k_b16.val();
-        self.w_keep.next = self.k_keep_full.val();
+        self.l_keep.next = self.k_keep_full.val();
         if (self.wptr.q.val() + self.k_epi.val()) >= self.k_b16.val() {
-            self.w_keep.next = self.k_keep_last.val();
+            self.l_keep.next = self.k_keep_last.val();
         }
+        self.w_keep.next = self.l_keep.val();
         if self.w_next.val() {
             self.wptr.en.next = true;
             self.wptr.d.next = self.wptr.q.val() + self.k_epi.val();
@@ -767,6 +774,14 @@ pub struct MedFields {
     e3: Reg<Bit>,
     e3b: Reg<Bit>,
     hk: Signal<Local, Bits<32>>,
+    // Outputs the core reads are built in locals and written once: an
+    // output written twice in one pass glitches, and Icarus then re-wakes
+    // the core's block and this one without end at one time step.
+    l_fwe: Signal<Local, Bit>,
+    l_fwaddr: Signal<Local, Bits<32>>,
+    l_kfwd: Signal<Local, Bits<WMAX>>,
+    l_vfwd: Signal<Local, Bits<WMAX>>,
+    l_xhdr: Signal<Local, Bits<32>>,
     hv: Signal<Local, Bits<32>>,
     k_zero32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
@@ -873,6 +888,11 @@ impl MedFields {
             e3: Reg::default(),
             e3b: Reg::default(),
             hk: Default::default(),
+            l_fwe: Default::default(),
+            l_fwaddr: Default::default(),
+            l_kfwd: Default::default(),
+            l_vfwd: Default::default(),
+            l_xhdr: Default::default(),
             hv: Default::default(),
             k_zero32: c(0),
             k_one32: c(1),
@@ -1032,10 +1052,10 @@ reg_logic!(MedFields;
             self.ksum.d.next = self.ksum.d.val() + self.kf[i].wt.val();
             self.vsum.d.next = self.vsum.d.val() + self.vf[i].wt.val();
         }
-        self.f_we.next = self.p1_v.q.val() & self.p1_tl.q.val();
-        self.f_waddr.next = self.p1_faddr.q.val();
-        self.k_fwd.next = self.kf[0].fw.val();
-        self.v_fwd.next = self.vf[0].fw.val();
+        self.l_fwe.next = self.p1_v.q.val() & self.p1_tl.q.val();
+        self.l_fwaddr.next = self.p1_faddr.q.val();
+        self.l_kfwd.next = self.kf[0].fw.val();
+        self.l_vfwd.next = self.vf[0].fw.val();
         for i in 0..self._pw1 {
             self.f2[i].clock.next = self.clock.val();
             self.f2[i].reset.next = self.reset.val();
@@ -1054,12 +1074,16 @@ reg_logic!(MedFields;
             self.vw2[i].en.next = true;
             self.vw2[i].d.next = self.vf[i + 1].fw.val();
             if self.f2[i].q.val() {
-                self.f_we.next = true;
-                self.f_waddr.next = self.f2a[i].q.val();
-                self.k_fwd.next = self.kw2[i].q.val();
-                self.v_fwd.next = self.vw2[i].q.val();
+                self.l_fwe.next = true;
+                self.l_fwaddr.next = self.f2a[i].q.val();
+                self.l_kfwd.next = self.kw2[i].q.val();
+                self.l_vfwd.next = self.vw2[i].q.val();
             }
         }
+        self.f_we.next = self.l_fwe.val();
+        self.f_waddr.next = self.l_fwaddr.val();
+        self.k_fwd.next = self.l_kfwd.val();
+        self.v_fwd.next = self.l_vfwd.val();
         self.hk.next = (self.k_fixed_k.val() + ((self.k_fb31_k.val() + (self.ksum.q.val() << self.k_lp.val())) >> self.k_5.val()))
             | self.k_rhdr_k.val();
         self.hv.next = (self.k_fixed_v.val() + ((self.k_fb31_v.val() + (self.vsum.q.val() << self.k_lp.val())) >> self.k_5.val()))
@@ -1137,19 +1161,20 @@ reg_logic!(MedFields;
         self.done1.next = self.d1.q.val();
 
         // ---- output side: headers and fields reads ----
-        self.x_hdr.next = self.hk0.q.val();
+        self.l_xhdr.next = self.hk0.q.val();
         if self.x_side.val() {
-            self.x_hdr.next = self.hv0.q.val();
+            self.l_xhdr.next = self.hv0.q.val();
         }
         if self.x_bank.val() {
-            self.x_hdr.next = self.hk1.q.val();
+            self.l_xhdr.next = self.hk1.q.val();
             if self.x_side.val() {
-                self.x_hdr.next = self.hv1.q.val();
+                self.l_xhdr.next = self.hv1.q.val();
             }
         }
         if self.x_nf.val() {
-            self.x_hdr.next = self.x_hdr.val() | self.k_nfb.val();
+            self.l_xhdr.next = self.l_xhdr.val() | self.k_nfb.val();
         }
+        self.x_hdr.next = self.l_xhdr.val();
     }
 );
 
