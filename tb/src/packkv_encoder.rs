@@ -305,7 +305,7 @@ pub struct Run {
     pub block_ends: Vec<u64>,
     /// Codes of the pairs sent (not refused).
     pub codes: usize,
-    /// Blocks out with `tok_words > 1`.
+    /// Blocks out with several token words an item (`Items::tw > 1`).
     pub tw_blocks: u64,
     /// Blocks out with four payload beats an item, and of those with a
     /// queue row of two tiles (`P = 2`).
@@ -342,7 +342,7 @@ pub const POINTS: &[&str] = &[
     MERGE_MORE_POINT,
 ];
 
-/// Blocks whose token words go several an item (`tok_words > 1`; the
+/// Blocks whose token words go several an item (`Items::tw > 1`; the
 /// netlist of `c2_l2` among them).
 pub const TW_POINT: &str = "block of several token words an item";
 /// Blocks sent four payload beats an item (`pay_beats` 4: `b16_l4`, `n255_l1`).
@@ -443,13 +443,6 @@ pub fn pass_width(p: &EncParams) -> usize {
     } else {
         1
     }
-}
-
-/// Token words an output item carries (`items_of`): 1 with `median` or
-/// where one-word items keep up with the reader; otherwise `F / 32`
-/// rounded down to a power of two.
-pub fn tok_words(p: &EncParams) -> usize {
-    items_of(p).tw
 }
 
 /// Output items of a block pair with no stall (spec §14.14.3): header,
@@ -747,17 +740,17 @@ fn run_inner(m: &mut Model, p: &EncParams, c: &Case, reset_at: Option<u64>) -> R
     }
     run.cycles = cyc;
     run.blocks = got.len();
-    if tok_words(p) > 1 {
+    let it = items_of(p);
+    if it.tw > 1 {
         run.tw_blocks = got.len() as u64;
     }
-    let it = items_of(p);
     if it.merge && p.pack * p.beats() == it.pb {
         run.merge_blocks = got.len() as u64;
     }
     if it.merge && p.pack * p.beats() > it.pb {
         run.merge_more_blocks = got.len() as u64;
     }
-    if pay_beats(p) == 4 {
+    if it.pb == 4 {
         run.pb4_blocks = got.len() as u64;
         if p.pack == 2 {
             run.two_tile_blocks = got.len() as u64;
